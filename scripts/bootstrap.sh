@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs what fisrig's native build and tests need, and only what is missing:
+# Debian packages through apt-get. Safe to run again; prints nothing when all is there.
+set -euo pipefail
+
+# Debian package -> why fisrig needs it.
+declare -A WHY=(
+  [cmake]="configures the native build"
+  [ninja-build]="builds the native parts"
+  [g++]="compiles the simulated drive (C++20)"
+  [libgtest-dev]="GoogleTest, the native unit tests"
+  [libtomlplusplus-dev]="reads drive profiles (TOML)"
+  [hdparm]="decodes the drive's IDENTIFY data in a test, as users do"
+  [python3]="collects benchmark figures"
+)
+
+missing=()
+for pkg in "${!WHY[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

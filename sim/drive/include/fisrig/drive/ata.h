@@ -1,0 +1,133 @@
+// ATA command set constants and the transaction-level command/completion records.
+//
+// One AtaCommand is what a Register H2D FIS carries (every field, unparsed), plus a
+// description of the data a write brings. A Completion is what the device answers with
+// (the D2H register or Set Device Bits contents) and when each phase happened.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "fisrig/drive/sim_time.h"
+
+namespace fisrig::drive {
+
+namespace ata {
+// Command opcodes (ACS-3).
+constexpr uint8_t kDataSetManagement = 0x06;
+constexpr uint8_t kReadDmaExt = 0x25;
+constexpr uint8_t kReadLogExt = 0x2F;
+constexpr uint8_t kWriteDmaExt = 0x35;
+constexpr uint8_t kWriteDmaFuaExt = 0x3D;
+constexpr uint8_t kReadLogDmaExt = 0x47;
+constexpr uint8_t kReadFpdmaQueued = 0x60;
+constexpr uint8_t kWriteFpdmaQueued = 0x61;
+constexpr uint8_t kSendFpdmaQueued = 0x64;
+constexpr uint8_t kSanitize = 0xB4;
+constexpr uint8_t kFlushCache = 0xE7;
+constexpr uint8_t kIdentifyDevice = 0xEC;
+constexpr uint8_t kFlushCacheExt = 0xEA;
+constexpr uint8_t kSetFeatures = 0xEF;
+constexpr uint8_t kSecuritySetPassword = 0xF1;
+constexpr uint8_t kSecurityErasePrepare = 0xF3;
+constexpr uint8_t kSecurityEraseUnit = 0xF4;
+
+// Status register bits.
+constexpr uint8_t kStatusBsy = 0x80;
+constexpr uint8_t kStatusDrdy = 0x40;
+constexpr uint8_t kStatusDf = 0x20;
+constexpr uint8_t kStatusDrq = 0x08;
+constexpr uint8_t kStatusErr = 0x01;
+
+// Error register bits.
+constexpr uint8_t kErrorIcrc = 0x80;
+constexpr uint8_t kErrorUnc = 0x40;
+constexpr uint8_t kErrorIdnf = 0x10;
+constexpr uint8_t kErrorAbrt = 0x04;
+
+// SET FEATURES subcommands.
+constexpr uint8_t kFeatureEnableWriteCache = 0x02;
+constexpr uint8_t kFeatureSetTransferMode = 0x03;
+constexpr uint8_t kFeatureEnableSataFeature = 0x10;
+constexpr uint8_t kFeatureDisableWriteCache = 0x82;
+constexpr uint8_t kFeatureDisableSataFeature = 0x90;
+
+// SANITIZE BLOCK ERASE EXT: feature and the LBA signature ACS-3 requires ("BkEr").
+constexpr uint16_t kSanitizeBlockErase = 0x0012;
+constexpr uint64_t kSanitizeBlockEraseKey = 0x426B4572;
+
+// Log addresses served by READ LOG EXT.
+constexpr uint8_t kLogDirectory = 0x00;
+constexpr uint8_t kLogNcqError = 0x10;
+constexpr uint8_t kLogSataPhyEvents = 0x11;
+constexpr uint8_t kLogNcqSendReceive = 0x13;
+
+constexpr uint32_t kSectorBytes = 512;
+constexpr uint32_t kNcqDepth = 32;
+}  // namespace ata
+
+// What a write carries. The drive stores a 31-bit content word per sector rather than
+// the bytes (a 256 GB drive must fit in memory); a generated pattern is fully described
+// by its word and the LBA, so the word is the data. Literal bytes are kept only for the
+// sectors that were written with them.
+struct WritePayload {
+  enum class Kind : uint8_t { kZeros, kWord, kLiteral };
+  Kind kind = Kind::kWord;
+  uint32_t word = 1;             // kWord: 1 .. kMaxUserWord, the same for every sector
+  uint8_t compress_pct = 100;    // physical size after compression, percent (compressing drives)
+  const uint8_t* bytes = nullptr;  // kLiteral: 512 bytes per sector
+};
+
+// Where a read delivers its data: one content word per sector and/or the bytes.
+// Either may be null. Words of sectors written with literal data read as kLiteralWord.
+struct ReadSink {
+  uint32_t* words = nullptr;
+  uint8_t* bytes = nullptr;
+};
+
+// The Register H2D FIS fields, as the host sets them; nothing is interpreted up front.
+struct AtaCommand {
+  uint8_t command = 0;
+  uint16_t features = 0;  // FEATURES(15:0)
+  uint64_t lba = 0;       // 48 bits
+  uint16_t count = 0;     // COUNT(15:0)
+  uint8_t device = 0x40;  // bit 6 = LBA mode; bit 7 = FUA for FPDMA
+  uint8_t icc = 0;
+  uint8_t control = 0;
+  uint16_t aux = 0;       // AUXILIARY(15:0) (SEND FPDMA QUEUED: bit 0 = TRIM)
+
+  WritePayload payload;          // data-out commands with sector data
+  const uint8_t* data_out = nullptr;  // data-out commands with structured data (DSM ranges)
+  uint32_t data_out_bytes = 0;
+  ReadSink sink;                 // data-in commands
+  std::vector<uint8_t>* pio_in = nullptr;  // IDENTIFY / logs: receives the bytes if set
+
+  uint64_t user_tag = 0;  // returned untouched in the completion
+};
+
+// The phases of one command as the device sees them, all on the drive's clock (ns).
+struct Completion {
+  uint64_t user_tag = 0;
+  uint8_t command = 0;
+  bool queued = false;
+  uint8_t tag = 0;        // NCQ tag, or 0
+  uint8_t status = 0;
+  uint8_t error = 0;
+  uint64_t lba = 0;       // D2H LBA: the first failing sector on an error
+  uint32_t sectors = 0;   // sectors the command covered
+  SimTime t_arrive = 0;   // Register H2D received
+  SimTime t_accept = 0;   // NCQ: D2H (BSY clear) sent; otherwise = t_arrive
+  SimTime t_data_start = 0;  // DMA Setup/Activate or first data FIS (0 if no data)
+  SimTime t_data_end = 0;    // last data dword (0 if no data)
+  SimTime t_complete = 0;    // D2H or Set Device Bits sent
+  bool aborted_by_ncq_error = false;
+  bool ok() const { return (status & ata::kStatusErr) == 0; }
+};
+
+// Content words with a fixed meaning.
+constexpr uint32_t kZeroWord = 0;
+constexpr uint32_t kLiteralWord = 0x7FFFFFFF;
+constexpr uint32_t kTornWord = 0x7FFFFFFE;  // a program cut by power loss: reads UNC
+constexpr uint32_t kMaxUserWord = 0x7FFFFFFD;
+
+}  // namespace fisrig::drive

@@ -1,0 +1,144 @@
+// Drive configuration: the profile a drive is built from (identity, NAND geometry and
+// timing, controller, cache, GC policy, power behaviour) and the per-run fault knobs.
+// Profiles are TOML files; see sim/drive/profiles/ and docs/drive-model.md.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "fisrig/drive/sim_time.h"
+
+namespace fisrig::drive {
+
+struct LbaRange {
+  uint64_t first = 0;
+  uint64_t count = 0;
+  bool overlaps(uint64_t lba, uint64_t n) const { return lba < first + count && first < lba + n; }
+};
+
+// Faults the drive injects. Transaction-level knobs act in the Drive; the link-level
+// ones (CRC, R_ERR, HOLD) are also read by the device-side link layer of the RTL rig.
+struct FaultKnobs {
+  double data_fis_crc_error_rate = 0;  // per Data FIS: the command fails with ICRC|ABRT
+  double r_err_rate = 0;               // per non-data FIS: the FIS is retried once
+  double hold_storm_rate = 0;          // per Data FIS: the receiver holds for hold_storm_ns
+  SimTime hold_storm_ns = 0;
+  double busy_rate = 0;                // per command: the device stays busy busy_ns longer
+  SimTime busy_ns = 0;
+  double latency_outlier_rate = 0;     // per command: completion delayed by outlier_ns
+  SimTime latency_outlier_ns = 0;
+  std::vector<LbaRange> unc;           // reads touching these fail UNC
+  std::vector<LbaRange> idnf;          // any access touching these fails IDNF
+  uint64_t hang_after_commands = 0;    // 0 = never; else the drive stops answering after N
+  uint64_t seed = 1;
+
+  // Sets one knob from its profile/CLI name, e.g. ("busy_ns", "20000") or
+  // ("unc", "1000+8,4096+1"). Throws std::invalid_argument naming the knob.
+  void set(const std::string& name, const std::string& value);
+};
+
+struct NandGeometry {
+  uint32_t channels = 8;
+  uint32_t dies_per_channel = 4;
+  uint32_t planes_per_die = 2;
+  uint32_t blocks_per_plane = 2048;
+  uint32_t pages_per_block = 256;
+  uint32_t page_bytes = 8192;
+  uint32_t dies() const { return channels * dies_per_channel; }
+  uint64_t raw_bytes() const {
+    return uint64_t{dies()} * planes_per_die * blocks_per_plane * pages_per_block * page_bytes;
+  }
+};
+
+struct NandTiming {
+  SimTime read_ns = 50 * kNsPerUs;
+  SimTime program_ns = 1300 * kNsPerUs;
+  SimTime erase_ns = 3 * kNsPerMs;
+  double channel_mbps = 200;  // NAND bus, MB/s (1e6 bytes)
+};
+
+struct ControllerConfig {
+  SimTime command_overhead_ns = 2 * kNsPerUs;  // firmware time per command, serialised
+  SimTime page_read_overhead_ns = 0;           // firmware time per NAND page read, serialised
+  SimTime trim_range_ns = 2 * kNsPerUs;        // firmware time per DSM range entry
+  bool compression = false;                    // SandForce-like: data shrinks before NAND
+  uint32_t compression_slot_bytes = 1024;      // allocation unit when compressing
+};
+
+struct CacheConfig {
+  bool enabled = true;         // power-on default; SET FEATURES changes it
+  uint64_t bytes = 32u << 20;  // volatile write buffer
+  bool flush_honest = true;    // false: FLUSH returns at once and drains nothing
+  SimTime idle_flush_ns = 50 * kNsPerMs;  // a part-filled program unit is written after this idle
+};
+
+struct GcConfig {
+  uint32_t foreground_free_superblocks = 2;  // GC in the write path below this many free
+  double background_target_free_pct = 2.5;  // idle GC builds the free pool up to this
+  SimTime background_idle_ns = 100 * kNsPerMs;  // idle time before background GC starts
+  double background_max_valid_pct = 95;      // idle GC skips victims fuller than this
+};
+
+struct InterfaceConfig {
+  uint32_t gen = 3;  // SATA generation: 1, 2 or 3 (1.5, 3, 6 Gb/s)
+  double dwords_per_s() const { return gen == 1 ? 37.5e6 : gen == 2 ? 75e6 : 150e6; }
+};
+
+struct PowerConfig {
+  SimTime boot_ns = 200 * kNsPerMs;  // power on to ready (after OOB)
+  bool torn_reads_unc = true;        // a program cut mid-way reads UNC (else old data)
+};
+
+struct IdentityConfig {
+  std::string model = "fisrig simulated SSD";
+  std::string serial = "FSR00000001";
+  std::string firmware = "1.0";
+  uint32_t dsm_max_blocks = 8;  // 512-byte blocks of TRIM ranges per command
+  uint32_t security_erase_minutes = 2;
+};
+
+struct DriveConfig {
+  std::string name = "default";
+  IdentityConfig identity;
+  uint64_t user_sectors = 0;  // LBA count (512-byte sectors)
+  NandGeometry nand;
+  NandTiming timing;
+  ControllerConfig controller;
+  CacheConfig cache;
+  GcConfig gc;
+  InterfaceConfig interface;
+  PowerConfig power;
+  FaultKnobs faults;
+
+  uint64_t user_bytes() const { return user_sectors * 512; }
+  // Spare capacity over user capacity, as the reviews quote over-provisioning.
+  double over_provisioning() const {
+    return double(nand.raw_bytes()) / double(user_bytes()) - 1.0;
+  }
+  // Throws ProfileError when the geometry or a setting cannot work.
+  void validate() const;
+};
+
+// A profile the drive refuses: which key, where, and why.
+class ProfileError : public std::runtime_error {
+ public:
+  ProfileError(std::string source, std::string key, int64_t line, const std::string& why);
+  const std::string& key() const { return key_; }
+  int64_t line() const { return line_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  std::string key_;
+  int64_t line_;
+  std::string why_;
+};
+
+DriveConfig load_profile_file(const std::string& path);
+DriveConfig parse_profile(const std::string& toml_text, const std::string& source_name);
+// Finds a built-in profile by name (e.g. "consumer-256gb") or loads a path.
+DriveConfig load_profile(const std::string& name_or_path);
+std::vector<std::string> builtin_profile_names();
+
+}  // namespace fisrig::drive

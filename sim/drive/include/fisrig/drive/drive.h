@@ -1,0 +1,149 @@
+// The simulated SATA SSD at transaction level: one ATA command in (its H2D fields and
+// the simulated time it arrived), its completion out with the time of every phase.
+//
+// Commands are processed when submitted; their completions come back in completion
+// order through pop_completion(), which for NCQ is the drive's own out-of-order order.
+// The RTL device side and the model target's engine both sit on this interface.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "fisrig/drive/ata.h"
+#include "fisrig/drive/config.h"
+#include "fisrig/drive/content_store.h"
+#include "fisrig/drive/ftl.h"
+#include "fisrig/drive/link_timing.h"
+#include "fisrig/drive/nand.h"
+#include "fisrig/drive/write_cache.h"
+
+namespace fisrig::drive {
+
+// SATA Phy event counters (log 11h) and other things a test wants to know afterwards.
+struct DriveStats {
+  uint64_t commands = 0;
+  uint64_t errors = 0;
+  uint64_t ncq_errors = 0;
+  uint64_t ncq_aborted = 0;
+  uint64_t sectors_read = 0;
+  uint64_t sectors_written = 0;
+  uint64_t sectors_trimmed = 0;
+  uint64_t icrc_failures = 0;      // phy event 0x001
+  uint64_t r_err_data = 0;         // 0x003/0x004
+  uint64_t r_err_non_data = 0;     // 0x005
+  uint64_t comresets = 0;          // 0x00A
+  uint64_t power_cycles = 0;
+  uint64_t dropped_at_power_loss = 0;
+  uint64_t ignored_while_off = 0;
+  uint64_t ignored_while_hung = 0;
+  PowerLossReport last_power_loss;
+};
+
+// What log 10h says about the last NCQ error.
+struct NcqErrorLog {
+  bool valid = false;
+  bool non_queued = false;
+  uint8_t tag = 0;
+  uint8_t status = 0;
+  uint8_t error = 0;
+  uint64_t lba = 0;
+  uint16_t count = 0;
+};
+
+class Drive {
+ public:
+  explicit Drive(DriveConfig config);
+
+  // The command's Register H2D FIS was received at t. Its completion becomes available
+  // through pop_completion(). Submitting while powered off or hung does nothing.
+  void submit(const AtaCommand& cmd, SimTime t);
+  // The earliest pending completion; false when none is pending.
+  bool pop_completion(Completion& out);
+  SimTime next_completion_time() const;
+  size_t pending() const { return pending_.size(); }
+  // submit() then pop the command's completion (non-queued use, tools and tests).
+  Completion execute(const AtaCommand& cmd, SimTime t);
+
+  // Lets idle time pass up to t (background GC, idle flush).
+  void idle_until(SimTime t);
+  // Rails off at t: the volatile cache and every unfinished command are lost.
+  void power_off(SimTime t);
+  // Rails on at t: ready (OOB done, signature sent) at ready_at().
+  void power_on(SimTime t);
+  // COMRESET at t: outstanding commands are dropped, the cache survives.
+  void comreset(SimTime t);
+  bool powered() const { return powered_; }
+  bool hung() const { return hung_; }
+  SimTime ready_at() const { return ready_at_; }
+
+  std::array<uint16_t, 256> identify_words() const;
+  std::vector<uint8_t> read_log_page(uint8_t log, uint16_t page) const;  // empty if none
+
+  const DriveConfig& config() const { return cfg_; }
+  FaultKnobs& faults() { return cfg_.faults; }
+  bool write_cache_enabled() const { return cache_enabled_; }
+  const DriveStats& stats() const { return stats_; }
+  const Ftl& ftl() const { return *ftl_; }
+  Ftl& ftl() { return *ftl_; }
+  const NandBackend& nand() const { return nand_; }
+  const ContentStore& content() const { return content_; }
+  const WriteCache& cache() const { return *cache_; }
+  const NcqErrorLog& ncq_error_log() const { return ncq_log_; }
+  uint64_t user_sectors() const { return cfg_.user_sectors; }
+
+ private:
+  struct Ctx;  // one command being processed
+  void dispatch(Ctx& c);
+  void do_read(Ctx& c);
+  void do_write(Ctx& c);
+  void do_dsm(Ctx& c, uint32_t blocks, bool trim);
+  void do_flush(Ctx& c);
+  void do_identify(Ctx& c);
+  void do_read_log(Ctx& c);
+  void do_set_features(Ctx& c);
+  void do_security(Ctx& c);
+  void do_sanitize(Ctx& c);
+  void fail(Ctx& c, uint8_t error, uint64_t lba);
+  void finish(Ctx& c);
+  void push(const Completion& c);
+  void raise_ncq_error(const Completion& failed);
+  void secure_erase(Ctx& c);
+  bool chance(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  SimTime send_fis(SimTime t, uint32_t dwords) { return link_.reserve(t, link_.fis_ns(dwords)); }
+
+  DriveConfig cfg_;
+  NandBackend nand_;
+  std::unique_ptr<Ftl> ftl_;
+  std::unique_ptr<WriteCache> cache_;
+  ContentStore content_;
+  LinkTiming link_;
+  std::mt19937_64 rng_;
+
+  bool powered_ = true;
+  bool hung_ = false;
+  bool cache_enabled_;
+  bool security_enabled_ = false;
+  bool erase_prepared_ = false;
+  SimTime ready_at_ = 0;
+  SimTime cpu_free_ = 0;
+  SimTime last_activity_ = 0;
+  SimTime last_host_write_ = 0;
+  SimTime nonqueued_busy_until_ = 0;
+  std::array<SimTime, ata::kNcqDepth> tag_busy_until_{};
+  SimTime ncq_error_at_ = kNever;
+  NcqErrorLog ncq_log_;
+  uint64_t commands_seen_ = 0;
+  uint64_t completion_seq_ = 0;
+
+  struct Pending {
+    Completion c;
+    uint64_t seq;
+  };
+  std::vector<Pending> pending_;  // a min-heap on (t_complete, seq)
+  DriveStats stats_;
+};
+
+}  // namespace fisrig::drive

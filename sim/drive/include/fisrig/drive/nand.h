@@ -1,0 +1,46 @@
+// The NAND back end as timed resources: each die is busy until some time, and an
+// operation starts when the die and its inputs are free. Operations are queued per die
+// in the order the controller issues them, as a simple in-order flash scheduler does.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "fisrig/drive/config.h"
+
+namespace fisrig::drive {
+
+struct NandCounters {
+  uint64_t page_reads = 0;
+  uint64_t page_programs = 0;   // multi-plane program units
+  uint64_t block_erases = 0;    // per die (all planes at once)
+  SimTime die_busy_ns = 0;      // summed over dies
+};
+
+class NandBackend {
+ public:
+  NandBackend(const NandGeometry& geometry, const NandTiming& timing);
+
+  // Programs one unit (a multi-plane page) of `bytes` on `die`, data in the controller at
+  // `t_ready`. Returns when the data is durable.
+  SimTime program(uint32_t die, uint32_t bytes, SimTime t_ready);
+  // Reads one page on `die` and moves `bytes` of it over the channel; returns data-out time.
+  SimTime read(uint32_t die, uint32_t bytes, SimTime t_issue);
+  // Erases a block on every plane of `die`; returns when done.
+  SimTime erase(uint32_t die, SimTime t_issue);
+
+  SimTime die_free(uint32_t die) const { return die_free_[die]; }
+  SimTime all_idle_at() const;  // when every die is free
+  uint32_t dies() const { return uint32_t(die_free_.size()); }
+  const NandCounters& counters() const { return counters_; }
+  void reset_time(SimTime t);  // power cycle: in-flight work is gone
+
+ private:
+  SimTime transfer_ns(uint32_t bytes) const;
+  NandTiming timing_;
+  double ns_per_byte_;
+  std::vector<SimTime> die_free_;
+  NandCounters counters_;
+};
+
+}  // namespace fisrig::drive

@@ -1,0 +1,295 @@
+// Profile loading (TOML), validation and fault-knob parsing.
+//
+// Every key a profile may carry is listed once in the table below, with where it goes
+// and its unit; anything else is refused with its name and line.
+#include "fisrig/drive/config.h"
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+
+#ifndef FISRIG_PROFILE_DIR
+#define FISRIG_PROFILE_DIR "sim/drive/profiles"
+#endif
+
+namespace fisrig::drive {
+
+ProfileError::ProfileError(std::string source, std::string key, int64_t line, const std::string& why)
+    : std::runtime_error(source + (line > 0 ? ":" + std::to_string(line) : "") + ": " +
+                         (key.empty() ? "" : "'" + key + "': ") + why),
+      key_(std::move(key)),
+      line_(line),
+      why_(why) {}
+
+namespace {
+
+struct Bad : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+double as_number(const toml::node& n) {
+  if (auto v = n.value<double>()) return *v;
+  throw Bad("expected a number");
+}
+uint64_t as_count(const toml::node& n) {
+  if (auto v = n.value<int64_t>(); v && *v >= 0) return uint64_t(*v);
+  if (auto d = n.value<double>(); d && *d >= 0 && std::floor(*d) == *d) return uint64_t(*d);
+  throw Bad("expected a whole number >= 0");
+}
+uint32_t as_u32(const toml::node& n) {
+  uint64_t v = as_count(n);
+  if (v > 0xFFFFFFFFu) throw Bad("too large");
+  return uint32_t(v);
+}
+bool as_bool(const toml::node& n) {
+  if (auto v = n.value<bool>()) return *v;
+  throw Bad("expected true or false");
+}
+std::string as_string(const toml::node& n) {
+  if (auto v = n.value<std::string>()) return *v;
+  throw Bad("expected a string");
+}
+SimTime as_time(const toml::node& n, double ns_per_unit) {
+  double v = as_number(n);
+  if (v < 0) throw Bad("expected a time >= 0");
+  return SimTime(std::llround(v * ns_per_unit));
+}
+std::vector<LbaRange> as_ranges(const toml::node& n) {
+  const toml::array* a = n.as_array();
+  if (!a) throw Bad("expected a list of [first_lba, count] pairs");
+  std::vector<LbaRange> out;
+  for (const toml::node& e : *a) {
+    const toml::array* pair = e.as_array();
+    if (!pair || pair->size() != 2) throw Bad("expected a list of [first_lba, count] pairs");
+    out.push_back({as_count(*pair->get(0)), as_count(*pair->get(1))});
+  }
+  return out;
+}
+
+using Setter = std::function<void(DriveConfig&, const toml::node&)>;
+
+const std::map<std::string, Setter>& profile_keys() {
+  static const std::map<std::string, Setter> keys = {
+      {"name", [](DriveConfig& c, const toml::node& n) { c.name = as_string(n); }},
+      {"identity.model", [](DriveConfig& c, const toml::node& n) { c.identity.model = as_string(n); }},
+      {"identity.serial", [](DriveConfig& c, const toml::node& n) { c.identity.serial = as_string(n); }},
+      {"identity.firmware", [](DriveConfig& c, const toml::node& n) { c.identity.firmware = as_string(n); }},
+      {"identity.dsm_max_blocks", [](DriveConfig& c, const toml::node& n) { c.identity.dsm_max_blocks = as_u32(n); }},
+      {"identity.security_erase_minutes", [](DriveConfig& c, const toml::node& n) { c.identity.security_erase_minutes = as_u32(n); }},
+      {"capacity.user_sectors", [](DriveConfig& c, const toml::node& n) { c.user_sectors = as_count(n); }},
+      {"capacity.user_gb", [](DriveConfig& c, const toml::node& n) {
+         double gb = as_number(n);
+         if (gb <= 0) throw Bad("expected a size > 0");
+         // IDEMA LBA count for a decimal-GB capacity, as drive makers size their drives.
+         c.user_sectors = uint64_t(97696368 + 1953504 * (gb - 50));
+         if (gb < 50) c.user_sectors = uint64_t(gb * 1e9 / 512) / 8 * 8;
+       }},
+      {"nand.channels", [](DriveConfig& c, const toml::node& n) { c.nand.channels = as_u32(n); }},
+      {"nand.dies_per_channel", [](DriveConfig& c, const toml::node& n) { c.nand.dies_per_channel = as_u32(n); }},
+      {"nand.planes_per_die", [](DriveConfig& c, const toml::node& n) { c.nand.planes_per_die = as_u32(n); }},
+      {"nand.blocks_per_plane", [](DriveConfig& c, const toml::node& n) { c.nand.blocks_per_plane = as_u32(n); }},
+      {"nand.pages_per_block", [](DriveConfig& c, const toml::node& n) { c.nand.pages_per_block = as_u32(n); }},
+      {"nand.page_bytes", [](DriveConfig& c, const toml::node& n) { c.nand.page_bytes = as_u32(n); }},
+      {"nand.read_us", [](DriveConfig& c, const toml::node& n) { c.timing.read_ns = as_time(n, 1e3); }},
+      {"nand.program_us", [](DriveConfig& c, const toml::node& n) { c.timing.program_ns = as_time(n, 1e3); }},
+      {"nand.erase_us", [](DriveConfig& c, const toml::node& n) { c.timing.erase_ns = as_time(n, 1e3); }},
+      {"nand.channel_mbps", [](DriveConfig& c, const toml::node& n) { c.timing.channel_mbps = as_number(n); }},
+      {"controller.command_overhead_us", [](DriveConfig& c, const toml::node& n) { c.controller.command_overhead_ns = as_time(n, 1e3); }},
+      {"controller.page_read_overhead_us", [](DriveConfig& c, const toml::node& n) { c.controller.page_read_overhead_ns = as_time(n, 1e3); }},
+      {"controller.trim_range_us", [](DriveConfig& c, const toml::node& n) { c.controller.trim_range_ns = as_time(n, 1e3); }},
+      {"controller.compression", [](DriveConfig& c, const toml::node& n) { c.controller.compression = as_bool(n); }},
+      {"controller.compression_slot_bytes", [](DriveConfig& c, const toml::node& n) { c.controller.compression_slot_bytes = as_u32(n); }},
+      {"cache.enabled", [](DriveConfig& c, const toml::node& n) { c.cache.enabled = as_bool(n); }},
+      {"cache.mib", [](DriveConfig& c, const toml::node& n) { c.cache.bytes = uint64_t(as_number(n) * 1048576.0); }},
+      {"cache.flush_honest", [](DriveConfig& c, const toml::node& n) { c.cache.flush_honest = as_bool(n); }},
+      {"cache.idle_flush_ms", [](DriveConfig& c, const toml::node& n) { c.cache.idle_flush_ns = as_time(n, 1e6); }},
+      {"gc.foreground_free_superblocks", [](DriveConfig& c, const toml::node& n) { c.gc.foreground_free_superblocks = as_u32(n); }},
+      {"gc.background_target_free_pct", [](DriveConfig& c, const toml::node& n) { c.gc.background_target_free_pct = as_number(n); }},
+      {"gc.background_idle_ms", [](DriveConfig& c, const toml::node& n) { c.gc.background_idle_ns = as_time(n, 1e6); }},
+      {"gc.background_max_valid_pct", [](DriveConfig& c, const toml::node& n) { c.gc.background_max_valid_pct = as_number(n); }},
+      {"interface.gen", [](DriveConfig& c, const toml::node& n) { c.interface.gen = as_u32(n); }},
+      {"power.boot_ms", [](DriveConfig& c, const toml::node& n) { c.power.boot_ns = as_time(n, 1e6); }},
+      {"power.torn_reads_unc", [](DriveConfig& c, const toml::node& n) { c.power.torn_reads_unc = as_bool(n); }},
+  };
+  return keys;
+}
+
+int64_t line_of(const toml::node& n) { return int64_t(n.source().begin.line); }
+
+void walk(DriveConfig& cfg, const toml::table& t, const std::string& prefix, const std::string& src) {
+  for (auto&& [k, node] : t) {
+    std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    if (key.rfind("faults.", 0) == 0) {
+      std::string knob = key.substr(7);
+      try {
+        if (node.is_array() && (knob == "unc" || knob == "idnf")) {
+          (knob == "unc" ? cfg.faults.unc : cfg.faults.idnf) = as_ranges(node);
+        } else if (auto s = node.value<std::string>()) {
+          cfg.faults.set(knob, *s);
+        } else if (auto d = node.value<double>()) {
+          std::ostringstream o;
+          o.precision(17);
+          o << *d;
+          cfg.faults.set(knob, o.str());
+        } else {
+          throw Bad("expected a number");
+        }
+      } catch (const std::invalid_argument& e) {
+        throw ProfileError(src, key, line_of(node), e.what());
+      }
+      continue;
+    }
+    if (const toml::table* sub = node.as_table()) {
+      walk(cfg, *sub, key, src);
+      continue;
+    }
+    auto it = profile_keys().find(key);
+    if (it == profile_keys().end()) throw ProfileError(src, key, line_of(node), "unknown key");
+    try {
+      it->second(cfg, node);
+    } catch (const Bad& e) {
+      throw ProfileError(src, key, line_of(node), e.what());
+    }
+  }
+}
+
+}  // namespace
+
+void FaultKnobs::set(const std::string& name, const std::string& value) {
+  auto num = [&](double lo, double hi) {
+    size_t used = 0;
+    double v;
+    try {
+      v = std::stod(value, &used);
+    } catch (...) {
+      throw std::invalid_argument("fault knob '" + name + "': '" + value + "' is not a number");
+    }
+    if (used != value.size() || v < lo || v > hi)
+      throw std::invalid_argument("fault knob '" + name + "': " + value + " is outside [" +
+                                  std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return v;
+  };
+  auto ranges = [&]() {
+    // "first+count,first+count"
+    std::vector<LbaRange> out;
+    std::stringstream ss(value);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      size_t plus = item.find('+');
+      try {
+        if (plus == std::string::npos) throw std::invalid_argument("");
+        out.push_back({std::stoull(item.substr(0, plus)), std::stoull(item.substr(plus + 1))});
+      } catch (...) {
+        throw std::invalid_argument("fault knob '" + name + "': '" + item +
+                                    "' is not first_lba+count");
+      }
+    }
+    return out;
+  };
+  if (name == "data_fis_crc_error_rate") data_fis_crc_error_rate = num(0, 1);
+  else if (name == "r_err_rate") r_err_rate = num(0, 1);
+  else if (name == "hold_storm_rate") hold_storm_rate = num(0, 1);
+  else if (name == "hold_storm_us") hold_storm_ns = SimTime(num(0, 1e9) * 1e3);
+  else if (name == "busy_rate") busy_rate = num(0, 1);
+  else if (name == "busy_us") busy_ns = SimTime(num(0, 1e9) * 1e3);
+  else if (name == "latency_outlier_rate") latency_outlier_rate = num(0, 1);
+  else if (name == "latency_outlier_us") latency_outlier_ns = SimTime(num(0, 1e9) * 1e3);
+  else if (name == "hang_after_commands") hang_after_commands = uint64_t(num(0, 1e18));
+  else if (name == "seed") seed = uint64_t(num(0, 1.8e19));
+  else if (name == "unc") unc = ranges();
+  else if (name == "idnf") idnf = ranges();
+  else throw std::invalid_argument("unknown fault knob '" + name + "'");
+}
+
+void DriveConfig::validate() const {
+  auto bad = [&](const std::string& key, const std::string& why) {
+    throw ProfileError(name, key, 0, why);
+  };
+  const NandGeometry& g = nand;
+  if (!g.channels) bad("nand.channels", "must be at least 1");
+  if (!g.dies_per_channel) bad("nand.dies_per_channel", "must be at least 1");
+  if (!g.planes_per_die) bad("nand.planes_per_die", "must be at least 1");
+  if (!g.pages_per_block) bad("nand.pages_per_block", "must be at least 1");
+  if (!g.page_bytes || g.page_bytes % 4096) bad("nand.page_bytes", "must be a multiple of 4096");
+  if (controller.compression) {
+    uint32_t s = controller.compression_slot_bytes;
+    if (!s || 4096 % s || s < 512)
+      bad("controller.compression_slot_bytes", "must divide 4096 and be at least 512");
+  }
+  if (!user_sectors) bad("capacity.user_gb", "the drive has no capacity");
+  if (user_sectors > (uint64_t{1} << 48)) bad("capacity.user_sectors", "beyond 48-bit LBA");
+  if (g.raw_bytes() <= user_bytes())
+    bad("nand.blocks_per_plane", "raw NAND (" + std::to_string(g.raw_bytes()) +
+                                     " bytes) must exceed user capacity (" +
+                                     std::to_string(user_bytes()) + " bytes)");
+  uint64_t slot = controller.compression ? controller.compression_slot_bytes : 4096;
+  uint64_t sb_slots = uint64_t(g.dies()) * g.planes_per_die * g.pages_per_block * g.page_bytes / slot;
+  if (sb_slots * g.blocks_per_plane >= 0xFFFFFFFFull)
+    bad("nand.blocks_per_plane", "more physical slots than the FTL can address (2^32)");
+  // The spare must hold the GC floor plus the two open superblocks.
+  uint64_t spare_sbs = (g.raw_bytes() - user_bytes()) / (sb_slots * slot);
+  if (spare_sbs < gc.foreground_free_superblocks + 2)
+    bad("nand.blocks_per_plane", "over-provisioning is smaller than the GC reserve (" +
+                                     std::to_string(spare_sbs) + " spare superblocks)");
+  if (gc.foreground_free_superblocks < 2) bad("gc.foreground_free_superblocks", "must be at least 2");
+  if (timing.channel_mbps <= 0) bad("nand.channel_mbps", "must be > 0");
+  if (interface.gen < 1 || interface.gen > 3) bad("interface.gen", "must be 1, 2 or 3");
+  if (cache.bytes < 65536) bad("cache.mib", "must be at least 64 KiB");
+  if (identity.dsm_max_blocks < 1 || identity.dsm_max_blocks > 0xFFFF)
+    bad("identity.dsm_max_blocks", "must be 1..65535");
+  if (identity.model.size() > 40) bad("identity.model", "longer than 40 characters");
+  if (identity.serial.size() > 20) bad("identity.serial", "longer than 20 characters");
+  if (identity.firmware.size() > 8) bad("identity.firmware", "longer than 8 characters");
+}
+
+DriveConfig parse_profile(const std::string& text, const std::string& source) {
+  toml::table t;
+  try {
+    t = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    throw ProfileError(source, "", int64_t(e.source().begin.line), std::string(e.description()));
+  }
+  DriveConfig cfg;
+  cfg.name = std::filesystem::path(source).stem().string();
+  walk(cfg, t, "", source);
+  try {
+    cfg.validate();
+  } catch (const ProfileError& e) {
+    // Point at the line of the key that is wrong, if the file set it.
+    int64_t line = 0;
+    if (auto n = t.at_path(e.key())) line = line_of(*n.node());
+    throw ProfileError(source, e.key(), line, e.why());
+  }
+  return cfg;
+}
+
+DriveConfig load_profile_file(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) throw ProfileError(path, "", 0, "cannot open the profile");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return parse_profile(ss.str(), path);
+}
+
+std::vector<std::string> builtin_profile_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (auto& e : std::filesystem::directory_iterator(FISRIG_PROFILE_DIR, ec))
+    if (e.path().extension() == ".toml") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+DriveConfig load_profile(const std::string& name_or_path) {
+  if (name_or_path.find('/') == std::string::npos && name_or_path.find(".toml") == std::string::npos)
+    return load_profile_file(std::string(FISRIG_PROFILE_DIR) + "/" + name_or_path + ".toml");
+  return load_profile_file(name_or_path);
+}
+
+}  // namespace fisrig::drive

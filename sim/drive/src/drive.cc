@@ -1,0 +1,253 @@
+// Command intake, queueing rules, NCQ error handling, power and reset. The per-command
+// data paths live in drive_rw.cc, the other command handlers in drive_commands.cc.
+#include "fisrig/drive/drive.h"
+
+#include <algorithm>
+
+#include "drive_ctx.h"
+
+namespace fisrig::drive {
+
+namespace {
+constexpr auto heap_later = [](const auto& a, const auto& b) {
+  return a.c.t_complete != b.c.t_complete ? a.c.t_complete > b.c.t_complete : a.seq > b.seq;
+};
+bool is_queued(uint8_t op) {
+  return op == ata::kReadFpdmaQueued || op == ata::kWriteFpdmaQueued || op == ata::kSendFpdmaQueued;
+}
+}  // namespace
+
+Drive::Drive(DriveConfig config)
+    : cfg_(std::move(config)),
+      nand_(cfg_.nand, cfg_.timing),
+      content_(cfg_.user_sectors),
+      link_(cfg_.interface),
+      rng_(cfg_.faults.seed),
+      cache_enabled_(cfg_.cache.enabled) {
+  cfg_.validate();
+  ftl_ = std::make_unique<Ftl>(cfg_, nand_);
+  cache_ = std::make_unique<WriteCache>(std::max<uint64_t>(1, cfg_.cache.bytes / 4096), *ftl_);
+  pending_.reserve(64);
+}
+
+void Drive::push(const Completion& c) {
+  pending_.push_back(Pending{c, completion_seq_++});
+  std::push_heap(pending_.begin(), pending_.end(), heap_later);
+  last_activity_ = std::max(last_activity_, c.t_complete);
+}
+
+bool Drive::pop_completion(Completion& out) {
+  if (pending_.empty()) return false;
+  std::pop_heap(pending_.begin(), pending_.end(), heap_later);
+  out = pending_.back().c;
+  pending_.pop_back();
+  return true;
+}
+
+SimTime Drive::next_completion_time() const {
+  return pending_.empty() ? kNever : pending_.front().c.t_complete;
+}
+
+Completion Drive::execute(const AtaCommand& cmd, SimTime t) {
+  uint64_t seq = completion_seq_;
+  submit(cmd, t);
+  Completion out{};
+  // Only this command's completion is taken; others stay pending in order.
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    if (pending_[i].seq == seq) {
+      out = pending_[i].c;
+      pending_.erase(pending_.begin() + long(i));
+      std::make_heap(pending_.begin(), pending_.end(), heap_later);
+      return out;
+    }
+  }
+  out.command = cmd.command;
+  out.user_tag = cmd.user_tag;
+  out.t_arrive = t;
+  out.t_complete = kNever;  // never answered: powered off or hung
+  return out;
+}
+
+void Drive::idle_until(SimTime t) {
+  if (!powered_ || hung_ || t <= last_activity_) return;
+  if (cache_->used() && t - last_host_write_ >= cfg_.cache.idle_flush_ns &&
+      ftl_->unit_done(ftl_->next_unit_seq()) == kNever)
+    ftl_->program_open_unit(std::max(last_host_write_ + cfg_.cache.idle_flush_ns, last_activity_));
+  if (t - last_activity_ > cfg_.gc.background_idle_ns) ftl_->idle(last_activity_, t);
+  cache_->release(t);
+}
+
+void Drive::submit(const AtaCommand& cmd, SimTime t) {
+  ++stats_.commands;
+  if (!powered_) {
+    ++stats_.ignored_while_off;
+    return;
+  }
+  if (hung_) {
+    ++stats_.ignored_while_hung;
+    return;
+  }
+  if (cfg_.faults.hang_after_commands && commands_seen_ >= cfg_.faults.hang_after_commands) {
+    hung_ = true;
+    // Whatever was still in flight never answers either.
+    auto gone = std::remove_if(pending_.begin(), pending_.end(),
+                               [t](const Pending& p) { return p.c.t_complete > t; });
+    pending_.erase(gone, pending_.end());
+    std::make_heap(pending_.begin(), pending_.end(), heap_later);
+    ++stats_.ignored_while_hung;
+    return;
+  }
+  ++commands_seen_;
+  t = std::max(t, ready_at_);
+  idle_until(t);
+
+  Ctx c{cmd};
+  c.c.user_tag = cmd.user_tag;
+  c.c.command = cmd.command;
+  c.c.t_arrive = t;
+  c.queued = is_queued(cmd.command);
+  c.c.queued = c.queued;
+  c.c.tag = c.queued ? uint8_t((cmd.count >> 3) & 0x1F) : 0;
+  c.t = t;
+
+  bool ncq_busy = false;
+  for (SimTime b : tag_busy_until_) ncq_busy |= b > t;
+  if (c.queued) {
+    if (nonqueued_busy_until_ > t) {
+      fail(c, ata::kErrorAbrt, 0);  // queued command while a non-queued one runs
+      return finish(c);
+    }
+    if (t >= ncq_error_at_) {
+      c.c.aborted_by_ncq_error = true;  // the queue is halted until log 10h is read
+      fail(c, ata::kErrorAbrt, 0);
+      return finish(c);
+    }
+    // The device accepts the command with a D2H that clears BSY.
+    c.t = c.c.t_accept = send_fis(t, fis_dwords::kRegD2H);
+    if (tag_busy_until_[c.c.tag] > t) {
+      fail(c, ata::kErrorAbrt, 0);  // tag already in use: an NCQ error
+      return finish(c);
+    }
+  } else {
+    c.c.t_accept = t;
+    if (ncq_busy || nonqueued_busy_until_ > t) {
+      // A non-queued command with NCQ commands outstanding aborts them all.
+      fail(c, ata::kErrorAbrt, 0);
+      if (ncq_busy) raise_ncq_error(c.c);
+      return finish(c);
+    }
+  }
+
+  // Firmware time per command, serialised on the controller.
+  SimTime overhead = cfg_.controller.command_overhead_ns;
+  if (chance(cfg_.faults.busy_rate)) overhead += cfg_.faults.busy_ns;
+  c.t = cpu_free_ = std::max(c.t, cpu_free_) + overhead;
+  dispatch(c);
+  if (chance(cfg_.faults.latency_outlier_rate)) c.c.t_complete += cfg_.faults.latency_outlier_ns;
+  finish(c);
+}
+
+void Drive::fail(Ctx& c, uint8_t error, uint64_t lba) {
+  c.c.status = ata::kStatusDrdy | ata::kStatusErr;
+  c.c.error = error;
+  c.c.lba = lba;
+  c.failed = true;
+}
+
+void Drive::finish(Ctx& c) {
+  if (!c.c.t_complete) {
+    // Status only: a D2H (non-queued) or Set Device Bits (queued).
+    c.c.t_complete = send_fis(c.t, c.queued ? fis_dwords::kSetDeviceBits : fis_dwords::kRegD2H);
+  }
+  if (!c.failed) c.c.status = ata::kStatusDrdy;
+  else ++stats_.errors;
+  if (c.queued) {
+    if (c.failed && !c.c.aborted_by_ncq_error) {
+      raise_ncq_error(c.c);
+    } else if (!c.failed && c.c.t_complete > ncq_error_at_) {
+      // Overtaken by an earlier error: aborted when the error was reported.
+      c.c.status = ata::kStatusDrdy | ata::kStatusErr;
+      c.c.error = ata::kErrorAbrt;
+      c.c.t_complete = ncq_error_at_;
+      c.c.aborted_by_ncq_error = true;
+      ++stats_.ncq_aborted;
+    }
+    tag_busy_until_[c.c.tag] = std::max(tag_busy_until_[c.c.tag], c.c.t_complete);
+  } else {
+    nonqueued_busy_until_ = c.c.t_complete;
+  }
+  push(c.c);
+}
+
+void Drive::raise_ncq_error(const Completion& failed) {
+  SimTime at = failed.t_complete;
+  if (at >= ncq_error_at_) return;  // already halted earlier
+  ++stats_.ncq_errors;
+  ncq_error_at_ = at;
+  ncq_log_ = NcqErrorLog{true, !failed.queued, failed.tag, failed.status, failed.error,
+                         failed.lba, uint16_t(failed.sectors)};
+  // Every queued command still outstanding at that point is aborted with it.
+  for (Pending& p : pending_) {
+    if (!p.c.queued || p.c.t_complete <= at || p.c.aborted_by_ncq_error) continue;
+    p.c.status = ata::kStatusDrdy | ata::kStatusErr;
+    p.c.error = ata::kErrorAbrt;
+    p.c.t_complete = at;
+    p.c.aborted_by_ncq_error = true;
+    tag_busy_until_[p.c.tag] = at;
+    ++stats_.ncq_aborted;
+  }
+  std::make_heap(pending_.begin(), pending_.end(), heap_later);
+}
+
+void Drive::power_off(SimTime t) {
+  if (!powered_) return;
+  stats_.last_power_loss = cache_->power_loss(t, content_, cfg_.power.torn_reads_unc);
+  size_t before = pending_.size();
+  auto gone = std::remove_if(pending_.begin(), pending_.end(),
+                             [t](const Pending& p) { return p.c.t_complete > t; });
+  pending_.erase(gone, pending_.end());
+  std::make_heap(pending_.begin(), pending_.end(), heap_later);
+  stats_.dropped_at_power_loss += before - pending_.size();
+  nand_.reset_time(t);
+  link_.reset(t);
+  cpu_free_ = std::min(cpu_free_, t);
+  tag_busy_until_.fill(0);
+  nonqueued_busy_until_ = 0;
+  ncq_error_at_ = kNever;
+  ncq_log_ = NcqErrorLog{};
+  powered_ = false;
+  hung_ = false;
+  erase_prepared_ = false;
+  last_activity_ = std::min(last_activity_, t);
+  ++stats_.power_cycles;
+}
+
+void Drive::power_on(SimTime t) {
+  if (powered_) return;
+  powered_ = true;
+  cache_enabled_ = cfg_.cache.enabled;
+  security_enabled_ = false;
+  commands_seen_ = 0;
+  ready_at_ = t + cfg_.power.boot_ns;
+  last_activity_ = std::max(last_activity_, ready_at_);
+}
+
+void Drive::comreset(SimTime t) {
+  ++stats_.comresets;
+  auto gone = std::remove_if(pending_.begin(), pending_.end(),
+                             [t](const Pending& p) { return p.c.t_complete > t; });
+  pending_.erase(gone, pending_.end());
+  std::make_heap(pending_.begin(), pending_.end(), heap_later);
+  tag_busy_until_.fill(0);
+  nonqueued_busy_until_ = 0;
+  ncq_error_at_ = kNever;
+  ncq_log_ = NcqErrorLog{};
+  hung_ = false;
+  commands_seen_ = 0;
+  erase_prepared_ = false;
+  link_.reset(t);
+  // OOB and the signature D2H take about a millisecond on a real device.
+  ready_at_ = std::max(ready_at_, t + kNsPerMs);
+}
+
+}  // namespace fisrig::drive

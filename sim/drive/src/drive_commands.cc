@@ -1,0 +1,148 @@
+// The non-read/write commands: DSM TRIM, FLUSH, IDENTIFY, READ LOG EXT, SET FEATURES,
+// SECURITY ERASE and SANITIZE BLOCK ERASE.
+#include <algorithm>
+#include <cstring>
+
+#include "drive_ctx.h"
+
+namespace fisrig::drive {
+
+namespace {
+constexpr uint32_t kSectorsPerPage = ContentStore::kSectorsPerPage;
+}
+
+void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
+  const AtaCommand& cmd = c.cmd;
+  if (!trim || blocks > cfg_.identity.dsm_max_blocks) return fail(c, ata::kErrorAbrt, 0);
+  uint32_t bytes = blocks * ata::kSectorBytes;
+  if (!cmd.data_out || cmd.data_out_bytes < bytes) return fail(c, ata::kErrorAbrt, 0);
+
+  // The range list arrives as data-out.
+  SimTime go = send_fis(c.t, c.queued ? fis_dwords::kDmaSetup : fis_dwords::kDmaActivate);
+  c.c.t_data_start = go;
+  c.c.t_data_end = link_.reserve(go, link_.data_ns(bytes));
+  SimTime t = c.c.t_data_end;
+
+  // Check every entry before trimming anything: a bad list changes nothing.
+  struct Range { uint64_t lba; uint32_t n; };
+  std::vector<Range> ranges;
+  for (uint32_t off = 0; off + 8 <= bytes; off += 8) {
+    uint64_t e;
+    std::memcpy(&e, cmd.data_out + off, 8);
+    uint32_t n = uint32_t(e >> 48);
+    uint64_t lba = e & 0xFFFFFFFFFFFFull;
+    if (!n) continue;
+    if (lba + n > cfg_.user_sectors) {
+      c.t = t;
+      return fail(c, ata::kErrorAbrt, lba);
+    }
+    ranges.push_back({lba, n});
+  }
+  for (const Range& r : ranges) {
+    content_.fill(r.lba, r.n, kZeroWord);
+    // Whole pages leave the mapping; a partial page only reads zeros where trimmed.
+    uint64_t first = (r.lba + kSectorsPerPage - 1) / kSectorsPerPage;
+    uint64_t last = (r.lba + r.n) / kSectorsPerPage;
+    for (uint64_t p = first; p < last; ++p) ftl_->trim(p);
+    stats_.sectors_trimmed += r.n;
+    c.c.sectors += r.n;
+  }
+  SimTime work = cfg_.controller.trim_range_ns * ranges.size();
+  c.t = cpu_free_ = std::max(t, cpu_free_) + work;
+}
+
+void Drive::do_flush(Ctx& c) {
+  if (cfg_.cache.flush_honest) c.t = std::max(c.t, cache_->drain(c.t));
+}
+
+void Drive::do_identify(Ctx& c) {
+  auto words = identify_words();
+  if (c.cmd.pio_in) {
+    c.cmd.pio_in->resize(512);
+    std::memcpy(c.cmd.pio_in->data(), words.data(), 512);
+  }
+  SimTime go = send_fis(c.t, fis_dwords::kPioSetup);
+  c.c.t_data_start = go;
+  c.c.t_data_end = c.t = link_.reserve(go, link_.data_ns(512));
+  c.c.sectors = 1;
+  // PIO data-in ends with the PIO Setup's ending status: no D2H follows.
+  c.c.t_complete = c.t;
+}
+
+void Drive::do_read_log(Ctx& c) {
+  const AtaCommand& cmd = c.cmd;
+  uint8_t log = uint8_t(cmd.lba & 0xFF);
+  uint16_t page = uint16_t((cmd.lba >> 8) & 0xFFFF);
+  uint32_t pages = cmd.count;
+  if (!pages) return fail(c, ata::kErrorAbrt, 0);
+  std::vector<uint8_t> out;
+  for (uint32_t i = 0; i < pages; ++i) {
+    std::vector<uint8_t> p = read_log_page(log, uint16_t(page + i));
+    if (p.empty()) return fail(c, ata::kErrorAbrt, 0);
+    out.insert(out.end(), p.begin(), p.end());
+  }
+  if (cmd.pio_in) *cmd.pio_in = out;
+  bool dma = cmd.command == ata::kReadLogDmaExt;
+  SimTime go = send_fis(c.t, dma ? fis_dwords::kDmaActivate : fis_dwords::kPioSetup);
+  c.c.t_data_start = go;
+  c.c.t_data_end = c.t = link_.reserve(go, link_.data_ns(out.size()));
+  c.c.sectors = pages;
+  if (!dma) c.c.t_complete = c.t;
+  // Reading the NCQ error log is what lets the queue run again.
+  if (log == ata::kLogNcqError) {
+    ncq_error_at_ = kNever;
+    ncq_log_.valid = false;
+  }
+}
+
+void Drive::do_set_features(Ctx& c) {
+  switch (c.cmd.features & 0xFF) {
+    case ata::kFeatureEnableWriteCache:
+      cache_enabled_ = true;
+      return;
+    case ata::kFeatureDisableWriteCache:
+      c.t = std::max(c.t, cache_->drain(c.t));  // a real drive flushes before it turns off
+      cache_enabled_ = false;
+      return;
+    case ata::kFeatureSetTransferMode:
+    case ata::kFeatureEnableSataFeature:
+    case ata::kFeatureDisableSataFeature:
+    case 0x55:  // read look-ahead off
+    case 0xAA:  // read look-ahead on
+      return;
+    default:
+      return fail(c, ata::kErrorAbrt, 0);
+  }
+}
+
+void Drive::secure_erase(Ctx& c) {
+  content_.clear();
+  cache_->clear();
+  c.t = std::max(c.t, ftl_->erase_all(c.t));
+  cpu_free_ = std::max(cpu_free_, c.t);
+  last_activity_ = std::max(last_activity_, c.t);
+}
+
+void Drive::do_security(Ctx& c) {
+  uint8_t op = c.cmd.command;
+  bool prepared = erase_prepared_;
+  erase_prepared_ = false;
+  if (op == ata::kSecuritySetPassword) {
+    security_enabled_ = true;
+  } else if (op == ata::kSecurityErasePrepare) {
+    erase_prepared_ = true;
+  } else {  // ERASE UNIT: only right after PREPARE, and only with a password set
+    if (!prepared || !security_enabled_) return fail(c, ata::kErrorAbrt, 0);
+    secure_erase(c);
+    security_enabled_ = false;
+  }
+}
+
+void Drive::do_sanitize(Ctx& c) {
+  if (c.cmd.features != ata::kSanitizeBlockErase ||
+      (c.cmd.lba & 0xFFFFFFFF) != ata::kSanitizeBlockEraseKey)
+    return fail(c, ata::kErrorAbrt, 0);
+  secure_erase(c);
+}
+
+}  // namespace fisrig::drive

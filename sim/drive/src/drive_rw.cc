@@ -1,0 +1,218 @@
+// READ/WRITE DMA EXT and READ/WRITE FPDMA QUEUED: data moved FIS by FIS over the wire,
+// pages through the write cache into the FTL, reads out of NAND or the buffer.
+#include <algorithm>
+#include <vector>
+
+#include "drive_ctx.h"
+
+namespace fisrig::drive {
+
+namespace {
+constexpr uint32_t kSectorsPerFis = 16;  // 8 KiB Data FIS
+constexpr uint32_t kSectorsPerPage = ContentStore::kSectorsPerPage;
+
+uint32_t sector_count(const AtaCommand& cmd, bool queued) {
+  uint32_t n = queued ? cmd.features : cmd.count;
+  return n ? n : 65536;
+}
+
+// The first sector of [lba, lba+n) inside any of the ranges, or lba+n if none.
+uint64_t first_hit(const std::vector<LbaRange>& ranges, uint64_t lba, uint64_t n) {
+  uint64_t hit = lba + n;
+  for (const LbaRange& r : ranges)
+    if (r.overlaps(lba, n)) hit = std::min(hit, std::max(lba, r.first));
+  return hit;
+}
+}  // namespace
+
+void Drive::dispatch(Ctx& c) {
+  const AtaCommand& cmd = c.cmd;
+  // SECURITY ERASE UNIT counts only straight after SECURITY ERASE PREPARE.
+  if (cmd.command != ata::kSecurityEraseUnit && cmd.command != ata::kSecurityErasePrepare)
+    erase_prepared_ = false;
+  switch (cmd.command) {
+    case ata::kReadDmaExt:
+    case ata::kReadFpdmaQueued:
+      return do_read(c);
+    case ata::kWriteDmaExt:
+    case ata::kWriteDmaFuaExt:
+    case ata::kWriteFpdmaQueued:
+      return do_write(c);
+    case ata::kSendFpdmaQueued: {
+      uint32_t subcommand = (cmd.count >> 8) & 0x1F;
+      if (subcommand != 0) return fail(c, ata::kErrorAbrt, 0);  // only DSM is supported
+      return do_dsm(c, cmd.features ? cmd.features : 65536, cmd.aux & 1);
+    }
+    case ata::kDataSetManagement:
+      return do_dsm(c, cmd.count ? cmd.count : 65536, cmd.features & 1);
+    case ata::kFlushCache:
+    case ata::kFlushCacheExt:
+      return do_flush(c);
+    case ata::kIdentifyDevice:
+      return do_identify(c);
+    case ata::kReadLogExt:
+    case ata::kReadLogDmaExt:
+      return do_read_log(c);
+    case ata::kSetFeatures:
+      return do_set_features(c);
+    case ata::kSecuritySetPassword:
+    case ata::kSecurityErasePrepare:
+    case ata::kSecurityEraseUnit:
+      return do_security(c);
+    case ata::kSanitize:
+      return do_sanitize(c);
+    default:
+      return fail(c, ata::kErrorAbrt, 0);
+  }
+}
+
+void Drive::do_read(Ctx& c) {
+  const AtaCommand& cmd = c.cmd;
+  uint64_t lba = cmd.lba & 0xFFFFFFFFFFFFull;
+  uint32_t n = sector_count(cmd, c.queued);
+  c.c.lba = lba;
+  c.c.sectors = n;
+  if (lba + n > cfg_.user_sectors) return fail(c, ata::kErrorIdnf, lba);
+  uint64_t idnf = first_hit(cfg_.faults.idnf, lba, n);
+  if (idnf < lba + n) return fail(c, ata::kErrorIdnf, idnf);
+
+  // The first unreadable sector: a UNC range, or a program torn by power loss.
+  uint64_t bad = first_hit(cfg_.faults.unc, lba, n);
+  for (uint64_t lpn = lba / kSectorsPerPage; lpn * kSectorsPerPage < bad; ++lpn) {
+    uint32_t w;
+    if (content_.page_is_uniform(lpn, &w) && w != kTornWord) continue;
+    for (uint64_t s = std::max(lba, lpn * kSectorsPerPage);
+         s < std::min(bad, (lpn + 1) * kSectorsPerPage); ++s)
+      if (content_.word(s) == kTornWord) {
+        bad = s;
+        break;
+      }
+  }
+
+  // When each page of the good part is in the controller.
+  static thread_local std::vector<SimTime> ready;
+  uint64_t first_lpn = lba / kSectorsPerPage;
+  uint64_t end = bad;
+  uint64_t pages = end > lba ? (end - 1) / kSectorsPerPage - first_lpn + 1 : 0;
+  ready.resize(pages);
+  Ftl::ReadBatch batch;
+  SimTime ctrl = std::max(c.t, cpu_free_);
+  for (uint64_t i = 0; i < pages; ++i) {
+    uint32_t reads = batch.nand_reads;
+    SimTime d = ftl_->read(first_lpn + i, c.t, batch);
+    if (batch.nand_reads != reads) ctrl += cfg_.controller.page_read_overhead_ns * (batch.nand_reads - reads);
+    ready[i] = std::max(d, ctrl);
+  }
+  if (batch.nand_reads) cpu_free_ = std::max(cpu_free_, ctrl);
+
+  if (cmd.sink.words)
+    for (uint64_t s = lba; s < end; ++s) cmd.sink.words[s - lba] = content_.word(s);
+  if (cmd.sink.bytes)
+    for (uint64_t s = lba; s < end; ++s)
+      content_.read_bytes(s, cmd.sink.bytes + (s - lba) * ata::kSectorBytes);
+
+  SimTime t = c.t;
+  for (uint64_t s = lba; s < end; s += kSectorsPerFis) {
+    uint64_t e = std::min<uint64_t>(end, s + kSectorsPerFis);
+    SimTime r = 0;
+    for (uint64_t p = s / kSectorsPerPage; p <= (e - 1) / kSectorsPerPage; ++p)
+      r = std::max(r, ready[p - first_lpn]);
+    r = std::max(r, t);
+    if (s == lba) {
+      if (c.queued) r = send_fis(r, fis_dwords::kDmaSetup);
+      c.c.t_data_start = r;
+    }
+    SimTime dur = link_.fis_ns(uint32_t((e - s) * 128) + fis_dwords::kDataHeader);
+    if (chance(cfg_.faults.hold_storm_rate)) dur += cfg_.faults.hold_storm_ns;
+    t = link_.reserve(r, dur);
+    if (chance(cfg_.faults.data_fis_crc_error_rate)) {
+      ++stats_.icrc_failures;
+      ++stats_.r_err_data;
+      c.c.t_data_end = c.t = t;
+      return fail(c, ata::kErrorIcrc | ata::kErrorAbrt, s);
+    }
+  }
+  if (end > lba) c.c.t_data_end = t;
+  c.t = std::max(t, c.t);
+  stats_.sectors_read += end - lba;
+  if (bad < lba + n) fail(c, ata::kErrorUnc, bad);
+}
+
+void Drive::do_write(Ctx& c) {
+  const AtaCommand& cmd = c.cmd;
+  const WritePayload& pl = cmd.payload;
+  uint64_t lba = cmd.lba & 0xFFFFFFFFFFFFull;
+  uint32_t n = sector_count(cmd, c.queued);
+  c.c.lba = lba;
+  c.c.sectors = n;
+  if (lba + n > cfg_.user_sectors) return fail(c, ata::kErrorIdnf, lba);
+  uint64_t idnf = first_hit(cfg_.faults.idnf, lba, n);
+  if (idnf < lba + n) return fail(c, ata::kErrorIdnf, idnf);
+  bool bad_payload = (pl.kind == WritePayload::Kind::kWord && (pl.word == 0 || pl.word > kMaxUserWord)) ||
+                     (pl.kind == WritePayload::Kind::kLiteral && !pl.bytes);
+  if (bad_payload) return fail(c, ata::kErrorAbrt, lba);
+
+  bool fua = cmd.command == ata::kWriteDmaFuaExt || (c.queued && (cmd.device & 0x80));
+  uint32_t slots = ftl_->slots_for(pl.kind == WritePayload::Kind::kZeros     ? 0
+                                   : pl.kind == WritePayload::Kind::kLiteral ? 100
+                                                                             : pl.compress_pct);
+  uint64_t end = lba + n;
+  uint64_t next_admit = lba / kSectorsPerPage;  // next page to find room for
+  uint64_t next_apply = next_admit;             // next page to hand to the FTL
+  uint64_t first_seq = kNever, last_seq = 0;
+  Ftl::ReadBatch rmw;
+  SimTime t = c.t;
+
+  for (uint64_t s = lba; s < end; s += kSectorsPerFis) {
+    uint64_t e = std::min<uint64_t>(end, s + kSectorsPerFis);
+    // The device asks for data only when its buffer has room for it.
+    SimTime room = t;
+    for (; next_admit <= (e - 1) / kSectorsPerPage; ++next_admit) room = cache_->admit(room);
+    SimTime go = send_fis(room, s == lba && c.queued ? fis_dwords::kDmaSetup : fis_dwords::kDmaActivate);
+    if (s == lba) c.c.t_data_start = go;
+    SimTime dur = link_.fis_ns(uint32_t((e - s) * 128) + fis_dwords::kDataHeader);
+    if (chance(cfg_.faults.hold_storm_rate)) dur += cfg_.faults.hold_storm_ns;
+    t = link_.reserve(go, dur);
+    if (chance(cfg_.faults.data_fis_crc_error_rate)) {
+      // The device answers R_ERR; the command ends with an interface CRC error.
+      ++stats_.icrc_failures;
+      ++stats_.r_err_data;
+      c.c.t_data_end = c.t = t;
+      last_host_write_ = t;
+      return fail(c, ata::kErrorIcrc | ata::kErrorAbrt, s);
+    }
+    // Pages whose last sector has now arrived go to the FTL.
+    for (; next_apply < next_admit; ++next_apply) {
+      uint64_t p0 = next_apply * kSectorsPerPage;
+      uint64_t a = std::max(lba, p0), b = std::min(end, p0 + kSectorsPerPage);
+      if (b > e) break;
+      ContentStore::PageWords old = content_.page(next_apply);
+      switch (pl.kind) {
+        case WritePayload::Kind::kZeros: content_.fill(a, b - a, kZeroWord); break;
+        case WritePayload::Kind::kWord: content_.fill(a, b - a, pl.word); break;
+        case WritePayload::Kind::kLiteral:
+          for (uint64_t x = a; x < b; ++x)
+            content_.write_literal(x, pl.bytes + (x - lba) * ata::kSectorBytes);
+          break;
+      }
+      SimTime t_ready = t;
+      bool partial = b - a < kSectorsPerPage;
+      if (partial && ftl_->mapped(next_apply)) t_ready = std::max(t_ready, ftl_->read(next_apply, t, rmw));
+      uint64_t seq = ftl_->write(next_apply, slots, t_ready);
+      cache_->push(next_apply, seq, old);
+      first_seq = std::min(first_seq, seq);
+      last_seq = std::max(last_seq, seq);
+    }
+  }
+  c.c.t_data_end = t;
+  last_host_write_ = t;
+  stats_.sectors_written += n;
+  c.t = t;
+  if (fua || !cache_enabled_) {
+    // Write-through: status only once the data is on NAND.
+    if (ftl_->unit_done(last_seq) == kNever) ftl_->program_open_unit(t);
+    for (uint64_t q = first_seq; q <= last_seq; ++q) c.t = std::max(c.t, ftl_->unit_done(q));
+  }
+}
+
+}  // namespace fisrig::drive

@@ -1,0 +1,147 @@
+// fisrig-drive: the simulated SSD on its own, without the rig.
+//
+//   fisrig-drive identify [--profile P]          IDENTIFY DEVICE as `hdparm --Istdin` reads it
+//   fisrig-drive scenario [--profile P] [...]    torture / idle / TRIM recovery figures
+//   fisrig-drive bench [--quick]                 the drive benchmarks, as JSON lines
+//   fisrig-drive profiles                        the built-in profiles
+//   fisrig-drive check-profile FILE              validate a profile
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "bench.h"
+#include "fisrig/drive/drive.h"
+#include "scenarios.h"
+
+using namespace fisrig;
+
+namespace {
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: fisrig-drive identify [--profile P]\n"
+               "       fisrig-drive scenario [--profile P] [--torture-min M] [--idle-min M]\n"
+               "                             [--zones N] [--zone-mib M] [--fault knob=value]...\n"
+               "       fisrig-drive bench [--quick] [--only NAME]\n"
+               "       fisrig-drive profiles\n"
+               "       fisrig-drive check-profile FILE\n");
+  return 2;
+}
+
+// --key value options after the subcommand; repeated keys keep every value.
+std::multimap<std::string, std::string> parse_options(int argc, char** argv, int first,
+                                                      const std::vector<std::string>& flags) {
+  std::multimap<std::string, std::string> o;
+  for (int i = first; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + a + "'");
+    std::string key = a.substr(2);
+    if (std::find(flags.begin(), flags.end(), key) != flags.end()) {
+      o.emplace(key, "1");
+      continue;
+    }
+    if (i + 1 >= argc) throw std::invalid_argument("option " + a + " needs a value");
+    o.emplace(key, argv[++i]);
+  }
+  return o;
+}
+
+std::string get(const std::multimap<std::string, std::string>& o, const std::string& k,
+                const std::string& fallback) {
+  auto it = o.find(k);
+  return it == o.end() ? fallback : it->second;
+}
+
+drive::DriveConfig profile_with_faults(const std::multimap<std::string, std::string>& o) {
+  drive::DriveConfig cfg = drive::load_profile(get(o, "profile", "consumer-256gb"));
+  auto [a, b] = o.equal_range("fault");
+  for (auto it = a; it != b; ++it) {
+    size_t eq = it->second.find('=');
+    if (eq == std::string::npos) throw std::invalid_argument("--fault takes knob=value");
+    cfg.faults.set(it->second.substr(0, eq), it->second.substr(eq + 1));
+  }
+  return cfg;
+}
+
+int cmd_identify(const std::multimap<std::string, std::string>& o) {
+  drive::Drive d(profile_with_faults(o));
+  auto w = d.identify_words();
+  for (int i = 0; i < 256; ++i) std::printf("%04x%c", w[i], i % 8 == 7 ? '\n' : ' ');
+  return 0;
+}
+
+void print_curve(const char* label, const tools::SweepResult& s) {
+  std::printf("  %-16s avg %7.1f MB/s   min %7.1f   max %7.1f\n", label, s.avg_mbps, s.min_mbps,
+              s.max_mbps);
+}
+
+int cmd_scenario(const std::multimap<std::string, std::string>& o) {
+  drive::DriveConfig cfg = profile_with_faults(o);
+  tools::RecoveryOptions r;
+  r.torture_minutes = std::stod(get(o, "torture-min", "20"));
+  r.idle_minutes = std::stod(get(o, "idle-min", "40"));
+  r.sweep.zones = uint32_t(std::stoul(get(o, "zones", "256")));
+  r.sweep.zone_bytes = uint64_t(std::stod(get(o, "zone-mib", "32")) * (1 << 20));
+  std::printf("drive: %s, %s, %.1f GB user, %.1f%% over-provisioning\n", cfg.name.c_str(),
+              cfg.identity.model.c_str(), cfg.user_bytes() / 1e9, cfg.over_provisioning() * 100);
+  std::printf("sweep: HD Tach-style, %u zones of %.0f MiB, 128 KiB writes at QD1, SATA Gen%u link\n",
+              r.sweep.zones, r.sweep.zone_bytes / 1048576.0, cfg.interface.gen);
+  std::printf("torture: %.0f simulated minutes of 4 KiB random writes at QD32 over 100%% of the LBA span\n",
+              r.torture_minutes);
+  std::fflush(stdout);
+  drive::Drive d(cfg);
+  tools::RecoveryFigures f = tools::torture_idle_trim(d, r);
+  std::printf("torture: %llu writes, %.0f IOPS, write amplification %.2f\n",
+              (unsigned long long)f.torture.commands, f.torture.iops(), f.write_amplification);
+  std::printf("sequential write, simulated time:\n");
+  print_curve("clean", f.clean);
+  print_curve("tortured", f.tortured);
+  char idle_label[32];
+  std::snprintf(idle_label, sizeof idle_label, "idle %.0f min", r.idle_minutes);
+  print_curve(idle_label, f.idle_recovered);
+  print_curve("after TRIM", f.trimmed);
+  std::printf("tortured = %.0f%% of clean, idle-recovered = %.0f%%, after TRIM = %.0f%%\n",
+              100 * f.tortured.avg_mbps / f.clean.avg_mbps,
+              100 * f.idle_recovered.avg_mbps / f.clean.avg_mbps,
+              100 * f.trimmed.avg_mbps / f.clean.avg_mbps);
+  return 0;
+}
+
+int cmd_profiles() {
+  for (const std::string& n : drive::builtin_profile_names()) {
+    drive::DriveConfig c = drive::load_profile(n);
+    std::printf("%-18s %-34s %6.1f GB  OP %5.1f%%%s\n", n.c_str(), c.identity.model.c_str(),
+                c.user_bytes() / 1e9, c.over_provisioning() * 100,
+                c.controller.compression ? "  compressing" : "");
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) return usage();
+  std::string sub = argv[1];
+  try {
+    if (sub == "identify") return cmd_identify(parse_options(argc, argv, 2, {}));
+    if (sub == "scenario") return cmd_scenario(parse_options(argc, argv, 2, {}));
+    if (sub == "bench") return tools::run_benchmarks(parse_options(argc, argv, 2, {"quick"}).count("quick") > 0,
+                                                     get(parse_options(argc, argv, 2, {"quick"}), "only", ""));
+    if (sub == "profiles") return cmd_profiles();
+    if (sub == "check-profile" && argc == 3) {
+      drive::DriveConfig c = drive::load_profile_file(argv[2]);
+      std::printf("%s: ok (%.1f GB, %.1f%% over-provisioning)\n", argv[2], c.user_bytes() / 1e9,
+                  c.over_provisioning() * 100);
+      return 0;
+    }
+  } catch (const drive::ProfileError& e) {
+    std::fprintf(stderr, "fisrig-drive: bad profile: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fisrig-drive: %s\n", e.what());
+    return 1;
+  }
+  return usage();
+}
