@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+
 namespace fisrig::drive {
 
 ContentStore::ContentStore(uint64_t sectors)

@@ -66,6 +66,13 @@ void Drive::dispatch(Ctx& c) {
   }
 }
 
+void Drive::prefetch(const AtaCommand& cmd) const {
+  uint64_t lba = cmd.lba & 0xFFFFFFFFFFFFull;
+  if (lba >= cfg_.user_sectors) return;
+  content_.prefetch(lba / kSectorsPerPage);
+  ftl_->prefetch(lba / kSectorsPerPage);
+}
+
 void Drive::do_read(Ctx& c) {
   const AtaCommand& cmd = c.cmd;
   uint64_t lba = cmd.lba & 0xFFFFFFFFFFFFull;

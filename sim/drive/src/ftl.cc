@@ -1,5 +1,6 @@
 #include "fisrig/drive/ftl.h"
 
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -248,26 +249,26 @@ bool Ftl::collect_one(SimTime t, bool background) {
   // Every page with valid data is read first, then relocated: issuing a program between
   // reads would queue later reads behind 1 ms programs and chain the dies together.
   gc_read_done_.assign(units, 0);
-  for (uint32_t u = 0; u < units; ++u) {
-    for (uint32_t i = u * unit_slots_; i < (u + 1) * unit_slots_; ++i) {
-      uint32_t lpn = p2l_[base + i];
-      if (lpn != kNone && l2p_[lpn] == base + i) {
-        gc_read_done_[u] = nand_.read(die_of_unit(u), unit_slots_ * slot_bytes_, t);
-        break;
-      }
+  gc_valid_.clear();
+  constexpr uint32_t kAhead = 16;  // mapping lookups are cache misses: overlap them
+  for (uint32_t i = 0; i < slots_per_sb_; ++i) {
+    if (i + kAhead < slots_per_sb_) {
+      uint32_t ahead = p2l_[base + i + kAhead];
+      if (ahead != kNone) __builtin_prefetch(&l2p_[ahead]);
     }
+    uint32_t lpn = p2l_[base + i];
+    if (lpn == kNone || l2p_[lpn] != base + i) continue;
+    gc_valid_.push_back(i);
+    uint32_t u = i / unit_slots_;
+    if (!gc_read_done_[u]) gc_read_done_[u] = nand_.read(die_of_unit(u), unit_slots_ * slot_bytes_, t);
   }
-  for (uint32_t u = 0; u < units && sb_valid_[victim]; ++u) {
-    if (!gc_read_done_[u]) continue;
-    for (uint32_t i = u * unit_slots_; i < (u + 1) * unit_slots_; ++i) {
-      uint32_t lpn = p2l_[base + i];
-      if (lpn == kNone || l2p_[lpn] != base + i) continue;
-      uint32_t n = slots_per_lpn_ == 1 ? 1 : lpn_slots_[lpn];
-      sb_valid_[victim] -= n;
-      l2p_[lpn] = kUnmapped;
-      place(gcf_, lpn, n, gc_read_done_[u]);
-      counters_.gc_slots += n;
-    }
+  for (uint32_t i : gc_valid_) {
+    uint32_t lpn = p2l_[base + i];
+    uint32_t n = slots_per_lpn_ == 1 ? 1 : lpn_slots_[lpn];
+    sb_valid_[victim] -= n;
+    l2p_[lpn] = kUnmapped;
+    place(gcf_, lpn, n, gc_read_done_[i / unit_slots_]);
+    counters_.gc_slots += n;
   }
   for (uint32_t d = 0; d < dies_; ++d) nand_.erase(d, t);
   std::fill(p2l_.begin() + base, p2l_.begin() + base + slots_per_sb_, kNone);

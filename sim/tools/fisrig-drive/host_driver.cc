@@ -22,12 +22,15 @@ RunTotals HostDriver::run(uint32_t qd, const std::function<bool(AtaCommand&)>& n
   std::vector<uint8_t> free_tags;
   for (int t = int(std::min<uint32_t>(qd, 32)) - 1; t >= 0; --t) free_tags.push_back(uint8_t(t));
   uint32_t outstanding = 0;
-  bool more = true;
-  AtaCommand cmd;
+  // One command is generated ahead, so the drive can prefetch what it will touch.
+  AtaCommand cmd, ahead;
+  bool more = next(ahead);
+  if (more) d_.prefetch(ahead);
   while (true) {
     while (more && outstanding < qd && now_ < until) {
-      more = next(cmd);
-      if (!more) break;
+      cmd = ahead;
+      more = next(ahead);
+      if (more) d_.prefetch(ahead);
       bool queued = cmd.command == ata::kReadFpdmaQueued || cmd.command == ata::kWriteFpdmaQueued ||
                     cmd.command == ata::kSendFpdmaQueued;
       if (queued) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fisrig/drive/ata.h"
+#include "fisrig/drive/huge_pages.h"
 
 namespace fisrig::drive {
 
@@ -38,6 +39,7 @@ class ContentStore {
   bool page_is_uniform(uint64_t lpn, uint32_t* word) const;
 
   void clear();  // everything reads zeros (secure erase)
+  void prefetch(uint64_t lpn) const { __builtin_prefetch(&pages_[lpn]); }
   uint64_t sectors() const { return sectors_; }
   size_t mixed_pages() const { return mixed_.size() - free_mixed_.size(); }
   size_t literal_sectors() const { return literal_.size(); }
@@ -48,7 +50,7 @@ class ContentStore {
   void make_uniform(uint64_t lpn, uint32_t word);
 
   uint64_t sectors_;
-  std::vector<uint32_t> pages_;
+  HugeVector<uint32_t> pages_;
   std::vector<PageWords> mixed_;
   std::vector<uint32_t> free_mixed_;
   std::unordered_map<uint64_t, SectorBytes> literal_;

@@ -60,6 +60,9 @@ class Drive {
   // The command's Register H2D FIS was received at t. Its completion becomes available
   // through pop_completion(). Submitting while powered off or hung does nothing.
   void submit(const AtaCommand& cmd, SimTime t);
+  // A hint that `cmd` comes next: starts loading the mapping entries it will touch, so
+  // that a host with commands queued up overlaps their memory latency. Changes nothing.
+  void prefetch(const AtaCommand& cmd) const;
   // The earliest pending completion; false when none is pending.
   bool pop_completion(Completion& out);
   SimTime next_completion_time() const;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fisrig/drive/config.h"
+#include "fisrig/drive/huge_pages.h"
 #include "fisrig/drive/nand.h"
 
 namespace fisrig::drive {
@@ -45,6 +46,7 @@ class Ftl {
   uint64_t write(uint64_t lpn, uint32_t slots, SimTime t_ready);
   void trim(uint64_t lpn);
   bool mapped(uint64_t lpn) const { return l2p_[lpn] != kUnmapped; }
+  void prefetch(uint64_t lpn) const { __builtin_prefetch(&l2p_[lpn]); }
 
   // Programs the part-filled host unit now (FLUSH, FUA, idle), padding its remainder.
   void program_open_unit(SimTime t);
@@ -114,9 +116,9 @@ class Ftl {
   uint32_t superblocks_;
   uint32_t bg_target_free_;
 
-  std::vector<uint32_t> l2p_;
+  HugeVector<uint32_t> l2p_;
   std::vector<uint8_t> lpn_slots_;  // compressing drives only
-  std::vector<uint32_t> p2l_;       // first slot of a page: its lpn; others kNone
+  HugeVector<uint32_t> p2l_;       // first slot of a page: its lpn; others kNone
   std::vector<uint32_t> sb_valid_;
   std::vector<SbState> sb_state_;
   std::vector<int32_t> bucket_next_, bucket_prev_, bucket_head_;
@@ -126,6 +128,7 @@ class Ftl {
   Frontier host_, gcf_;
   std::vector<SimTime> unit_done_ring_, unit_start_ring_;
   std::vector<SimTime> gc_read_done_;  // scratch: per unit of the victim being collected
+  std::vector<uint32_t> gc_valid_;     // scratch: its valid slots, in order
   uint64_t ring_mask_;
   FtlCounters counters_;
 };
