@@ -53,6 +53,7 @@ TEST(RecoveryShape, CompressingDriveReadsFallWritesHold) {
   drive::Drive d(scaled("sandforce-240gb", 8));
   tools::RecoveryOptions o = short_run(8, 240);
   o.sweep.compress_pct = 25;
+  o.data_compress_pct = 25;
   tools::CompressingFigures f = tools::compressing_states(d, o);
   EXPECT_LT(f.read_tortured.avg_mbps, 0.9 * f.read_clean.avg_mbps);
   // Compressible writes cost a quarter of the flash, so GC stays cheap: the consumer

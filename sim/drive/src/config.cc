@@ -277,6 +277,18 @@ DriveConfig load_profile_file(const std::string& path) {
   return parse_profile(ss.str(), path);
 }
 
+std::vector<std::string> profile_key_names() {
+  std::vector<std::string> names;
+  for (const auto& [k, setter] : profile_keys()) names.push_back(k);
+  return names;
+}
+
+std::vector<std::string> fault_knob_names() {
+  return {"data_fis_crc_error_rate", "r_err_rate", "hold_storm_rate", "hold_storm_us",
+          "busy_rate", "busy_us", "latency_outlier_rate", "latency_outlier_us",
+          "hang_after_commands", "seed", "unc", "idnf"};
+}
+
 std::vector<std::string> builtin_profile_names() {
   std::vector<std::string> names;
   std::error_code ec;

@@ -4,6 +4,7 @@
 //   fisrig-drive scenario [--profile P] [...]    torture / idle / TRIM recovery figures
 //   fisrig-drive bench [--quick]                 the drive benchmarks, as JSON lines
 //   fisrig-drive profiles                        the built-in profiles
+//   fisrig-drive profile-keys                    every key a profile may set
 //   fisrig-drive check-profile FILE              validate a profile
 #include <cstdio>
 #include <cstring>
@@ -26,6 +27,7 @@ int usage() {
                "                             [--zones N] [--zone-mib M] [--fault knob=value]...\n"
                "       fisrig-drive bench [--quick] [--only NAME]\n"
                "       fisrig-drive profiles\n"
+               "       fisrig-drive profile-keys\n"
                "       fisrig-drive check-profile FILE\n");
   return 2;
 }
@@ -130,6 +132,11 @@ int main(int argc, char** argv) {
     if (sub == "bench") return tools::run_benchmarks(parse_options(argc, argv, 2, {"quick"}).count("quick") > 0,
                                                      get(parse_options(argc, argv, 2, {"quick"}), "only", ""));
     if (sub == "profiles") return cmd_profiles();
+    if (sub == "profile-keys") {
+      for (const std::string& k : drive::profile_key_names()) std::printf("%s\n", k.c_str());
+      for (const std::string& k : drive::fault_knob_names()) std::printf("faults.%s\n", k.c_str());
+      return 0;
+    }
     if (sub == "check-profile" && argc == 3) {
       drive::DriveConfig c = drive::load_profile_file(argv[2]);
       std::printf("%s: ok (%.1f GB, %.1f%% over-provisioning)\n", argv[2], c.user_bytes() / 1e9,

@@ -74,16 +74,16 @@ RecoveryFigures torture_idle_trim(Drive& d, const RecoveryOptions& o) {
   const SimTime torture_time = SimTime(o.torture_minutes * 60 * drive::kNsPerS);
   h.secure_erase();
   f.clean = sweep(h, true, o.sweep, word);
-  fill(h, 100, word);
+  fill(h, o.data_compress_pct, word);
   d.ftl().reset_counters();
-  f.torture = torture(h, torture_time, 100, word, o.seed);
+  f.torture = torture(h, torture_time, o.data_compress_pct, word, o.seed);
   f.write_amplification = d.ftl().counters().write_amplification();
   f.tortured = sweep(h, true, o.sweep, word);
   // As the review does: a fresh torture before the idle, so the idle sweep does not
   // land on zones the tortured sweep has just rewritten.
   h.secure_erase();
-  fill(h, 100, word);
-  torture(h, torture_time, 100, word, o.seed + 1);
+  fill(h, o.data_compress_pct, word);
+  torture(h, torture_time, o.data_compress_pct, word, o.seed + 1);
   h.idle(SimTime(o.idle_minutes * 60 * drive::kNsPerS));
   f.idle_recovered = sweep(h, true, o.sweep, word);
   h.trim_all();
@@ -97,9 +97,9 @@ CompressingFigures compressing_states(Drive& d, const RecoveryOptions& o) {
   uint32_t word = 0;
   h.secure_erase();
   f.write_clean = sweep(h, true, o.sweep, word);
-  fill(h, 100, word);
+  fill(h, o.data_compress_pct, word);
   f.read_clean = sweep(h, false, o.sweep, word);
-  torture(h, SimTime(o.torture_minutes * 60 * drive::kNsPerS), 100, word, o.seed);
+  torture(h, SimTime(o.torture_minutes * 60 * drive::kNsPerS), o.data_compress_pct, word, o.seed);
   f.read_tortured = sweep(h, false, o.sweep, word);
   f.write_tortured = sweep(h, true, o.sweep, word);
   return f;

@@ -34,6 +34,7 @@ struct RecoveryOptions {
   double torture_minutes = 20;
   double idle_minutes = 40;
   SweepOptions sweep;
+  uint8_t data_compress_pct = 100;  // the fill's and the torture's data
   uint64_t seed = 1;
 };
 
@@ -47,9 +48,8 @@ struct RecoveryFigures {
 };
 RecoveryFigures torture_idle_trim(Drive& d, const RecoveryOptions& o);
 
-// The same states on a compressing drive, with reads: secure erase; write sweep;
-// incompressible full fill; read sweep; torture with incompressible data; read and
-// write sweeps.
+// The same states on a compressing drive, with reads, as sandforce-trim-broken.txt runs
+// them: secure erase; write sweep; full fill; read sweep; torture; read and write sweeps.
 struct CompressingFigures {
   SweepResult write_clean, read_clean, read_tortured, write_tortured;
 };

@@ -140,5 +140,8 @@ DriveConfig parse_profile(const std::string& toml_text, const std::string& sourc
 // Finds a built-in profile by name (e.g. "consumer-256gb") or loads a path.
 DriveConfig load_profile(const std::string& name_or_path);
 std::vector<std::string> builtin_profile_names();
+// Every key a profile may set ("nand.channels", ...), and every fault knob name.
+std::vector<std::string> profile_key_names();
+std::vector<std::string> fault_knob_names();
 
 }  // namespace fisrig::drive
