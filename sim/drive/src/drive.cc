@@ -9,9 +9,6 @@
 namespace fisrig::drive {
 
 namespace {
-constexpr auto heap_later = [](const auto& a, const auto& b) {
-  return a.c.t_complete != b.c.t_complete ? a.c.t_complete > b.c.t_complete : a.seq > b.seq;
-};
 bool is_queued(uint8_t op) {
   return op == ata::kReadFpdmaQueued || op == ata::kWriteFpdmaQueued || op == ata::kSendFpdmaQueued;
 }
@@ -27,40 +24,23 @@ Drive::Drive(DriveConfig config)
   cfg_.validate();
   ftl_ = std::make_unique<Ftl>(cfg_, nand_);
   cache_ = std::make_unique<WriteCache>(std::max<uint64_t>(1, cfg_.cache.bytes / 4096), *ftl_);
-  pending_.reserve(64);
 }
 
 void Drive::push(const Completion& c) {
-  pending_.push_back(Pending{c, completion_seq_++});
-  std::push_heap(pending_.begin(), pending_.end(), heap_later);
+  pending_.push(c);
   last_activity_ = std::max(last_activity_, c.t_complete);
 }
 
-bool Drive::pop_completion(Completion& out) {
-  if (pending_.empty()) return false;
-  std::pop_heap(pending_.begin(), pending_.end(), heap_later);
-  out = pending_.back().c;
-  pending_.pop_back();
-  return true;
-}
+bool Drive::pop_completion(Completion& out) { return pending_.pop(out); }
 
-SimTime Drive::next_completion_time() const {
-  return pending_.empty() ? kNever : pending_.front().c.t_complete;
-}
+SimTime Drive::next_completion_time() const { return pending_.next_time(); }
 
 Completion Drive::execute(const AtaCommand& cmd, SimTime t) {
-  uint64_t seq = completion_seq_;
+  uint64_t seq = pending_.next_seq();
   submit(cmd, t);
   Completion out{};
   // Only this command's completion is taken; others stay pending in order.
-  for (size_t i = 0; i < pending_.size(); ++i) {
-    if (pending_[i].seq == seq) {
-      out = pending_[i].c;
-      pending_.erase(pending_.begin() + long(i));
-      std::make_heap(pending_.begin(), pending_.end(), heap_later);
-      return out;
-    }
-  }
+  if (pending_.take(seq, out)) return out;
   out.command = cmd.command;
   out.user_tag = cmd.user_tag;
   out.t_arrive = t;
@@ -89,11 +69,7 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
   }
   if (cfg_.faults.hang_after_commands && commands_seen_ >= cfg_.faults.hang_after_commands) {
     hung_ = true;
-    // Whatever was still in flight never answers either.
-    auto gone = std::remove_if(pending_.begin(), pending_.end(),
-                               [t](const Pending& p) { return p.c.t_complete > t; });
-    pending_.erase(gone, pending_.end());
-    std::make_heap(pending_.begin(), pending_.end(), heap_later);
+    pending_.drop_after(t);  // whatever was still in flight never answers either
     ++stats_.ignored_while_hung;
     return;
   }
@@ -110,8 +86,6 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
   c.c.tag = c.queued ? uint8_t((cmd.count >> 3) & 0x1F) : 0;
   c.t = t;
 
-  bool ncq_busy = false;
-  for (SimTime b : tag_busy_until_) ncq_busy |= b > t;
   if (c.queued) {
     if (nonqueued_busy_until_ > t) {
       fail(c, ata::kErrorAbrt, 0);  // queued command while a non-queued one runs
@@ -130,6 +104,8 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
     }
   } else {
     c.c.t_accept = t;
+    bool ncq_busy = false;
+    for (SimTime b : tag_busy_until_) ncq_busy |= b > t;
     if (ncq_busy || nonqueued_busy_until_ > t) {
       // A non-queued command with NCQ commands outstanding aborts them all.
       fail(c, ata::kErrorAbrt, 0);
@@ -187,27 +163,21 @@ void Drive::raise_ncq_error(const Completion& failed) {
   ncq_log_ = NcqErrorLog{true, !failed.queued, failed.tag, failed.status, failed.error,
                          failed.lba, uint16_t(failed.sectors)};
   // Every queued command still outstanding at that point is aborted with it.
-  for (Pending& p : pending_) {
-    if (!p.c.queued || p.c.t_complete <= at || p.c.aborted_by_ncq_error) continue;
-    p.c.status = ata::kStatusDrdy | ata::kStatusErr;
-    p.c.error = ata::kErrorAbrt;
-    p.c.t_complete = at;
-    p.c.aborted_by_ncq_error = true;
-    tag_busy_until_[p.c.tag] = at;
+  pending_.update_all([&](Completion& c) {
+    if (!c.queued || c.t_complete <= at || c.aborted_by_ncq_error) return;
+    c.status = ata::kStatusDrdy | ata::kStatusErr;
+    c.error = ata::kErrorAbrt;
+    c.t_complete = at;
+    c.aborted_by_ncq_error = true;
+    tag_busy_until_[c.tag] = at;
     ++stats_.ncq_aborted;
-  }
-  std::make_heap(pending_.begin(), pending_.end(), heap_later);
+  });
 }
 
 void Drive::power_off(SimTime t) {
   if (!powered_) return;
   stats_.last_power_loss = cache_->power_loss(t, content_, cfg_.power.torn_reads_unc);
-  size_t before = pending_.size();
-  auto gone = std::remove_if(pending_.begin(), pending_.end(),
-                             [t](const Pending& p) { return p.c.t_complete > t; });
-  pending_.erase(gone, pending_.end());
-  std::make_heap(pending_.begin(), pending_.end(), heap_later);
-  stats_.dropped_at_power_loss += before - pending_.size();
+  stats_.dropped_at_power_loss += pending_.drop_after(t);
   nand_.reset_time(t);
   link_.reset(t);
   cpu_free_ = std::min(cpu_free_, t);
@@ -234,10 +204,7 @@ void Drive::power_on(SimTime t) {
 
 void Drive::comreset(SimTime t) {
   ++stats_.comresets;
-  auto gone = std::remove_if(pending_.begin(), pending_.end(),
-                             [t](const Pending& p) { return p.c.t_complete > t; });
-  pending_.erase(gone, pending_.end());
-  std::make_heap(pending_.begin(), pending_.end(), heap_later);
+  pending_.drop_after(t);
   tag_busy_until_.fill(0);
   nonqueued_busy_until_ = 0;
   ncq_error_at_ = kNever;

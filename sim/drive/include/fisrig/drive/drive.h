@@ -14,6 +14,7 @@
 
 #include "fisrig/drive/ata.h"
 #include "fisrig/drive/config.h"
+#include "fisrig/drive/completion_queue.h"
 #include "fisrig/drive/content_store.h"
 #include "fisrig/drive/ftl.h"
 #include "fisrig/drive/link_timing.h"
@@ -139,13 +140,7 @@ class Drive {
   SimTime ncq_error_at_ = kNever;
   NcqErrorLog ncq_log_;
   uint64_t commands_seen_ = 0;
-  uint64_t completion_seq_ = 0;
-
-  struct Pending {
-    Completion c;
-    uint64_t seq;
-  };
-  std::vector<Pending> pending_;  // a min-heap on (t_complete, seq)
+  CompletionQueue pending_;
   DriveStats stats_;
 };
 
