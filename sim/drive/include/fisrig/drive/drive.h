@@ -116,7 +116,15 @@ class Drive {
   void raise_ncq_error(const Completion& failed);
   void secure_erase(Ctx& c);
   bool chance(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
-  SimTime send_fis(SimTime t, uint32_t dwords) { return link_.reserve(t, link_.fis_ns(dwords)); }
+  // A non-data FIS the device sends; an R_ERR answer (fault knob) costs a resend.
+  SimTime send_fis(SimTime t, uint32_t dwords) {
+    SimTime end = link_.reserve(t, link_.fis_ns(dwords));
+    if (chance(cfg_.faults.r_err_rate)) {
+      ++stats_.r_err_non_data;
+      end = link_.reserve(end, link_.fis_ns(dwords));
+    }
+    return end;
+  }
 
   DriveConfig cfg_;
   NandBackend nand_;
