@@ -25,7 +25,7 @@ test: native
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
 bench: native
-	$(BUILD)/bin/fisrig-drive bench | python3 scripts/bench_collect.py $(BUILD)/bench.json
+	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-model-bench; } | python3 scripts/bench_collect.py $(BUILD)/bench.json
 
 clean:
 	rm -rf $(BUILD)

@@ -75,6 +75,7 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
   }
   ++commands_seen_;
   t = std::max(t, ready_at_);
+  link_.retire_before(t);  // hosts submit in time order
   idle_until(t);
 
   Ctx c{cmd};

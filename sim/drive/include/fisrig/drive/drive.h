@@ -58,6 +58,9 @@ class Drive {
  public:
   explicit Drive(DriveConfig config);
 
+  // The host starts sending a Register H2D FIS at t: it waits for the wire, which the
+  // device's own FISes share. Returns when the FIS has arrived (the time to submit at).
+  SimTime receive_h2d(SimTime t) { return link_.reserve(t, link_.fis_ns(fis_dwords::kRegH2D)); }
   // The command's Register H2D FIS was received at t. Its completion becomes available
   // through pop_completion(). Submitting while powered off or hung does nothing.
   void submit(const AtaCommand& cmd, SimTime t);

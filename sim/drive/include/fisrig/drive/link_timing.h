@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
+#include <vector>
 
 #include "fisrig/drive/config.h"
 
@@ -45,18 +47,54 @@ class LinkTiming {
     if (rest) t += fis_ns(rest + fis_dwords::kDataHeader);
     return t;
   }
-  // Occupies the wire from no earlier than t for dur; returns when it is free again.
+  // Puts a FIS of `dur` on the wire in the first idle gap at or after t; returns when
+  // it ends. Commands are processed eagerly, not in time order, so a FIS decided later
+  // may well go on the wire before one decided earlier: the wire keeps its busy intervals
+  // and fills gaps, as a time-ordered simulation would.
   SimTime reserve(SimTime t, SimTime dur) {
-    SimTime start = std::max(t, free_);
-    free_ = start + dur;
-    return free_;
+    auto it = std::lower_bound(busy_.begin(), busy_.end(), t,
+                               [](const Interval& iv, SimTime x) { return iv.end <= x; });
+    SimTime start = t;
+    for (; it != busy_.end(); ++it) {
+      if (start + dur <= it->start) break;  // fits in the gap before *it
+      start = std::max(start, it->end);
+    }
+    // Merge with neighbours that touch it, so back-to-back FISes stay one interval.
+    SimTime end = start + dur;
+    if (it != busy_.begin() && std::prev(it)->end == start) {
+      auto prev = std::prev(it);
+      prev->end = end;
+      if (it != busy_.end() && it->start == end) {
+        prev->end = it->end;
+        busy_.erase(it);
+      }
+    } else if (it != busy_.end() && it->start == end) {
+      it->start = start;
+    } else {
+      busy_.insert(it, Interval{start, end});
+    }
+    return end;
   }
-  SimTime free_at() const { return free_; }
-  void reset(SimTime t) { free_ = std::min(free_, t); }
+  // Nothing will ask for the wire before t again: forget what ended before it.
+  void retire_before(SimTime t) {
+    auto it = std::lower_bound(busy_.begin(), busy_.end(), t,
+                               [](const Interval& iv, SimTime x) { return iv.end <= x; });
+    busy_.erase(busy_.begin(), it);
+  }
+  SimTime free_at() const { return busy_.empty() ? 0 : busy_.back().end; }
+  // Power cut or COMRESET at t: nothing after t goes on the wire.
+  void reset(SimTime t) {
+    retire_before(0);
+    while (!busy_.empty() && busy_.back().start >= t) busy_.pop_back();
+    if (!busy_.empty()) busy_.back().end = std::min(busy_.back().end, t);
+  }
 
  private:
+  struct Interval {
+    SimTime start, end;
+  };
   double ns_per_dword_;
-  SimTime free_ = 0;
+  std::vector<Interval> busy_;  // sorted, disjoint
 };
 
 }  // namespace fisrig::drive

@@ -1,0 +1,147 @@
+/*
+ * The raw command engine's interface: the one definition that the gateware (hw/), the
+ * firmware (firmware/core) and the model target's engine (sim/model) all implement or use.
+ *
+ * Like an NVMe queue pair: the CPU writes 32-byte command descriptors into a submission
+ * ring in RAM and writes the new tail to the doorbell; the engine fetches them into its
+ * 32 slots, runs the FIS sequence each protocol needs, and writes one completion record
+ * per descriptor into the completion ring, with the time of every phase on the engine's
+ * free-running counter. The CPU never sits in the per-FIS path.
+ *
+ * Every multi-byte field is little-endian. Times are ticks of the SATA clock domain's
+ * 64-bit counter: 150 MHz at Gen3 (6.667 ns), whatever the negotiated speed.
+ */
+#ifndef FISRIG_ENGINE_IF_H
+#define FISRIG_ENGINE_IF_H
+
+#include <stdint.h>
+
+#define FISRIG_ENGINE_IF_VERSION 1u
+#define FISRIG_ENGINE_SLOTS 32u
+#define FISRIG_TICK_HZ 150000000ull /* timestamp counter rate */
+
+/* How the engine sequences a descriptor's FISes (descriptor.protocol). */
+enum fisrig_protocol {
+  FISRIG_PROTO_NON_DATA = 0,  /* H2D, then D2H (FLUSH, SET FEATURES, SECURITY ...) */
+  FISRIG_PROTO_PIO_IN = 1,    /* H2D, PIO Setup + Data per DRQ block (IDENTIFY, READ LOG EXT) */
+  FISRIG_PROTO_PIO_OUT = 2,   /* H2D, PIO Setup, Data, ... D2H */
+  FISRIG_PROTO_DMA_IN = 3,    /* H2D, Data FISes, D2H (READ DMA EXT, READ LOG DMA EXT) */
+  FISRIG_PROTO_DMA_OUT = 4,   /* H2D, DMA Activate + Data per FIS, D2H (WRITE DMA EXT, DSM) */
+  FISRIG_PROTO_FPDMA_IN = 5,  /* NCQ: H2D, D2H, DMA Setup, Data..., SDB (READ FPDMA QUEUED) */
+  FISRIG_PROTO_FPDMA_OUT = 6, /* NCQ: H2D, D2H, DMA Setup, Data..., SDB (WRITE / SEND FPDMA) */
+  FISRIG_PROTO_POWER = 7,     /* not a command: a power-controller operation, see below */
+  FISRIG_PROTO_LINK = 8       /* not a command: COMRESET / wait for link up */
+};
+
+/* Where write data comes from and what read data is checked against (data_source). */
+enum fisrig_data_source {
+  FISRIG_DATA_NONE = 0,     /* no data phase, or read data discarded */
+  FISRIG_DATA_RAM = 1,      /* DMA to/from main RAM at data_word (byte offset in the data window) */
+  FISRIG_DATA_ZEROS = 2,    /* all-zero sectors */
+  FISRIG_DATA_STAMP = 3,    /* integrity stamp: LBA + write sequence (data_word) + CRC; compress_pct
+                               sets how much of each sector is incompressible LFSR, the rest zeros */
+  FISRIG_DATA_LFSR = 4      /* incompressible LFSR seeded by data_word and the LBA */
+};
+
+/* descriptor.flags */
+#define FISRIG_DESC_CHECK 0x01u   /* read data is checked against data_source/data_word */
+#define FISRIG_DESC_NO_CPL 0x02u  /* reserved: every descriptor currently completes */
+
+/* POWER descriptors: command selects the operation; the rest as listed. */
+enum fisrig_power_op {
+  FISRIG_POWER_OFF = 1,          /* rails off now */
+  FISRIG_POWER_ON = 2,           /* rails on now (the link comes up by itself) */
+  FISRIG_POWER_OFF_AT_EVENT = 3  /* rails off timeout_ticks after the count-th FIS of kind
+                                    features (enum fisrig_fis_event), counted from now */
+};
+enum fisrig_fis_event {
+  FISRIG_EVENT_H2D = 1,
+  FISRIG_EVENT_D2H = 2,
+  FISRIG_EVENT_SDB = 3,
+  FISRIG_EVENT_DATA = 4,
+  FISRIG_EVENT_DMA_SETUP = 5
+};
+/* LINK descriptors */
+enum fisrig_link_op {
+  FISRIG_LINK_COMRESET = 1,     /* COMRESET, OOB, wait for the signature D2H */
+  FISRIG_LINK_WAIT_UP = 2       /* wait until the link is up (timeout_ticks, 0 = default) */
+};
+
+/*
+ * Command descriptor: 32 bytes in the submission ring. Every Register H2D field is here
+ * and goes to the drive as written: the engine interprets only protocol and, for NCQ,
+ * fills in its own tag (COUNT bits 7:3) from the slot it picks.
+ */
+struct fisrig_cmd_desc {
+  uint8_t protocol;     /* enum fisrig_protocol */
+  uint8_t command;      /* COMMAND */
+  uint16_t features;    /* FEATURES 15:0 */
+  uint16_t count;       /* COUNT 15:0 */
+  uint8_t device;       /* DEVICE */
+  uint8_t icc;          /* ICC */
+  uint8_t lba[6];       /* LBA 47:0 */
+  uint16_t aux;         /* AUXILIARY 15:0 */
+  uint8_t control;      /* CONTROL */
+  uint8_t data_source;  /* enum fisrig_data_source */
+  uint8_t compress_pct; /* FISRIG_DATA_STAMP: percent of each sector that is incompressible */
+  uint8_t flags;        /* FISRIG_DESC_* */
+  uint32_t data_word;   /* stamp write sequence, LFSR seed, or RAM offset */
+  uint32_t user_tag;    /* returned untouched in the completion record */
+  uint32_t timeout_ticks; /* 0 = the engine's default; a slot past it completes as TIMEOUT */
+};
+
+/* What became of a descriptor (completion.result). */
+enum fisrig_result {
+  FISRIG_RESULT_OK = 0,
+  FISRIG_RESULT_ATA_ERROR = 1,     /* the device reported ERR: see status and error */
+  FISRIG_RESULT_NCQ_ABORTED = 2,   /* aborted by another command's NCQ error */
+  FISRIG_RESULT_TIMEOUT = 3,       /* no answer within timeout_ticks */
+  FISRIG_RESULT_LINK_LOST = 4,     /* COMRESET, link down or power cut before it ended */
+  FISRIG_RESULT_CHECK_FAILED = 5,  /* read data did not match (check_errors sectors) */
+  FISRIG_RESULT_REFUSED = 6        /* the engine refused it: malformed descriptor */
+};
+
+/*
+ * Completion record: 80 bytes in the completion ring, one per descriptor, in completion
+ * order. A phase the command did not have is 0.
+ */
+struct fisrig_cpl_record {
+  uint32_t user_tag;
+  uint8_t slot;         /* engine slot; for NCQ commands also the tag */
+  uint8_t result;       /* enum fisrig_result */
+  uint8_t status;       /* ATA STATUS of the D2H or SDB */
+  uint8_t error;        /* ATA ERROR */
+  uint8_t lba[6];       /* LBA of the D2H (the first failing sector on an error) */
+  uint16_t check_errors;/* sectors that failed the data check */
+  uint32_t sectors;     /* sectors moved */
+  uint32_t reserved;    /* zero; keeps the timestamps 8-byte aligned */
+  uint64_t ts_submit;   /* the engine fetched the descriptor */
+  uint64_t ts_h2d;      /* Register H2D sent (end of its EOF) */
+  uint64_t ts_accept;   /* NCQ: D2H that releases the command; else 0 */
+  uint64_t ts_setup;    /* DMA Setup, first DMA Activate or PIO Setup received */
+  uint64_t ts_data_first; /* first data dword on the wire */
+  uint64_t ts_data_last;  /* last data dword on the wire */
+  uint64_t ts_status;   /* D2H or Set Device Bits carrying this command's completion */
+};
+
+/*
+ * A record the engine writes on its own (a power edge, a link going down or up) carries
+ * this user_tag; its ts_status is when it happened, result LINK_LOST for a cut.
+ */
+#define FISRIG_USER_TAG_EVENT 0xFFFFFFFFu
+
+/* The rings' sizes are powers of two; indexes run free and wrap by masking. */
+struct fisrig_ring_regs {
+  uint32_t sq_base, sq_entries; /* submission ring in RAM */
+  uint32_t cq_base, cq_entries; /* completion ring in RAM */
+  uint32_t sq_tail;             /* doorbell: written by the CPU */
+  uint32_t sq_head;             /* read-only: descriptors fetched */
+  uint32_t cq_tail;             /* read-only: records written */
+  uint32_t cq_head;             /* written by the CPU: records consumed */
+};
+
+/* Layout checks that hold in C99 and C++ alike: a negative array size fails to build. */
+typedef char fisrig_desc_is_32_bytes[sizeof(struct fisrig_cmd_desc) == 32 ? 1 : -1];
+typedef char fisrig_cpl_is_80_bytes[sizeof(struct fisrig_cpl_record) == 80 ? 1 : -1];
+
+#endif /* FISRIG_ENGINE_IF_H */

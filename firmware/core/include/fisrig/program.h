@@ -1,0 +1,143 @@
+/*
+ * The compiled test program the host uploads and the rig's VM runs (portable C99).
+ *
+ * A program is a header followed by instructions. Every instruction starts with a 4-byte
+ * head (opcode, reserved, total size in bytes, little-endian) so that a VM can refuse an
+ * instruction it does not know by name instead of misreading the rest. The host's
+ * compiler (host/fisrig/compile.py) is the only writer; the layouts below are its contract.
+ */
+#ifndef FISRIG_PROGRAM_H
+#define FISRIG_PROGRAM_H
+
+#include <stdint.h>
+
+#include "fisrig/engine_if.h"
+
+#define FISRIG_PROGRAM_MAGIC 0x50525346u /* "FSRP" */
+#define FISRIG_PROGRAM_VERSION 1u
+
+struct fisrig_program_header {
+  uint32_t magic;
+  uint16_t version;
+  uint16_t flags;        /* zero */
+  uint32_t size;         /* bytes, header included */
+  uint32_t reserved;
+  uint64_t drive_sectors; /* the capacity the program was compiled for (0 = not checked) */
+};
+
+enum fisrig_opcode {
+  FISRIG_OP_END = 0,
+  FISRIG_OP_MARK = 1,      /* struct fisrig_op_mark: label the records that follow */
+  FISRIG_OP_LOOP = 2,      /* struct fisrig_op_loop: run the body count times */
+  FISRIG_OP_END_LOOP = 3,  /* head only */
+  FISRIG_OP_IDLE = 4,      /* struct fisrig_op_idle: nothing outstanding, then wait */
+  FISRIG_OP_RAW = 5,       /* struct fisrig_op_raw: one descriptor, with an expectation */
+  FISRIG_OP_WORKLOAD = 6,  /* struct fisrig_op_workload: a generator */
+  FISRIG_OP_TRIM = 7,      /* struct fisrig_op_trim: DSM TRIM of an LBA range */
+  FISRIG_OP_DRAIN = 8      /* head only: wait until nothing is outstanding */
+};
+
+struct fisrig_op_head {
+  uint8_t opcode;
+  uint8_t reserved;
+  uint16_t size; /* bytes, head included */
+};
+
+struct fisrig_op_mark {
+  struct fisrig_op_head head;
+  uint32_t marker; /* the phase label the host maps to a name */
+};
+
+struct fisrig_op_loop {
+  struct fisrig_op_head head;
+  uint32_t count;
+};
+
+struct fisrig_op_idle {
+  struct fisrig_op_head head;
+  uint32_t reserved;
+  uint64_t ticks;
+};
+
+/* What a RAW descriptor must end with; a miss ends the run (FISRIG_VM_EXPECT_FAILED). */
+struct fisrig_expect {
+  uint8_t result;       /* enum fisrig_result, or 0xFF = any */
+  uint8_t status_mask;  /* (status & mask) == value */
+  uint8_t status_value;
+  uint8_t error_mask;   /* (error & mask) == value */
+  uint8_t error_value;
+  uint8_t reserved[3];
+};
+
+struct fisrig_op_raw {
+  struct fisrig_op_head head;
+  struct fisrig_expect expect;
+  uint32_t data_bytes;  /* data-out bytes that follow the descriptor (DSM ranges, passwords) */
+  struct fisrig_cmd_desc desc;
+  /* then data_bytes of data-out, padded to 4 bytes */
+};
+
+enum fisrig_pattern { FISRIG_PATTERN_SEQUENTIAL = 0, FISRIG_PATTERN_UNIFORM = 1, FISRIG_PATTERN_ZIPF = 2 };
+
+/*
+ * A workload generator: commands of a mix over an LBA span, kept queue_depth deep, until
+ * a stop condition. Transfer sizes are drawn from up to 8 (sectors, weight) pairs.
+ */
+struct fisrig_op_workload {
+  struct fisrig_op_head head;
+  uint8_t pattern;      /* enum fisrig_pattern */
+  uint8_t queue_depth;  /* 1..32 */
+  uint8_t ncq;          /* 1: FPDMA QUEUED; 0: DMA EXT one at a time */
+  uint8_t data_source;  /* enum fisrig_data_source for writes */
+  uint8_t compress_pct;
+  uint8_t read_pct;     /* percent reads ... */
+  uint8_t trim_pct;     /* ... TRIMs (one range of the transfer size) ... */
+  uint8_t flush_pct;    /* ... FLUSH CACHE EXT; the rest writes */
+  uint8_t fua;          /* writes with FUA */
+  uint8_t check_reads;  /* reads checked against the stamp of the last write */
+  uint8_t sizes;        /* transfer-size pairs used, 1..8 */
+  uint8_t reserved;
+  uint32_t seed;
+  uint32_t zipf_theta_milli; /* zipf skew x1000 (pattern ZIPF) */
+  uint64_t lba_start;
+  uint64_t lba_span;    /* sectors */
+  uint64_t stop_commands; /* 0 = no limit; at least one stop is set */
+  uint64_t stop_bytes;
+  uint64_t stop_ticks;
+  uint32_t size_sectors[8];
+  uint32_t size_weight[8];
+};
+
+struct fisrig_op_trim {
+  struct fisrig_op_head head;
+  uint8_t queued;       /* SEND FPDMA QUEUED rather than DATA SET MANAGEMENT */
+  uint8_t reserved[3];
+  uint64_t lba_start;
+  uint64_t sectors;
+};
+
+/*
+ * One record per completed descriptor, in the record ring the host drains: the engine's
+ * completion record plus what the command was and which phase it belonged to.
+ */
+struct fisrig_run_record {
+  struct fisrig_cpl_record cpl;
+  uint32_t marker;
+  uint8_t command;
+  uint8_t protocol;
+  uint8_t kind;         /* enum fisrig_record_kind */
+  uint8_t reserved;
+  uint64_t lba;         /* the command's LBA */
+};
+
+enum fisrig_record_kind {
+  FISRIG_RECORD_COMMAND = 0,
+  FISRIG_RECORD_POWER = 1,
+  FISRIG_RECORD_LINK = 2,
+  FISRIG_RECORD_END = 3   /* the last record of a run: cpl.result holds the enum fisrig_vm_status,
+                             lba the offset of the instruction that failed */
+};
+
+typedef char fisrig_record_is_96_bytes[sizeof(struct fisrig_run_record) == 96 ? 1 : -1];
+
+#endif /* FISRIG_PROGRAM_H */

@@ -1,0 +1,99 @@
+/*
+ * The program VM: runs a compiled program (fisrig/program.h) against the engine through
+ * its descriptor rings (fisrig/engine_if.h) and hands every completion to a record sink.
+ * Portable C99: no allocation, no OS calls; the platform supplies the ring access, the
+ * clock and the waiting.
+ */
+#ifndef FISRIG_VM_H
+#define FISRIG_VM_H
+
+#include <stdint.h>
+
+#include "fisrig/engine_if.h"
+#include "fisrig/program.h"
+
+#define FISRIG_VM_INFLIGHT 64u      /* descriptors between doorbell and record */
+#define FISRIG_VM_LOOP_DEPTH 8u
+#define FISRIG_VM_DSM_BYTES 512u    /* one TRIM range block per in-flight descriptor */
+
+/* How the platform reaches the engine. */
+struct fisrig_engine_ops {
+  void *ctx;
+  struct fisrig_cmd_desc *sq;            /* submission ring, sq_entries (power of two) */
+  uint32_t sq_entries;
+  const struct fisrig_cpl_record *cq;    /* completion ring, cq_entries (power of two) */
+  uint32_t cq_entries;
+  /* Data-out staging the engine can DMA from; the VM gives each in-flight slot
+     FISRIG_VM_DSM_BYTES at offset index * FISRIG_VM_DSM_BYTES. */
+  uint8_t *data_window;
+  uint32_t data_window_bytes;
+  void (*doorbell)(void *ctx, uint32_t sq_tail);
+  uint32_t (*sq_head)(void *ctx);         /* descriptors the engine has fetched */
+  uint32_t (*cq_tail)(void *ctx);
+  void (*cq_consumed)(void *ctx, uint32_t cq_head);
+  uint64_t (*now)(void *ctx);
+  /* Returns when a completion may be waiting or the clock reaches `until`, whichever is
+     first (hardware: poll or sleep; the model: advance simulated time). */
+  void (*wait)(void *ctx, uint64_t until);
+};
+
+/* Where records go; a non-zero return stops the run (FISRIG_VM_SINK_FULL). */
+struct fisrig_record_sink {
+  void *ctx;
+  int (*emit)(void *ctx, const struct fisrig_run_record *record);
+};
+
+enum fisrig_vm_status {
+  FISRIG_VM_DONE = 0,
+  FISRIG_VM_BAD_PROGRAM = 1,    /* error_offset points at the instruction */
+  FISRIG_VM_EXPECT_FAILED = 2,  /* a RAW expectation missed */
+  FISRIG_VM_ENGINE_STUCK = 3,   /* outstanding descriptors never completed */
+  FISRIG_VM_SINK_FULL = 4,
+  FISRIG_VM_STOPPED = 5         /* the platform asked to stop */
+};
+
+struct fisrig_vm_inflight {
+  uint32_t marker;
+  uint64_t lba;
+  uint32_t bytes;
+  uint8_t command;
+  uint8_t protocol;
+  uint8_t kind;
+  uint8_t used;
+};
+
+struct fisrig_vm {
+  struct fisrig_engine_ops ops;
+  struct fisrig_record_sink sink;
+  volatile int stop_requested;    /* set from elsewhere to end the run cleanly */
+  uint64_t stuck_ticks;           /* no completion for this long with work outstanding */
+
+  /* run state */
+  uint32_t marker;
+  uint32_t sq_tail;
+  uint32_t cq_head;
+  uint32_t outstanding;
+  uint32_t next_tag;
+  uint32_t write_seq;             /* the stamp word of the next write */
+  uint64_t drive_sectors;
+  int link_lost;                  /* a record said the link went down */
+  struct fisrig_vm_inflight inflight[FISRIG_VM_INFLIGHT];
+
+  /* what a run did */
+  uint64_t commands;
+  uint64_t bytes;
+  uint64_t errors;
+  uint32_t error_offset;          /* BAD_PROGRAM / EXPECT_FAILED: instruction offset */
+  const char *error_text;         /* a static string saying what was wrong */
+  struct fisrig_cpl_record last_failed;
+};
+
+void fisrig_vm_init(struct fisrig_vm *vm, const struct fisrig_engine_ops *ops,
+                    const struct fisrig_record_sink *sink);
+/* Checks a program's structure without running it; returns DONE or BAD_PROGRAM. */
+enum fisrig_vm_status fisrig_vm_validate(struct fisrig_vm *vm, const uint8_t *program, uint32_t size);
+/* Runs it. Every descriptor submitted is waited for before this returns (unless the
+   engine is stuck), and a final FISRIG_RECORD_END record says how the run ended. */
+enum fisrig_vm_status fisrig_vm_run(struct fisrig_vm *vm, const uint8_t *program, uint32_t size);
+
+#endif /* FISRIG_VM_H */

@@ -1,0 +1,521 @@
+/* The program VM: instruction decoding, the workload generators, and the descriptor rings. */
+#include "fisrig/vm.h"
+
+#include <math.h>
+#include <string.h>
+
+#define ATA_READ_DMA_EXT 0x25u
+#define ATA_WRITE_DMA_EXT 0x35u
+#define ATA_WRITE_DMA_FUA_EXT 0x3Du
+#define ATA_READ_FPDMA 0x60u
+#define ATA_WRITE_FPDMA 0x61u
+#define ATA_SEND_FPDMA 0x64u
+#define ATA_DSM 0x06u
+#define ATA_FLUSH_EXT 0xEAu
+#define DSM_ENTRIES_PER_BLOCK 64u
+#define DSM_MAX_RANGE 0xFFFFu
+
+/* ---- small helpers ---- */
+
+static uint64_t rng_next(uint64_t *s) {
+  /* xorshift64*: fast, and the same sequence on every platform */
+  uint64_t x = *s;
+  x ^= x >> 12;
+  x ^= x << 25;
+  x ^= x >> 27;
+  *s = x;
+  return x * 0x2545F4914F6CDD1Dull;
+}
+
+static void put_lba(uint8_t lba[6], uint64_t v) {
+  int i;
+  for (i = 0; i < 6; ++i) lba[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_lba(const uint8_t lba[6]) {
+  uint64_t v = 0;
+  int i;
+  for (i = 5; i >= 0; --i) v = (v << 8) | lba[i];
+  return v;
+}
+
+static enum fisrig_vm_status bad(struct fisrig_vm *vm, uint32_t offset, const char *why) {
+  vm->error_offset = offset;
+  vm->error_text = why;
+  return FISRIG_VM_BAD_PROGRAM;
+}
+
+void fisrig_vm_init(struct fisrig_vm *vm, const struct fisrig_engine_ops *ops,
+                    const struct fisrig_record_sink *sink) {
+  memset(vm, 0, sizeof *vm);
+  vm->ops = *ops;
+  vm->sink = *sink;
+  vm->stuck_ticks = 30ull * FISRIG_TICK_HZ; /* longer than any command's own timeout */
+  /* The rings outlive a run: start where the engine is, not at zero. */
+  vm->sq_tail = ops->sq_head(ops->ctx);
+  vm->cq_head = ops->cq_tail(ops->ctx);
+}
+
+/* ---- rings ---- */
+
+static int emit(struct fisrig_vm *vm, const struct fisrig_run_record *r) {
+  return vm->sink.emit(vm->sink.ctx, r) != 0;
+}
+
+/* Hands every completion record waiting in the ring to the sink; returns how many, or
+   -1 when the sink refused one. *last gets the last record reaped. */
+static int reap(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
+  uint32_t tail = vm->ops.cq_tail(vm->ops.ctx);
+  int n = 0;
+  while (vm->cq_head != tail) {
+    const struct fisrig_cpl_record *c = &vm->ops.cq[vm->cq_head & (vm->ops.cq_entries - 1)];
+    struct fisrig_run_record r;
+    struct fisrig_vm_inflight *f = &vm->inflight[c->user_tag % FISRIG_VM_INFLIGHT];
+    memset(&r, 0, sizeof r);
+    r.cpl = *c;
+    if (c->user_tag == FISRIG_USER_TAG_EVENT) { /* the engine's own: no descriptor behind it */
+      if (c->result == FISRIG_RESULT_LINK_LOST) vm->link_lost = 1;
+      r.marker = vm->marker;
+      r.kind = FISRIG_RECORD_POWER;
+      vm->cq_head++;
+      vm->ops.cq_consumed(vm->ops.ctx, vm->cq_head);
+      n++;
+      if (emit(vm, &r)) return -1;
+      continue;
+    }
+    r.marker = f->marker;
+    r.command = f->command;
+    r.protocol = f->protocol;
+    r.kind = f->kind;
+    r.lba = f->lba;
+    f->used = 0;
+    if (vm->outstanding) vm->outstanding--;
+    vm->commands++;
+    vm->bytes += (uint64_t)c->sectors * 512u;
+    if (c->result == FISRIG_RESULT_LINK_LOST) vm->link_lost = 1;
+    if (c->result != FISRIG_RESULT_OK) {
+      vm->errors++;
+      vm->last_failed = *c;
+    }
+    if (last) *last = *c;
+    vm->cq_head++;
+    vm->ops.cq_consumed(vm->ops.ctx, vm->cq_head);
+    n++;
+    if (emit(vm, &r)) return -1;
+  }
+  return n;
+}
+
+/* Waits for at least one completion. */
+static enum fisrig_vm_status wait_some(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
+  uint64_t start = vm->ops.now(vm->ops.ctx);
+  for (;;) {
+    int n = reap(vm, last);
+    if (n < 0) return FISRIG_VM_SINK_FULL;
+    if (n > 0) return FISRIG_VM_DONE;
+    if (vm->ops.now(vm->ops.ctx) - start >= vm->stuck_ticks) return FISRIG_VM_ENGINE_STUCK;
+    vm->ops.wait(vm->ops.ctx, start + vm->stuck_ticks);
+  }
+}
+
+static enum fisrig_vm_status drain(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
+  while (vm->outstanding) {
+    enum fisrig_vm_status s = wait_some(vm, last);
+    if (s != FISRIG_VM_DONE) return s;
+  }
+  return FISRIG_VM_DONE;
+}
+
+/* Puts one descriptor in the submission ring; `data` (data_bytes) is staged for it. */
+static void submit(struct fisrig_vm *vm, struct fisrig_cmd_desc *d, uint8_t kind,
+                   const uint8_t *data, uint32_t data_bytes) {
+  uint32_t idx;
+  struct fisrig_vm_inflight *f;
+  for (idx = vm->next_tag % FISRIG_VM_INFLIGHT; vm->inflight[idx].used;
+       idx = (idx + 1) % FISRIG_VM_INFLIGHT) {
+  }
+  vm->next_tag = idx + 1;
+  f = &vm->inflight[idx];
+  f->used = 1;
+  f->marker = vm->marker;
+  f->command = d->command;
+  f->protocol = d->protocol;
+  f->kind = kind;
+  f->lba = get_lba(d->lba);
+  d->user_tag = idx;
+  if (data_bytes) {
+    memcpy(vm->ops.data_window + idx * FISRIG_VM_DSM_BYTES, data, data_bytes);
+    d->data_source = FISRIG_DATA_RAM;
+    d->data_word = idx * FISRIG_VM_DSM_BYTES;
+  }
+  vm->ops.sq[vm->sq_tail & (vm->ops.sq_entries - 1)] = *d;
+  vm->sq_tail++;
+  vm->outstanding++;
+  vm->ops.doorbell(vm->ops.ctx, vm->sq_tail);
+}
+
+/* ---- instructions ---- */
+
+static int expect_holds(const struct fisrig_expect *e, const struct fisrig_cpl_record *c) {
+  if (e->result != 0xFF && e->result != c->result) return 0;
+  if ((c->status & e->status_mask) != e->status_value) return 0;
+  if ((c->error & e->error_mask) != e->error_value) return 0;
+  return 1;
+}
+
+static enum fisrig_vm_status run_raw(struct fisrig_vm *vm, const struct fisrig_op_raw *op,
+                                     const uint8_t *data, uint32_t offset) {
+  struct fisrig_cpl_record done;
+  struct fisrig_cmd_desc d = op->desc;
+  enum fisrig_vm_status s = drain(vm, NULL);
+  uint8_t kind = d.protocol == FISRIG_PROTO_POWER ? FISRIG_RECORD_POWER
+                 : d.protocol == FISRIG_PROTO_LINK ? FISRIG_RECORD_LINK
+                                                   : FISRIG_RECORD_COMMAND;
+  if (s != FISRIG_VM_DONE) return s;
+  submit(vm, &d, kind, data, op->data_bytes);
+  s = drain(vm, &done);
+  if (s != FISRIG_VM_DONE) return s;
+  if (!expect_holds(&op->expect, &done)) {
+    vm->error_offset = offset;
+    vm->error_text = "expectation not met";
+    vm->last_failed = done;
+    return FISRIG_VM_EXPECT_FAILED;
+  }
+  return FISRIG_VM_DONE;
+}
+
+/* One DSM range block: [lba, lba + n) as entries of at most 65535 sectors. */
+static uint32_t dsm_block(uint8_t *block, uint64_t *lba, uint64_t end) {
+  uint32_t i;
+  memset(block, 0, FISRIG_VM_DSM_BYTES);
+  for (i = 0; i < DSM_ENTRIES_PER_BLOCK && *lba < end; ++i) {
+    uint64_t n = end - *lba < DSM_MAX_RANGE ? end - *lba : DSM_MAX_RANGE;
+    uint64_t e = *lba | (n << 48);
+    int b;
+    for (b = 0; b < 8; ++b) block[i * 8 + b] = (uint8_t)(e >> (8 * b));
+    *lba += n;
+  }
+  return i;
+}
+
+static void trim_desc(struct fisrig_cmd_desc *d, int queued) {
+  memset(d, 0, sizeof *d);
+  d->device = 0x40;
+  if (queued) {
+    d->protocol = FISRIG_PROTO_FPDMA_OUT;
+    d->command = ATA_SEND_FPDMA;
+    d->features = 1; /* one 512-byte block of ranges */
+    d->aux = 1;      /* DSM subcommand (COUNT 12:8 = 0) with TRIM */
+  } else {
+    d->protocol = FISRIG_PROTO_DMA_OUT;
+    d->command = ATA_DSM;
+    d->features = 1; /* TRIM */
+    d->count = 1;
+  }
+}
+
+static enum fisrig_vm_status run_trim(struct fisrig_vm *vm, const struct fisrig_op_trim *op) {
+  uint64_t lba = op->lba_start, end = op->lba_start + op->sectors;
+  uint8_t block[FISRIG_VM_DSM_BYTES];
+  enum fisrig_vm_status s = drain(vm, NULL);
+  if (s != FISRIG_VM_DONE) return s;
+  while (lba < end) {
+    struct fisrig_cmd_desc d;
+    uint64_t first = lba;
+    trim_desc(&d, op->queued);
+    dsm_block(block, &lba, end);
+    put_lba(d.lba, first); /* not used by the drive; labels the record */
+    submit(vm, &d, FISRIG_RECORD_COMMAND, block, sizeof block);
+    s = drain(vm, NULL);
+    if (s != FISRIG_VM_DONE) return s;
+    if (vm->stop_requested) return FISRIG_VM_STOPPED;
+  }
+  return FISRIG_VM_DONE;
+}
+
+static enum fisrig_vm_status run_idle(struct fisrig_vm *vm, const struct fisrig_op_idle *op) {
+  enum fisrig_vm_status s = drain(vm, NULL);
+  uint64_t until;
+  if (s != FISRIG_VM_DONE) return s;
+  until = vm->ops.now(vm->ops.ctx) + op->ticks;
+  while (vm->ops.now(vm->ops.ctx) < until) {
+    if (vm->stop_requested) return FISRIG_VM_STOPPED;
+    vm->ops.wait(vm->ops.ctx, until);
+  }
+  return FISRIG_VM_DONE;
+}
+
+/* A rank in [0, n) with P(rank k) ~ 1 / (k+1)^theta: the continuous power law, inverted. */
+static uint64_t zipf_rank(uint64_t *rng, uint64_t n, double theta) {
+  double u = (double)(rng_next(rng) >> 11) * (1.0 / 9007199254740992.0);
+  double x;
+  if (theta > 0.999 && theta < 1.001) x = pow((double)n, u);
+  else x = pow(((pow((double)n, 1.0 - theta) - 1.0) * u + 1.0), 1.0 / (1.0 - theta));
+  if (x < 1.0) x = 1.0;
+  return (uint64_t)x - 1 < n ? (uint64_t)x - 1 : n - 1;
+}
+
+static uint32_t pick_size(const struct fisrig_op_workload *w, uint64_t *rng) {
+  uint32_t total = 0, i, r;
+  for (i = 0; i < w->sizes; ++i) total += w->size_weight[i];
+  r = (uint32_t)(rng_next(rng) % total);
+  for (i = 0; i < w->sizes; ++i) {
+    if (r < w->size_weight[i]) return w->size_sectors[i];
+    r -= w->size_weight[i];
+  }
+  return w->size_sectors[0];
+}
+
+static enum fisrig_vm_status run_workload(struct fisrig_vm *vm, const struct fisrig_op_workload *w) {
+  uint64_t rng = ((uint64_t)w->seed << 1) | 1u;
+  uint64_t issued = 0, bytes = 0, seq_next = 0;
+  uint64_t t0 = vm->ops.now(vm->ops.ctx);
+  double theta = w->zipf_theta_milli / 1000.0;
+  uint8_t block[FISRIG_VM_DSM_BYTES];
+  vm->link_lost = 0; /* a cut or link loss during the workload ends it */
+  for (;;) {
+    int stop_issuing = (w->stop_commands && issued >= w->stop_commands) ||
+                       (w->stop_bytes && bytes >= w->stop_bytes) ||
+                       (w->stop_ticks && vm->ops.now(vm->ops.ctx) - t0 >= w->stop_ticks) ||
+                       vm->link_lost || vm->stop_requested;
+    int room = vm->outstanding < w->queue_depth && (w->ncq || vm->outstanding == 0);
+    if (!stop_issuing && room) {
+      struct fisrig_cmd_desc d;
+      uint32_t sectors = pick_size(w, &rng);
+      uint64_t blocks = w->lba_span / sectors, lba;
+      uint32_t r = (uint32_t)(rng_next(&rng) % 100u);
+      if (w->pattern == FISRIG_PATTERN_SEQUENTIAL) {
+        if (seq_next + sectors > w->lba_span) seq_next = 0;
+        lba = w->lba_start + seq_next;
+        seq_next += sectors;
+      } else if (w->pattern == FISRIG_PATTERN_ZIPF) {
+        /* hot blocks spread over the span rather than packed at its start */
+        lba = w->lba_start + (zipf_rank(&rng, blocks, theta) * 0x9E3779B97F4A7C15ull % blocks) * sectors;
+      } else {
+        lba = w->lba_start + (rng_next(&rng) % blocks) * sectors;
+      }
+      memset(&d, 0, sizeof d);
+      d.device = 0x40;
+      if (r < w->read_pct) {
+        d.protocol = w->ncq ? FISRIG_PROTO_FPDMA_IN : FISRIG_PROTO_DMA_IN;
+        d.command = w->ncq ? ATA_READ_FPDMA : ATA_READ_DMA_EXT;
+      } else if (r < (uint32_t)w->read_pct + w->trim_pct) {
+        uint64_t at = lba;
+        trim_desc(&d, w->ncq);
+        dsm_block(block, &at, lba + sectors);
+        put_lba(d.lba, lba);
+        submit(vm, &d, FISRIG_RECORD_COMMAND, block, sizeof block);
+        issued++;
+        continue;
+      } else if (r < (uint32_t)w->read_pct + w->trim_pct + w->flush_pct) {
+        if (vm->outstanding) { /* FLUSH is not queued: let the queue empty first */
+          enum fisrig_vm_status s = drain(vm, NULL);
+          if (s != FISRIG_VM_DONE) return s;
+        }
+        d.protocol = FISRIG_PROTO_NON_DATA;
+        d.command = ATA_FLUSH_EXT;
+        submit(vm, &d, FISRIG_RECORD_COMMAND, NULL, 0);
+        issued++;
+        continue;
+      } else {
+        d.protocol = w->ncq ? FISRIG_PROTO_FPDMA_OUT : FISRIG_PROTO_DMA_OUT;
+        d.command = w->ncq ? ATA_WRITE_FPDMA : (w->fua ? ATA_WRITE_DMA_FUA_EXT : ATA_WRITE_DMA_EXT);
+        if (w->ncq && w->fua) d.device |= 0x80;
+        d.data_source = w->data_source;
+        d.compress_pct = w->compress_pct;
+        d.data_word = ++vm->write_seq;
+      }
+      if (w->ncq) d.features = (uint16_t)sectors; /* 65536 is 0 in both fields */
+      else d.count = (uint16_t)sectors;
+      put_lba(d.lba, lba);
+      submit(vm, &d, FISRIG_RECORD_COMMAND, NULL, 0);
+      issued++;
+      bytes += (uint64_t)sectors * 512u;
+      continue;
+    }
+    if (stop_issuing && !vm->outstanding) break;
+    {
+      enum fisrig_vm_status s = wait_some(vm, NULL);
+      if (s != FISRIG_VM_DONE) return s;
+    }
+  }
+  return vm->stop_requested ? FISRIG_VM_STOPPED : FISRIG_VM_DONE;
+}
+
+/* ---- program structure ---- */
+
+static uint32_t min_size(uint8_t opcode) {
+  switch (opcode) {
+    case FISRIG_OP_END: case FISRIG_OP_END_LOOP: case FISRIG_OP_DRAIN: return sizeof(struct fisrig_op_head);
+    case FISRIG_OP_MARK: return sizeof(struct fisrig_op_mark);
+    case FISRIG_OP_LOOP: return sizeof(struct fisrig_op_loop);
+    case FISRIG_OP_IDLE: return sizeof(struct fisrig_op_idle);
+    case FISRIG_OP_RAW: return sizeof(struct fisrig_op_raw);
+    case FISRIG_OP_WORKLOAD: return sizeof(struct fisrig_op_workload);
+    case FISRIG_OP_TRIM: return sizeof(struct fisrig_op_trim);
+    default: return 0;
+  }
+}
+
+static const char *check_workload(const struct fisrig_op_workload *w, uint64_t capacity) {
+  uint32_t i, weights = 0;
+  if (w->queue_depth < 1 || w->queue_depth > FISRIG_ENGINE_SLOTS) return "queue depth must be 1..32";
+  if (!w->ncq && w->queue_depth != 1) return "DMA (non-NCQ) workloads run at queue depth 1";
+  if (w->sizes < 1 || w->sizes > 8) return "1..8 transfer sizes";
+  for (i = 0; i < w->sizes; ++i) {
+    if (w->size_sectors[i] < 1 || w->size_sectors[i] > 65536) return "transfer size must be 1..65536 sectors";
+    if (w->size_sectors[i] > w->lba_span) return "transfer size larger than the LBA span";
+    weights += w->size_weight[i];
+  }
+  if (!weights) return "transfer size weights are all zero";
+  if ((uint32_t)w->read_pct + w->trim_pct + w->flush_pct > 100) return "read + trim + flush over 100%";
+  if (!w->stop_commands && !w->stop_bytes && !w->stop_ticks) return "no stop condition";
+  if (!w->lba_span) return "empty LBA span";
+  if (capacity && w->lba_start + w->lba_span > capacity) return "LBA span past the end of the drive";
+  if (w->pattern > FISRIG_PATTERN_ZIPF) return "unknown access pattern";
+  if (w->data_source > FISRIG_DATA_LFSR || w->data_source == FISRIG_DATA_RAM)
+    return "workload writes need a generated data source";
+  return NULL;
+}
+
+enum fisrig_vm_status fisrig_vm_validate(struct fisrig_vm *vm, const uint8_t *p, uint32_t size) {
+  struct fisrig_program_header h;
+  uint32_t pc = sizeof h;
+  int depth = 0;
+  if (size < sizeof h) return bad(vm, 0, "shorter than a program header");
+  memcpy(&h, p, sizeof h);
+  if (h.magic != FISRIG_PROGRAM_MAGIC) return bad(vm, 0, "not a fisrig program");
+  if (h.version != FISRIG_PROGRAM_VERSION) return bad(vm, 0, "program version not supported");
+  if (h.size != size) return bad(vm, 0, "program size does not match");
+  if (vm->ops.sq_entries < FISRIG_VM_INFLIGHT || (vm->ops.sq_entries & (vm->ops.sq_entries - 1)))
+    return bad(vm, 0, "submission ring too small for the VM");
+  while (pc < size) {
+    struct fisrig_op_head head;
+    if (size - pc < sizeof head) return bad(vm, pc, "truncated instruction");
+    memcpy(&head, p + pc, sizeof head);
+    if (!min_size(head.opcode) && head.opcode != FISRIG_OP_END) return bad(vm, pc, "unknown instruction");
+    if (head.size < min_size(head.opcode) || head.size % 4 || head.size > size - pc)
+      return bad(vm, pc, "instruction size wrong");
+    if (head.opcode == FISRIG_OP_LOOP && ++depth > (int)FISRIG_VM_LOOP_DEPTH) return bad(vm, pc, "loops nested too deep");
+    if (head.opcode == FISRIG_OP_END_LOOP && --depth < 0) return bad(vm, pc, "END_LOOP without LOOP");
+    if (head.opcode == FISRIG_OP_WORKLOAD) {
+      struct fisrig_op_workload w;
+      const char *why;
+      memcpy(&w, p + pc, sizeof w);
+      why = check_workload(&w, h.drive_sectors);
+      if (why) return bad(vm, pc, why);
+    }
+    if (head.opcode == FISRIG_OP_RAW) {
+      struct fisrig_op_raw r;
+      memcpy(&r, p + pc, sizeof r);
+      if (r.data_bytes > FISRIG_VM_DSM_BYTES || sizeof r + r.data_bytes > head.size)
+        return bad(vm, pc, "RAW data-out larger than its instruction or 512 bytes");
+      if (r.desc.protocol > FISRIG_PROTO_LINK) return bad(vm, pc, "unknown protocol");
+    }
+    if (head.opcode == FISRIG_OP_TRIM) {
+      struct fisrig_op_trim t;
+      memcpy(&t, p + pc, sizeof t);
+      if (h.drive_sectors && t.lba_start + t.sectors > h.drive_sectors)
+        return bad(vm, pc, "TRIM range past the end of the drive");
+    }
+    if (head.opcode == FISRIG_OP_END) break;
+    pc += head.size;
+  }
+  if (depth) return bad(vm, pc, "LOOP without END_LOOP");
+  vm->drive_sectors = h.drive_sectors;
+  return FISRIG_VM_DONE;
+}
+
+static enum fisrig_vm_status execute(struct fisrig_vm *vm, const uint8_t *p, uint32_t size) {
+  uint32_t pc = sizeof(struct fisrig_program_header);
+  uint32_t loop_pc[FISRIG_VM_LOOP_DEPTH], loop_left[FISRIG_VM_LOOP_DEPTH];
+  int depth = 0;
+  while (pc < size) {
+    struct fisrig_op_head head;
+    enum fisrig_vm_status s = FISRIG_VM_DONE;
+    uint32_t next;
+    memcpy(&head, p + pc, sizeof head);
+    next = pc + head.size;
+    if (vm->stop_requested) return FISRIG_VM_STOPPED;
+    switch (head.opcode) {
+      case FISRIG_OP_END:
+        return drain(vm, NULL);
+      case FISRIG_OP_MARK: {
+        struct fisrig_op_mark m;
+        memcpy(&m, p + pc, sizeof m);
+        vm->marker = m.marker;
+        break;
+      }
+      case FISRIG_OP_LOOP: {
+        struct fisrig_op_loop l;
+        memcpy(&l, p + pc, sizeof l);
+        if (!l.count) { /* skip the body */
+          int d = 1;
+          while (d && next < size) {
+            struct fisrig_op_head h2;
+            memcpy(&h2, p + next, sizeof h2);
+            d += h2.opcode == FISRIG_OP_LOOP ? 1 : h2.opcode == FISRIG_OP_END_LOOP ? -1 : 0;
+            next += h2.size;
+          }
+          break;
+        }
+        loop_pc[depth] = next;
+        loop_left[depth] = l.count;
+        depth++;
+        break;
+      }
+      case FISRIG_OP_END_LOOP:
+        if (--loop_left[depth - 1]) next = loop_pc[depth - 1];
+        else depth--;
+        break;
+      case FISRIG_OP_IDLE: {
+        struct fisrig_op_idle i;
+        memcpy(&i, p + pc, sizeof i);
+        s = run_idle(vm, &i);
+        break;
+      }
+      case FISRIG_OP_RAW: {
+        struct fisrig_op_raw r;
+        memcpy(&r, p + pc, sizeof r);
+        s = run_raw(vm, &r, p + pc + sizeof r, pc);
+        break;
+      }
+      case FISRIG_OP_WORKLOAD: {
+        struct fisrig_op_workload w;
+        memcpy(&w, p + pc, sizeof w);
+        s = run_workload(vm, &w);
+        break;
+      }
+      case FISRIG_OP_TRIM: {
+        struct fisrig_op_trim t;
+        memcpy(&t, p + pc, sizeof t);
+        s = run_trim(vm, &t);
+        break;
+      }
+      case FISRIG_OP_DRAIN:
+        s = drain(vm, NULL);
+        break;
+      default:
+        return bad(vm, pc, "unknown instruction");
+    }
+    if (s != FISRIG_VM_DONE) return s;
+    pc = next;
+  }
+  return drain(vm, NULL);
+}
+
+enum fisrig_vm_status fisrig_vm_run(struct fisrig_vm *vm, const uint8_t *p, uint32_t size) {
+  struct fisrig_run_record end;
+  enum fisrig_vm_status s = fisrig_vm_validate(vm, p, size);
+  if (s == FISRIG_VM_DONE) s = execute(vm, p, size);
+  /* Whatever happened, wait for what is outstanding so no record taken is lost. */
+  if (s != FISRIG_VM_ENGINE_STUCK && s != FISRIG_VM_SINK_FULL) drain(vm, NULL);
+  memset(&end, 0, sizeof end);
+  end.kind = FISRIG_RECORD_END;
+  end.marker = vm->marker;
+  end.cpl.result = (uint8_t)s;
+  end.cpl.ts_submit = vm->ops.now(vm->ops.ctx);
+  end.lba = vm->error_offset;
+  if (s != FISRIG_VM_SINK_FULL) emit(vm, &end);
+  return s;
+}

@@ -1,0 +1,141 @@
+// The model target's benchmarks, as JSON lines for scripts/bench_collect.py:
+//   model.cmds_per_s                 VM + engine model + drive, 4 KiB random writes at QD32,
+//                                    wall clock (median of 5 segments)
+//   model.ncq_4k_randread_iops_qd32  4 KiB random NCQ reads on a clean drive, simulated
+//                                    time: bounded by the Gen3 link as a real rig would be
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "engine_model.h"
+
+using namespace fisrig;
+
+namespace {
+
+struct Counter {
+  uint64_t records = 0;
+  uint64_t first_ts = ~0ull, last_ts = 0;
+  uint32_t marker = 0;
+};
+
+int count(void* ctx, const fisrig_run_record* r) {
+  Counter* c = static_cast<Counter*>(ctx);
+  if (r->kind != FISRIG_RECORD_COMMAND || r->marker != c->marker) return 0;
+  ++c->records;
+  c->first_ts = std::min(c->first_ts, r->cpl.ts_submit);
+  c->last_ts = std::max(c->last_ts, r->cpl.ts_status);
+  return 0;
+}
+
+// A program of one workload (the bench writes its fields as the host compiler would).
+std::vector<uint8_t> one_workload(const fisrig_op_workload& w, uint64_t sectors, uint32_t marker) {
+  std::vector<uint8_t> p(sizeof(fisrig_program_header));
+  auto put = [&](const void* op, size_t n) {
+    size_t at = p.size();
+    p.resize(at + n);
+    std::memcpy(&p[at], op, n);
+  };
+  fisrig_op_mark m{};
+  m.head = {FISRIG_OP_MARK, 0, sizeof m};
+  m.marker = marker;
+  put(&m, sizeof m);
+  fisrig_op_workload wl = w;
+  wl.head = {FISRIG_OP_WORKLOAD, 0, sizeof wl};
+  put(&wl, sizeof wl);
+  fisrig_op_head end{FISRIG_OP_END, 0, sizeof end};
+  put(&end, sizeof end);
+  fisrig_program_header h{FISRIG_PROGRAM_MAGIC, FISRIG_PROGRAM_VERSION, 0, uint32_t(p.size()), 0, sectors};
+  std::memcpy(p.data(), &h, sizeof h);
+  return p;
+}
+
+fisrig_op_workload workload(uint8_t pattern, uint8_t read_pct, uint32_t sectors, uint64_t span) {
+  fisrig_op_workload w{};
+  w.pattern = pattern;
+  w.queue_depth = 32;
+  w.ncq = 1;
+  w.data_source = FISRIG_DATA_STAMP;
+  w.compress_pct = 100;
+  w.read_pct = read_pct;
+  w.sizes = 1;
+  w.size_sectors[0] = sectors;
+  w.size_weight[0] = 1;
+  w.seed = 3;
+  w.lba_span = span;
+  return w;
+}
+
+fisrig_vm_status run(model::EngineModel& e, const std::vector<uint8_t>& prog, Counter& c) {
+  fisrig_engine_ops ops = e.ops();
+  fisrig_record_sink sink{&c, &count};
+  fisrig_vm vm;
+  fisrig_vm_init(&vm, &ops, &sink);
+  return fisrig_vm_run(&vm, prog.data(), uint32_t(prog.size()));
+}
+
+void emit(const char* name, double v, const char* unit, const std::string& what) {
+  std::printf("{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"what\": \"%s\"}\n", name, v, unit,
+              what.c_str());
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  // The consumer drive's timing and spare on 32 GB, as drive.cmdapi_cmds_per_s uses.
+  drive::DriveConfig cfg = drive::load_profile("consumer-256gb");
+  double gb = quick ? 2 : 32;
+  cfg.nand.pages_per_block /= 4;
+  cfg.nand.blocks_per_plane = uint32_t(std::ceil(2048 * 4 * gb / 256.0));
+  cfg.user_sectors = uint64_t(gb * 1e9 / 512) / 8 * 8;
+  {
+    drive::Drive d(cfg);
+    model::EngineModel e(d);
+    Counter fill;
+    fisrig_op_workload f = workload(FISRIG_PATTERN_SEQUENTIAL, 0, 256, d.user_sectors());
+    f.stop_bytes = d.user_sectors() * 512;
+    std::fprintf(stderr, "bench: model: filling the drive through the VM\n");
+    run(e, one_workload(f, d.user_sectors(), 1), fill);
+    std::vector<double> rates;
+    const uint64_t n = quick ? 100000 : 1000000;
+    for (int seg = 0; seg < 5; ++seg) {
+      Counter c;
+      c.marker = 2;
+      fisrig_op_workload w = workload(FISRIG_PATTERN_UNIFORM, 0, 8, d.user_sectors());
+      w.seed = 10 + seg;
+      w.stop_commands = n;
+      auto t0 = std::chrono::steady_clock::now();
+      run(e, one_workload(w, d.user_sectors(), 2), c);
+      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      rates.push_back(double(c.records) / s);
+      std::fprintf(stderr, "bench: model segment %d: %.3g commands/s\n", seg, rates.back());
+    }
+    std::sort(rates.begin(), rates.end());
+    char what[200];
+    std::snprintf(what, sizeof what,
+                  "end to end (program VM + engine model + drive): 4 KiB random NCQ writes at QD32 on "
+                  "a full %.0f GB consumer drive, wall clock, one core, median of 5 x %llu",
+                  gb, (unsigned long long)n);
+    emit("model.cmds_per_s", rates[2], "commands/s", what);
+  }
+  {
+    drive::Drive d(cfg);
+    model::EngineModel e(d);
+    Counter c;
+    c.marker = 3;
+    fisrig_op_workload w = workload(FISRIG_PATTERN_UNIFORM, 100, 8, d.user_sectors());
+    w.stop_commands = quick ? 20000 : 200000;
+    run(e, one_workload(w, d.user_sectors(), 3), c);
+    double secs = double(c.last_ts - c.first_ts) / FISRIG_TICK_HZ;
+    emit("model.ncq_4k_randread_iops_qd32", double(c.records) / secs, "IOPS",
+         "4 KiB random READ FPDMA QUEUED at QD32 on a clean (secure-erased) consumer drive, "
+         "simulated time on the 150 MHz timestamp counter: bounded by the SATA Gen3 link");
+  }
+  return 0;
+}

@@ -1,0 +1,167 @@
+// fisrig-model: the model target. Runs a compiled program (firmware/core's VM, built
+// natively) against the engine model and the simulated drive, and streams the run
+// records to a file as they come, so a run killed half-way keeps what it took.
+//
+//   fisrig-model --program P.bin --records OUT.rec [--profile P] [--fault knob=value]...
+//                [--progress-s N] [--quiet]
+//
+// The records file is a 16-byte header ("FSRR", version, record size, 0) and then
+// struct fisrig_run_record after struct fisrig_run_record. On exit one JSON line on
+// stdout says how the run ended.
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "engine_model.h"
+
+using namespace fisrig;
+
+namespace {
+
+struct RecordFile {
+  std::FILE* f = nullptr;
+  uint64_t written = 0;
+  std::chrono::steady_clock::time_point last_flush = std::chrono::steady_clock::now();
+};
+
+volatile std::sig_atomic_t g_stop = 0;
+void on_signal(int) { g_stop = 1; }
+
+struct Progress {
+  bool quiet = false;
+  double every_s = 2;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), last = start;
+};
+
+struct SinkCtx {
+  RecordFile* out;
+  Progress* progress;
+  model::EngineModel* engine;
+  fisrig_vm* vm;
+};
+
+int emit(void* ctx, const fisrig_run_record* r) {
+  SinkCtx* s = static_cast<SinkCtx*>(ctx);
+  if (std::fwrite(r, sizeof *r, 1, s->out->f) != 1) return 1;
+  ++s->out->written;
+  if (g_stop) s->vm->stop_requested = 1;
+  if ((s->out->written & 0xFFF) == 0) {
+    auto now = std::chrono::steady_clock::now();
+    // Records reach the disk at least once a second: a killed run loses at most that.
+    if (now - s->out->last_flush > std::chrono::seconds(1)) {
+      std::fflush(s->out->f);
+      s->out->last_flush = now;
+    }
+    Progress* p = s->progress;
+    double since = std::chrono::duration<double>(now - p->last).count();
+    if (!p->quiet && since >= p->every_s) {
+      double wall = std::chrono::duration<double>(now - p->start).count();
+      std::fprintf(stderr, "fisrig-model: %llu commands, %.3f s simulated, %.0f commands/s\n",
+                   (unsigned long long)s->out->written, s->engine->now_ns() / 1e9,
+                   s->out->written / wall);
+      p->last = now;
+    }
+  }
+  return 0;
+}
+
+const char* status_name(fisrig_vm_status s) {
+  switch (s) {
+    case FISRIG_VM_DONE: return "done";
+    case FISRIG_VM_BAD_PROGRAM: return "bad_program";
+    case FISRIG_VM_EXPECT_FAILED: return "expect_failed";
+    case FISRIG_VM_ENGINE_STUCK: return "engine_stuck";
+    case FISRIG_VM_SINK_FULL: return "records_lost";
+    case FISRIG_VM_STOPPED: return "stopped";
+  }
+  return "unknown";
+}
+
+int usage() {
+  std::fprintf(stderr,
+               "usage: fisrig-model --program P.bin --records OUT.rec [--profile P]\n"
+               "                    [--fault knob=value]... [--progress-s N] [--quiet]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string program_path, records_path, profile = "consumer-256gb";
+  std::vector<std::string> faults;
+  Progress progress;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    try {
+      if (a == "--program") program_path = value();
+      else if (a == "--records") records_path = value();
+      else if (a == "--profile") profile = value();
+      else if (a == "--fault") faults.push_back(value());
+      else if (a == "--progress-s") progress.every_s = std::stod(value());
+      else if (a == "--quiet") progress.quiet = true;
+      else return usage();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "fisrig-model: %s\n", e.what());
+      return 2;
+    }
+  }
+  if (program_path.empty() || records_path.empty()) return usage();
+
+  std::ifstream in(program_path, std::ios::binary);
+  if (!in) {
+    std::fprintf(stderr, "fisrig-model: cannot read %s\n", program_path.c_str());
+    return 2;
+  }
+  std::vector<uint8_t> program((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+
+  drive::DriveConfig cfg;
+  try {
+    cfg = drive::load_profile(profile);
+    for (const std::string& f : faults) {
+      size_t eq = f.find('=');
+      if (eq == std::string::npos) throw std::invalid_argument("--fault takes knob=value");
+      cfg.faults.set(f.substr(0, eq), f.substr(eq + 1));
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fisrig-model: %s\n", e.what());
+    return 2;
+  }
+
+  RecordFile out;
+  out.f = std::fopen(records_path.c_str(), "wb");
+  if (!out.f) {
+    std::fprintf(stderr, "fisrig-model: cannot write %s\n", records_path.c_str());
+    return 2;
+  }
+  const uint32_t header[4] = {0x52525346u /* "FSRR" */, 1, sizeof(fisrig_run_record), 0};
+  std::fwrite(header, sizeof header, 1, out.f);
+
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  drive::Drive d(cfg);
+  model::EngineModel engine(d);
+  fisrig_engine_ops ops = engine.ops();
+  fisrig_vm vm;
+  SinkCtx ctx{&out, &progress, &engine, &vm};
+  fisrig_record_sink sink{&ctx, &emit};
+  fisrig_vm_init(&vm, &ops, &sink);
+  auto t0 = std::chrono::steady_clock::now();
+  fisrig_vm_status st = fisrig_vm_run(&vm, program.data(), uint32_t(program.size()));
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::fclose(out.f);
+
+  std::printf("{\"status\": \"%s\", \"records\": %llu, \"commands\": %llu, \"errors\": %llu, "
+              "\"sim_ns\": %llu, \"wall_s\": %.3f, \"error_offset\": %u, \"error\": \"%s\"}\n",
+              status_name(st), (unsigned long long)out.written, (unsigned long long)vm.commands,
+              (unsigned long long)vm.errors, (unsigned long long)engine.now_ns(), wall,
+              vm.error_offset, vm.error_text ? vm.error_text : "");
+  return st == FISRIG_VM_DONE ? 0 : 3;
+}

@@ -1,0 +1,117 @@
+// Builds VM programs in tests, field by field as host/fisrig's compiler lays them out.
+#pragma once
+
+#include <cstring>
+#include <vector>
+
+extern "C" {
+#include "fisrig/program.h"
+}
+
+namespace fisrig::test {
+
+class ProgramBuilder {
+ public:
+  explicit ProgramBuilder(uint64_t drive_sectors = 0) : bytes_(sizeof(fisrig_program_header)) {
+    sectors_ = drive_sectors;
+  }
+  template <class Op>
+  ProgramBuilder& add(Op op, uint8_t opcode, const void* extra = nullptr, uint32_t extra_bytes = 0) {
+    fisrig_op_head head{};
+    head.opcode = opcode;
+    head.size = uint16_t(sizeof op + ((extra_bytes + 3) & ~3u));
+    std::memcpy(&op, &head, sizeof head);  // every instruction starts with its head
+    size_t at = bytes_.size();
+    bytes_.resize(at + head.size, 0);
+    std::memcpy(&bytes_[at], &op, sizeof op);
+    if (extra_bytes) std::memcpy(&bytes_[at + sizeof op], extra, extra_bytes);
+    return *this;
+  }
+  ProgramBuilder& mark(uint32_t m) {
+    fisrig_op_mark op{};
+    op.marker = m;
+    return add(op, FISRIG_OP_MARK);
+  }
+  ProgramBuilder& idle_ticks(uint64_t t) {
+    fisrig_op_idle op{};
+    op.ticks = t;
+    return add(op, FISRIG_OP_IDLE);
+  }
+  ProgramBuilder& raw(const fisrig_cmd_desc& d, fisrig_expect e = any(), const void* data = nullptr,
+                      uint32_t bytes = 0) {
+    fisrig_op_raw op{};
+    op.desc = d;
+    op.expect = e;
+    op.data_bytes = bytes;
+    return add(op, FISRIG_OP_RAW, data, bytes);
+  }
+  ProgramBuilder& workload(const fisrig_op_workload& w) { return add(w, FISRIG_OP_WORKLOAD); }
+  ProgramBuilder& trim(uint64_t lba, uint64_t n, bool queued) {
+    fisrig_op_trim op{};
+    op.lba_start = lba;
+    op.sectors = n;
+    op.queued = queued;
+    return add(op, FISRIG_OP_TRIM);
+  }
+  ProgramBuilder& loop(uint32_t n) {
+    fisrig_op_loop op{};
+    op.count = n;
+    return add(op, FISRIG_OP_LOOP);
+  }
+  ProgramBuilder& end_loop() { return add(fisrig_op_head{}, FISRIG_OP_END_LOOP); }
+  std::vector<uint8_t> build() {
+    add(fisrig_op_head{}, FISRIG_OP_END);
+    fisrig_program_header h{};
+    h.magic = FISRIG_PROGRAM_MAGIC;
+    h.version = FISRIG_PROGRAM_VERSION;
+    h.size = uint32_t(bytes_.size());
+    h.drive_sectors = sectors_;
+    std::memcpy(bytes_.data(), &h, sizeof h);
+    return bytes_;
+  }
+
+  static fisrig_expect any() {
+    fisrig_expect e{};
+    e.result = 0xFF;
+    return e;
+  }
+  static fisrig_expect ok() {
+    fisrig_expect e{};
+    e.result = FISRIG_RESULT_OK;
+    return e;
+  }
+  static fisrig_cmd_desc desc(uint8_t protocol, uint8_t command, uint64_t lba, uint16_t count,
+                              uint16_t features = 0) {
+    fisrig_cmd_desc d{};
+    d.protocol = protocol;
+    d.command = command;
+    d.count = count;
+    d.features = features;
+    d.device = 0x40;
+    for (int i = 0; i < 6; ++i) d.lba[i] = uint8_t(lba >> (8 * i));
+    return d;
+  }
+  static fisrig_op_workload random_4k(uint8_t qd, bool ncq, uint8_t read_pct, uint64_t commands,
+                                      uint64_t span) {
+    fisrig_op_workload w{};
+    w.pattern = FISRIG_PATTERN_UNIFORM;
+    w.queue_depth = qd;
+    w.ncq = ncq;
+    w.data_source = FISRIG_DATA_STAMP;
+    w.compress_pct = 100;
+    w.read_pct = read_pct;
+    w.sizes = 1;
+    w.size_sectors[0] = 8;
+    w.size_weight[0] = 1;
+    w.seed = 1;
+    w.lba_span = span;
+    w.stop_commands = commands;
+    return w;
+  }
+
+ private:
+  std::vector<uint8_t> bytes_;
+  uint64_t sectors_ = 0;
+};
+
+}  // namespace fisrig::test

@@ -1,0 +1,269 @@
+// The model target end to end: the firmware core's VM running programs through the
+// engine model's descriptor rings against the simulated drive.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "engine_model.h"
+#include "program_builder.h"
+
+using namespace fisrig;
+using test::ProgramBuilder;
+
+namespace {
+
+struct ModelRun {
+  fisrig_vm_status status;
+  std::vector<fisrig_run_record> records;
+  const char* error_text = nullptr;
+  uint32_t error_offset = 0;
+  drive::SimTime end_ns = 0;
+};
+
+int collect(void* ctx, const fisrig_run_record* r) {
+  static_cast<std::vector<fisrig_run_record>*>(ctx)->push_back(*r);
+  return 0;
+}
+
+ModelRun run(drive::Drive& d, const std::vector<uint8_t>& program) {
+  model::EngineModel engine(d);
+  fisrig_engine_ops ops = engine.ops();
+  ModelRun r;
+  fisrig_record_sink sink{&r.records, &collect};
+  fisrig_vm vm;
+  fisrig_vm_init(&vm, &ops, &sink);
+  r.status = fisrig_vm_run(&vm, program.data(), uint32_t(program.size()));
+  r.error_text = vm.error_text;
+  r.error_offset = vm.error_offset;
+  r.end_ns = engine.now_ns();
+  return r;
+}
+
+drive::DriveConfig tiny() { return drive::load_profile("tiny-1gb"); }
+
+std::vector<fisrig_run_record> commands_of(const ModelRun& r) {
+  std::vector<fisrig_run_record> out;
+  for (const auto& x : r.records)
+    if (x.kind == FISRIG_RECORD_COMMAND) out.push_back(x);
+  return out;
+}
+
+}  // namespace
+
+// One 4 KiB READ DMA EXT of never-written LBAs on an idle tiny drive, phase by phase, in
+// dwords at 150e6 dwords/s (6.667 ns each), as docs/drive-model.md costs them:
+//   Register H2D: 5 + 8 framing = 13, + 2 ALIGN = 15 dwords = 100 ns      -> arrives at 100
+//   firmware: command_overhead 4 us (tiny-1gb)                           -> data at 4100
+//   Data FIS: 1024 + 1 header + 8 = 1033, + 2 x 5 ALIGN = 1043 dwords = 6953 ns -> 11053
+//   D2H: 15 dwords = 100 ns                                              -> status at 11153
+// In 150 MHz ticks (ns x 3 / 20, rounded down): 15, 615, 1657, 1672.
+TEST(ModelTiming, SingleDmaReadMatchesHandCount) {
+  drive::Drive d(tiny());
+  ProgramBuilder p(d.user_sectors());
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_DMA_IN, 0x25, 1000, 8), ProgramBuilder::ok());
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE);
+  auto cmds = commands_of(r);
+  ASSERT_EQ(cmds.size(), 1u);
+  const fisrig_cpl_record& c = cmds[0].cpl;
+  EXPECT_EQ(c.result, FISRIG_RESULT_OK);
+  EXPECT_EQ(c.status, 0x40);
+  EXPECT_EQ(c.sectors, 8u);
+  EXPECT_EQ(c.ts_submit, 0u);
+  EXPECT_EQ(c.ts_h2d, 15u);
+  EXPECT_EQ(c.ts_accept, 0u);
+  EXPECT_EQ(c.ts_setup, 615u);
+  EXPECT_EQ(c.ts_data_last, 1657u);
+  EXPECT_EQ(c.ts_status, 1672u);
+  EXPECT_EQ(cmds[0].lba, 1000u);
+  EXPECT_EQ(r.records.back().kind, FISRIG_RECORD_END);
+}
+
+// An NCQ read adds the D2H that releases it and a DMA Setup; it ends with an SDB:
+//   H2D 100 ns; D2H (BSY clear) 100 ns -> accepted at 200; firmware 4 us -> 4200;
+//   DMA Setup: 7 + 8 = 15, + 2 = 17 dwords = 113 ns -> 4313; Data FIS 6953 ns -> 11266;
+//   SDB: 2 + 8 = 10, + 2 = 12 dwords = 80 ns -> 11346.
+TEST(ModelTiming, SingleNcqReadMatchesHandCount) {
+  drive::Drive d(tiny());
+  ProgramBuilder p(d.user_sectors());
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_FPDMA_IN, 0x60, 1000, 0, 8), ProgramBuilder::ok());
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE);
+  const fisrig_cpl_record& c = commands_of(r).at(0).cpl;
+  EXPECT_EQ(c.ts_h2d, 100u * 3 / 20);
+  EXPECT_EQ(c.ts_accept, 200u * 3 / 20);
+  EXPECT_EQ(c.ts_setup, 4313u * 3 / 20);
+  EXPECT_EQ(c.ts_data_last, 11266u * 3 / 20);
+  EXPECT_EQ(c.ts_status, 11346u * 3 / 20);
+}
+
+TEST(ModelNcq, ThirtyTwoTagsInFlightAndOutOfOrder) {
+  drive::Drive d(tiny());
+  const uint64_t span = 1 << 20;  // 512 MiB
+  ProgramBuilder p(d.user_sectors());
+  fisrig_op_workload fill = ProgramBuilder::random_4k(32, true, 0, 0, span);
+  fill.pattern = FISRIG_PATTERN_SEQUENTIAL;
+  fill.size_sectors[0] = 256;
+  fill.stop_bytes = span * 512;
+  p.mark(1).workload(fill);
+  p.mark(2).workload(ProgramBuilder::random_4k(32, true, 100, 20000, span));
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE);
+  std::vector<fisrig_run_record> reads;
+  for (const auto& x : commands_of(r))
+    if (x.marker == 2) reads.push_back(x);
+  ASSERT_EQ(reads.size(), 20000u);
+  // Most in flight at once, from the records' own times.
+  std::vector<std::pair<uint64_t, int>> edges;
+  std::set<uint8_t> slots;
+  int out_of_order = 0;
+  for (size_t i = 0; i < reads.size(); ++i) {
+    const auto& c = reads[i].cpl;
+    EXPECT_EQ(c.result, FISRIG_RESULT_OK);
+    EXPECT_LE(c.ts_h2d, c.ts_accept);
+    EXPECT_LE(c.ts_accept, c.ts_setup);
+    EXPECT_LE(c.ts_setup, c.ts_data_last);
+    EXPECT_LE(c.ts_data_last, c.ts_status);
+    edges.push_back({c.ts_h2d, +1});
+    edges.push_back({c.ts_status, -1});
+    slots.insert(c.slot);
+    if (i && c.ts_submit < reads[i - 1].cpl.ts_submit) ++out_of_order;
+  }
+  std::sort(edges.begin(), edges.end(), [](auto a, auto b) { return a.first != b.first ? a.first < b.first : a.second < b.second; });
+  int depth = 0, most = 0;
+  for (auto& e : edges) most = std::max(most, depth += e.second);
+  EXPECT_EQ(most, 32);
+  EXPECT_EQ(slots.size(), 32u);
+  EXPECT_GT(out_of_order, 1000);  // the drive completes in its own order
+}
+
+TEST(ModelProgram, ExpectationMissEndsTheRunWithARecord) {
+  drive::Drive d(tiny());
+  ProgramBuilder p(d.user_sectors());
+  p.mark(7).raw(ProgramBuilder::desc(FISRIG_PROTO_DMA_IN, 0x25, d.user_sectors(), 8), ProgramBuilder::ok());
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_DMA_IN, 0x25, 0, 8));  // never reached
+  ModelRun r = run(d, p.build());
+  EXPECT_EQ(r.status, FISRIG_VM_EXPECT_FAILED);
+  auto cmds = commands_of(r);
+  ASSERT_EQ(cmds.size(), 1u);
+  EXPECT_EQ(cmds[0].cpl.result, FISRIG_RESULT_ATA_ERROR);
+  EXPECT_EQ(cmds[0].cpl.error, 0x10);  // IDNF
+  EXPECT_EQ(r.records.back().kind, FISRIG_RECORD_END);
+  EXPECT_EQ(r.records.back().cpl.result, FISRIG_VM_EXPECT_FAILED);
+  EXPECT_EQ(r.records.back().marker, 7u);
+}
+
+TEST(ModelProgram, MalformedProgramsAreRefusedWithTheirOffset) {
+  drive::Drive d(tiny());
+  fisrig_op_workload w = ProgramBuilder::random_4k(33, true, 0, 10, 1 << 20);
+  std::vector<uint8_t> prog = ProgramBuilder(d.user_sectors()).mark(1).workload(w).build();
+  ModelRun r = run(d, prog);
+  EXPECT_EQ(r.status, FISRIG_VM_BAD_PROGRAM);
+  EXPECT_STREQ(r.error_text, "queue depth must be 1..32");
+  EXPECT_EQ(r.error_offset, sizeof(fisrig_program_header) + sizeof(fisrig_op_mark));
+
+  w = ProgramBuilder::random_4k(4, true, 0, 10, d.user_sectors());
+  w.lba_start = 8;
+  r = run(d, ProgramBuilder(d.user_sectors()).workload(w).build());
+  EXPECT_STREQ(r.error_text, "LBA span past the end of the drive");
+
+  prog = ProgramBuilder(d.user_sectors()).loop(2).build();
+  r = run(d, prog);
+  EXPECT_STREQ(r.error_text, "LOOP without END_LOOP");
+
+  prog[0] ^= 1;
+  r = run(d, prog);
+  EXPECT_STREQ(r.error_text, "not a fisrig program");
+  EXPECT_TRUE(commands_of(r).empty());
+}
+
+TEST(ModelProgram, LoopsMarkersIdleAndTrim) {
+  drive::Drive d(tiny());
+  ProgramBuilder p(d.user_sectors());
+  p.loop(3).mark(5).workload(ProgramBuilder::random_4k(8, true, 0, 100, 1 << 16)).idle_ticks(150000).end_loop();
+  p.mark(6).trim(0, d.user_sectors(), false);
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_FPDMA_IN, 0x60, 64, 0, 8), ProgramBuilder::ok());
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE);
+  size_t marked5 = 0, trims = 0;
+  for (const auto& x : commands_of(r)) {
+    if (x.marker == 5) ++marked5;
+    if (x.command == 0x06) ++trims;
+  }
+  EXPECT_EQ(marked5, 300u);
+  EXPECT_GE(trims, 1u);
+  EXPECT_EQ(d.ftl().valid_slots(), 0u);  // the whole drive was trimmed
+  // Each idle of 1 ms (150000 ticks) is in the simulated time that passed.
+  EXPECT_GT(r.end_ns, 3 * drive::kNsPerMs);
+}
+
+// A power cut in the middle of an NCQ write stream: every outstanding command ends
+// LINK_LOST, the cut itself is a record, the run goes on to power up and read.
+TEST(ModelPower, CutMidNcqWriteThenRecover) {
+  drive::Drive d(tiny());
+  ProgramBuilder p(d.user_sectors());
+  fisrig_cmd_desc arm = ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_OFF_AT_EVENT, 0, 50,
+                                             FISRIG_EVENT_H2D);
+  p.mark(1).raw(arm, ProgramBuilder::ok());
+  fisrig_op_workload w = ProgramBuilder::random_4k(32, true, 0, 2000, 1 << 20);
+  w.stop_commands = 0;
+  w.stop_ticks = 1500000;  // 10 ms: the cut (at the 50th H2D) lands first
+  p.mark(2).workload(w);
+  p.mark(3).raw(ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_ON, 0, 0), ProgramBuilder::ok());
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_LINK, FISRIG_LINK_WAIT_UP, 0, 0), ProgramBuilder::ok());
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_DMA_IN, 0x25, 0, 8), ProgramBuilder::ok());
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << (r.error_text ? r.error_text : "");
+  int lost = 0, ok = 0, cuts = 0;
+  for (const auto& x : r.records) {
+    if (x.kind == FISRIG_RECORD_POWER && x.cpl.user_tag == FISRIG_USER_TAG_EVENT) ++cuts;
+    if (x.kind != FISRIG_RECORD_COMMAND || x.marker != 2) continue;
+    if (x.cpl.result == FISRIG_RESULT_LINK_LOST) ++lost;
+    if (x.cpl.result == FISRIG_RESULT_OK) ++ok;
+  }
+  EXPECT_EQ(cuts, 1);
+  EXPECT_GT(lost, 0);
+  EXPECT_GT(ok, 0);
+  EXPECT_GE(d.stats().power_cycles, 1u);
+  EXPECT_EQ(commands_of(r).back().cpl.result, FISRIG_RESULT_OK);  // the read after power-up
+}
+
+// A drive that stops answering: the engine's per-slot timeout ends the command, the run
+// does not hang, and a COMRESET brings the drive back.
+TEST(ModelFaults, HangTimesOutAndComresetRecovers) {
+  drive::DriveConfig cfg = tiny();
+  cfg.faults.hang_after_commands = 3;
+  drive::Drive d(cfg);
+  ProgramBuilder p(d.user_sectors());
+  fisrig_cmd_desc rd = ProgramBuilder::desc(FISRIG_PROTO_DMA_IN, 0x25, 0, 8);
+  rd.timeout_ticks = 150000;  // 1 ms
+  for (int i = 0; i < 4; ++i) p.raw(rd);
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_LINK, FISRIG_LINK_COMRESET, 0, 0), ProgramBuilder::ok());
+  p.raw(rd, ProgramBuilder::ok());
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE);
+  auto cmds = commands_of(r);
+  ASSERT_EQ(cmds.size(), 5u);
+  EXPECT_EQ(cmds[3].cpl.result, FISRIG_RESULT_TIMEOUT);
+  EXPECT_EQ(cmds[3].cpl.ts_status - cmds[3].cpl.ts_submit, 150000u);
+  EXPECT_EQ(cmds[4].cpl.result, FISRIG_RESULT_OK);
+}
+
+// The rings outlive a program: a second run on the same engine starts where the first
+// left the ring indexes, as firmware re-reads them from the engine's registers.
+TEST(ModelProgram, SecondRunOnTheSameEngine) {
+  drive::Drive d(tiny());
+  model::EngineModel engine(d);
+  fisrig_engine_ops ops = engine.ops();
+  for (int run_no = 0; run_no < 2; ++run_no) {
+    std::vector<fisrig_run_record> records;
+    fisrig_record_sink sink{&records, &collect};
+    fisrig_vm vm;
+    fisrig_vm_init(&vm, &ops, &sink);
+    auto prog = ProgramBuilder(d.user_sectors()).workload(ProgramBuilder::random_4k(32, true, 50, 1000, 1 << 16)).build();
+    ASSERT_EQ(fisrig_vm_run(&vm, prog.data(), uint32_t(prog.size())), FISRIG_VM_DONE);
+    EXPECT_EQ(records.size(), 1001u);  // 1000 commands and the END record, nothing stale
+  }
+}
