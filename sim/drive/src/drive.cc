@@ -54,7 +54,7 @@ void Drive::idle_until(SimTime t) {
       ftl_->unit_done(ftl_->next_unit_seq()) == kNever)
     ftl_->program_open_unit(std::max(last_host_write_ + cfg_.cache.idle_flush_ns, last_activity_));
   if (t - last_activity_ > cfg_.gc.background_idle_ns) ftl_->idle(last_activity_, t);
-  cache_->release(t);
+  cache_->retire(t);
 }
 
 void Drive::submit(const AtaCommand& cmd, SimTime t) {
@@ -76,6 +76,7 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
   ++commands_seen_;
   t = std::max(t, ready_at_);
   link_.retire_before(t);  // hosts submit in time order
+  cache_->retire(t);
   idle_until(t);
 
   Ctx c{cmd};
@@ -110,7 +111,7 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
     if (ncq_busy || nonqueued_busy_until_ > t) {
       // A non-queued command with NCQ commands outstanding aborts them all.
       fail(c, ata::kErrorAbrt, 0);
-      if (ncq_busy) raise_ncq_error(c.c);
+      c.abort_queue = ncq_busy;
       return finish(c);
     }
   }
@@ -120,7 +121,11 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
   if (chance(cfg_.faults.busy_rate)) overhead += cfg_.faults.busy_ns;
   c.t = cpu_free_ = std::max(c.t, cpu_free_) + overhead;
   dispatch(c);
-  if (chance(cfg_.faults.latency_outlier_rate)) c.c.t_complete += cfg_.faults.latency_outlier_ns;
+  if (chance(cfg_.faults.latency_outlier_rate)) {
+    // The status goes out late (PIO commands have already set their ending time).
+    if (c.c.t_complete) c.c.t_complete += cfg_.faults.latency_outlier_ns;
+    else c.t += cfg_.faults.latency_outlier_ns;
+  }
   finish(c);
 }
 
@@ -152,6 +157,7 @@ void Drive::finish(Ctx& c) {
     tag_busy_until_[c.c.tag] = std::max(tag_busy_until_[c.c.tag], c.c.t_complete);
   } else {
     nonqueued_busy_until_ = c.c.t_complete;
+    if (c.abort_queue) raise_ncq_error(c.c);  // when its own error goes out
   }
   push(c.c);
 }

@@ -44,6 +44,12 @@ void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
     uint64_t first = (r.lba + kSectorsPerPage - 1) / kSectorsPerPage;
     uint64_t last = (r.lba + r.n) / kSectorsPerPage;
     for (uint64_t p = first; p < last; ++p) ftl_->trim(p);
+    // A page cut by a range edge goes too once nothing in it reads other than zeros
+    // (ranges of 65535 sectors leave such a page at every boundary).
+    for (uint64_t p : {r.lba / kSectorsPerPage, (r.lba + r.n - 1) / kSectorsPerPage}) {
+      uint32_t w;
+      if (content_.page_is_uniform(p, &w) && w == kZeroWord) ftl_->trim(p);
+    }
     stats_.sectors_trimmed += r.n;
     c.c.sectors += r.n;
   }

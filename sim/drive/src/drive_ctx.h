@@ -10,6 +10,7 @@ struct Drive::Ctx {
   Completion c{};
   bool queued = false;
   bool failed = false;
+  bool abort_queue = false;  // a non-queued command that found NCQ commands outstanding
   SimTime t = 0;  // where processing has got to on the drive's clock
 };
 

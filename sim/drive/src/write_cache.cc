@@ -4,22 +4,26 @@
 
 namespace fisrig::drive {
 
-void WriteCache::release(SimTime t) {
-  while (!entries_.empty() && ftl_.unit_done(entries_.front().seq) <= t) entries_.pop_front();
+void WriteCache::retire(SimTime t) {
+  while (!entries_.empty() && ftl_.unit_done(entries_.front().seq) <= t) {
+    entries_.pop_front();
+    if (free_head_) --free_head_;
+  }
 }
 
 SimTime WriteCache::admit(SimTime t) {
-  release(t);
+  while (free_head_ < entries_.size() && ftl_.unit_done(entries_[free_head_].seq) <= t) ++free_head_;
   SimTime when = t;
-  while (entries_.size() >= capacity_) {
-    SimTime done = ftl_.unit_done(entries_.front().seq);
+  while (used() >= capacity_) {
+    const Entry& oldest = entries_[free_head_];
+    SimTime done = ftl_.unit_done(oldest.seq);
     if (done == kNever) {
       // The oldest page waits in a part-filled unit: write it out to make room.
       ftl_.program_open_unit(when);
-      done = ftl_.unit_done(entries_.front().seq);
+      done = ftl_.unit_done(oldest.seq);
     }
     when = std::max(when, done);
-    entries_.pop_front();
+    ++free_head_;
   }
   return when;
 }
@@ -52,7 +56,7 @@ PowerLossReport WriteCache::power_loss(SimTime t, ContentStore& content, bool to
       content.restore_page(it->lpn, it->old);
     }
   }
-  entries_.clear();
+  clear();
   return r;
 }
 

@@ -24,16 +24,20 @@ class WriteCache {
   SimTime admit(SimTime t);
   // Records a page now in the buffer: landed in host unit `seq`, held `old` before.
   void push(uint64_t lpn, uint64_t seq, const ContentStore::PageWords& old);
-  // Drops entries that are durable by t.
-  void release(SimTime t);
+  // Forgets entries durable by t. Only at host time (submit, idle): commands are
+  // processed ahead of time, and a power cut may yet land before what they freed.
+  void retire(SimTime t);
   // When everything now buffered is durable (programs the open unit if it must).
   SimTime drain(SimTime t);
   // Power cut at t: what was not durable reverts; a program in flight is torn.
   PowerLossReport power_loss(SimTime t, ContentStore& content, bool torn_reads_unc);
 
-  uint64_t used() const { return entries_.size(); }
+  uint64_t used() const { return entries_.size() - free_head_; }
   uint64_t capacity() const { return capacity_; }
-  void clear() { entries_.clear(); }
+  void clear() {
+    entries_.clear();
+    free_head_ = 0;
+  }
 
  private:
   struct Entry {
@@ -44,6 +48,7 @@ class WriteCache {
   uint64_t capacity_;
   Ftl& ftl_;
   std::deque<Entry> entries_;
+  size_t free_head_ = 0;  // entries before this are durable: room for new pages
 };
 
 }  // namespace fisrig::drive

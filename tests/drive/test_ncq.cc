@@ -1,0 +1,154 @@
+// Native Command Queueing: 32 tags at once, the drive's own completion order, and the
+// NCQ error path (abort everything, halt, log 10h, resume).
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "drive_helpers.h"
+
+using namespace fisrig;
+using namespace fisrig::test;
+
+namespace {
+
+Drive written_drive(drive::DriveConfig cfg, SimTime& now) {
+  Drive d(cfg);
+  for (uint64_t lba = 0; lba < (1u << 20); lba += 2048) exec(d, write_dma(lba, 2048, uint32_t(1 + lba)), now);
+  exec(d, simple(ata::kFlushCacheExt), now);
+  return d;
+}
+
+// Log 10h as ACS-3 lays it out.
+struct NcqLog {
+  uint8_t tag;
+  bool nq;
+  uint8_t status, error;
+  uint64_t lba;
+};
+NcqLog read_ncq_log(Drive& d, SimTime& now) {
+  std::vector<uint8_t> p;
+  Completion c = exec(d, read_log(ata::kLogNcqError, &p), now);
+  EXPECT_TRUE(c.ok());
+  EXPECT_EQ(p.size(), 512u);
+  uint8_t sum = 0;
+  for (uint8_t b : p) sum = uint8_t(sum + b);
+  EXPECT_EQ(sum, 0) << "log 10h checksum";
+  uint64_t lba = uint64_t(p[4]) | uint64_t(p[5]) << 8 | uint64_t(p[6]) << 16 | uint64_t(p[8]) << 24 |
+                 uint64_t(p[9]) << 32 | uint64_t(p[10]) << 40;
+  return NcqLog{uint8_t(p[0] & 0x1F), (p[0] & 0x80) != 0, p[2], p[3], lba};
+}
+
+}  // namespace
+
+TEST(Ncq, ThirtyTwoTagsOutOfOrder) {
+  SimTime now = 0;
+  Drive d = written_drive(tiny(), now);
+  std::mt19937_64 rng(3);
+  std::vector<std::vector<uint32_t>> data(32, std::vector<uint32_t>(8));
+  std::vector<uint64_t> lbas(32);
+  for (uint8_t tag = 0; tag < 32; ++tag) {
+    lbas[tag] = (rng() % ((1u << 20) / 8)) * 8;
+    d.submit(read_fpdma(tag, lbas[tag], 8, data[tag].data()), now);
+  }
+  EXPECT_EQ(d.pending(), 32u);
+  std::vector<uint8_t> order;
+  SimTime last = 0;
+  Completion c;
+  while (d.pop_completion(c)) {
+    ASSERT_TRUE(c.ok());
+    EXPECT_TRUE(c.queued);
+    EXPECT_GE(c.t_complete, last);
+    last = c.t_complete;
+    order.push_back(c.tag);
+  }
+  ASSERT_EQ(order.size(), 32u);
+  EXPECT_EQ(std::set<uint8_t>(order.begin(), order.end()).size(), 32u);
+  std::vector<uint8_t> submitted(32);
+  std::iota(submitted.begin(), submitted.end(), 0);
+  EXPECT_NE(order, submitted);  // random reads finish in the NAND's order, not the host's
+  for (uint8_t tag = 0; tag < 32; ++tag)
+    for (uint32_t s = 0; s < 8; ++s) EXPECT_EQ(data[tag][s], uint32_t(1 + lbas[tag] / 2048 * 2048));
+}
+
+TEST(Ncq, ErrorAbortsTheQueueUntilLog10hIsRead) {
+  drive::DriveConfig cfg = tiny();
+  cfg.faults.unc = {{5000, 8}};
+  SimTime now = 0;
+  Drive d = written_drive(cfg, now);
+  // The failing read goes first, so the long reads behind it are still moving data when
+  // it fails (each command's data goes out after one DMA Setup, not interleaved).
+  d.submit(read_fpdma(9, 4999, 4), now);  // touches the UNC range at 5000
+  for (uint8_t tag = 0; tag < 8; ++tag) d.submit(read_fpdma(tag, 20000 + tag * 4096, 256), now);
+  std::vector<Completion> done;
+  Completion c;
+  while (d.pop_completion(c)) done.push_back(c);
+  ASSERT_EQ(done.size(), 9u);
+  const Completion* failed = nullptr;
+  int aborted = 0;
+  for (const Completion& x : done) {
+    if (x.tag == 9) failed = &x;
+    else if (x.aborted_by_ncq_error) {
+      ++aborted;
+      EXPECT_EQ(x.error, ata::kErrorAbrt);
+      EXPECT_EQ(x.status & ata::kStatusErr, ata::kStatusErr);
+    }
+  }
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->error, ata::kErrorUnc);
+  EXPECT_EQ(failed->lba, 5000u);
+  EXPECT_GT(aborted, 0);  // the long reads were still outstanding when it failed
+  now = std::max(now, done.back().t_complete);
+
+  // Halted: new queued commands are aborted until the log is read.
+  Completion refused = exec(d, read_fpdma(1, 0, 8), now);
+  EXPECT_TRUE(refused.aborted_by_ncq_error);
+  NcqLog log = read_ncq_log(d, now);
+  EXPECT_EQ(log.tag, 9);
+  EXPECT_FALSE(log.nq);
+  EXPECT_EQ(log.status, ata::kStatusDrdy | ata::kStatusErr);
+  EXPECT_EQ(log.error, ata::kErrorUnc);
+  EXPECT_EQ(log.lba, 5000u);
+  EXPECT_TRUE(exec(d, read_fpdma(1, 0, 8), now).ok());  // the queue runs again
+}
+
+TEST(Ncq, TagAlreadyInUseIsAnNcqError) {
+  SimTime now = 0;
+  Drive d = written_drive(tiny(), now);
+  d.submit(read_fpdma(4, 0, 256), now);
+  d.submit(read_fpdma(4, 4096, 8), now + 10);
+  Completion a, b;
+  ASSERT_TRUE(d.pop_completion(a));
+  ASSERT_TRUE(d.pop_completion(b));
+  EXPECT_FALSE(a.ok());
+  EXPECT_FALSE(b.ok());
+  EXPECT_EQ(d.stats().ncq_errors, 1u);
+}
+
+TEST(Ncq, NonQueuedCommandWhileQueuedOutstandingIsAborted) {
+  SimTime now = 0;
+  Drive d = written_drive(tiny(), now);
+  for (uint8_t tag = 0; tag < 4; ++tag) d.submit(read_fpdma(tag, tag * 4096, 256), now);
+  Completion flush = d.execute(simple(ata::kFlushCacheExt), now + 100);
+  EXPECT_EQ(flush.error, ata::kErrorAbrt);
+  now = flush.t_complete;
+  Completion c;
+  int aborted = 0;
+  while (d.pop_completion(c)) {
+    aborted += c.aborted_by_ncq_error;
+    EXPECT_EQ(c.t_complete, flush.t_complete);  // aborted when the error was reported
+  }
+  EXPECT_EQ(aborted, 4);
+  NcqLog log = read_ncq_log(d, now);
+  EXPECT_TRUE(log.nq);  // the failing command was not a queued one
+}
+
+TEST(Ncq, FuaWriteCompletesOnlyWhenDurable) {
+  Drive d(tiny());
+  SimTime now = 0;
+  Completion plain = exec(d, write_fpdma(0, 0, 8, 1), now);
+  Completion fua = exec(d, write_fpdma(1, 4096, 8, 2, true), now);
+  EXPECT_LT(plain.t_complete - plain.t_arrive, d_us(50));
+  EXPECT_GT(fua.t_complete - fua.t_arrive, d.config().timing.program_ns);
+}

@@ -1,0 +1,95 @@
+// Profiles a user writes: refused with the key and the line when wrong.
+#include <gtest/gtest.h>
+
+#include "fisrig/drive/config.h"
+
+using namespace fisrig::drive;
+
+namespace {
+const char* kGood = R"([identity]
+model = "x"
+[capacity]
+user_gb = 1
+[nand]
+channels = 4
+dies_per_channel = 2
+planes_per_die = 2
+blocks_per_plane = 128
+pages_per_block = 64
+page_bytes = 8192
+)";
+
+ProfileError refusal(const std::string& text) {
+  try {
+    parse_profile(text, "p.toml");
+  } catch (const ProfileError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "profile was accepted";
+  return ProfileError("", "", 0, "");
+}
+}  // namespace
+
+TEST(Profiles, GoodProfileParses) {
+  DriveConfig c = parse_profile(kGood, "p.toml");
+  EXPECT_EQ(c.nand.channels, 4u);
+  EXPECT_EQ(c.user_sectors, 1953120u);
+  EXPECT_NEAR(c.over_provisioning(), 0.0737, 0.001);
+}
+
+TEST(Profiles, UnknownKeyIsNamedWithItsLine) {
+  ProfileError e = refusal(std::string(kGood) + "[cache]\nmegabytes = 4\n");
+  EXPECT_EQ(e.key(), "cache.megabytes");
+  EXPECT_EQ(e.line(), 13);
+  EXPECT_NE(std::string(e.what()).find("p.toml:13: 'cache.megabytes': unknown key"), std::string::npos);
+}
+
+TEST(Profiles, WrongTypeIsNamed) {
+  ProfileError e = refusal(std::string(kGood) + "[cache]\nenabled = \"yes\"\n");
+  EXPECT_EQ(e.key(), "cache.enabled");
+  EXPECT_EQ(e.why(), "expected true or false");
+}
+
+TEST(Profiles, ImpossibleGeometryIsNamed) {
+  std::string g = kGood;
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = g;
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  EXPECT_EQ(refusal(with("page_bytes = 8192", "page_bytes = 6000")).key(), "nand.page_bytes");
+  EXPECT_EQ(refusal(with("channels = 4", "channels = 0")).key(), "nand.channels");
+  ProfileError small = refusal(with("blocks_per_plane = 128", "blocks_per_plane = 100"));
+  EXPECT_EQ(small.key(), "nand.blocks_per_plane");  // raw NAND below the user capacity
+  EXPECT_EQ(small.line(), 9);
+  EXPECT_EQ(refusal(with("user_gb = 1", "user_gb = 0")).key(), "capacity.user_gb");
+}
+
+TEST(Profiles, SyntaxErrorHasItsLine) {
+  ProfileError e = refusal("[nand]\nchannels = = 4\n");
+  EXPECT_EQ(e.line(), 2);
+}
+
+TEST(Profiles, FaultKnobsAreCheckedByName) {
+  FaultKnobs k;
+  EXPECT_THROW(k.set("crc_rate", "0.1"), std::invalid_argument);
+  EXPECT_THROW(k.set("busy_rate", "2"), std::invalid_argument);
+  EXPECT_THROW(k.set("busy_rate", "often"), std::invalid_argument);
+  EXPECT_THROW(k.set("unc", "100-200"), std::invalid_argument);
+  k.set("unc", "100+8,4096+1");
+  ASSERT_EQ(k.unc.size(), 2u);
+  EXPECT_EQ(k.unc[1].first, 4096u);
+  ProfileError e = refusal(std::string(kGood) + "[faults]\nbusy_rate = 3\n");
+  EXPECT_EQ(e.key(), "faults.busy_rate");
+}
+
+TEST(Profiles, EveryBuiltInProfileLoads) {
+  auto names = builtin_profile_names();
+  EXPECT_GE(names.size(), 4u);
+  for (const std::string& n : names) {
+    DriveConfig c = load_profile(n);
+    EXPECT_GT(c.over_provisioning(), 0.05) << n;
+  }
+  EXPECT_TRUE(load_profile("sandforce-240gb").controller.compression);
+  EXPECT_GT(load_profile("enterprise-200gb").over_provisioning(), 0.3);
+}

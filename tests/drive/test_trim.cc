@@ -1,0 +1,96 @@
+// DATA SET MANAGEMENT TRIM, non-queued and queued: what reads back, what space frees,
+// and what a bad range list does (nothing).
+#include <gtest/gtest.h>
+
+#include "drive_helpers.h"
+
+using namespace fisrig;
+using namespace fisrig::test;
+
+namespace {
+std::vector<uint32_t> words_of(Drive& d, uint64_t lba, uint32_t n, SimTime& now) {
+  std::vector<uint32_t> w(n);
+  EXPECT_TRUE(exec(d, read_dma(lba, n, w.data()), now).ok());
+  return w;
+}
+}  // namespace
+
+TEST(Trim, TrimmedSectorsReadZerosAndFreeSpace) {
+  Drive d(tiny());
+  SimTime now = 0;
+  ASSERT_TRUE(exec(d, write_dma(0, 256, 9), now).ok());
+  exec(d, simple(ata::kFlushCacheExt), now);
+  uint64_t valid_before = d.ftl().valid_slots();
+  RangeList r;
+  r.add(0, 64, 64).add(1, 200, 3);  // two whole-page runs... and a partial page
+  Completion c = exec(d, trim(r), now);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c.sectors, 67u);
+  auto w = words_of(d, 0, 256, now);
+  for (uint32_t s = 0; s < 256; ++s) {
+    bool trimmed = (s >= 64 && s < 128) || (s >= 200 && s < 203);
+    EXPECT_EQ(w[s], trimmed ? 0u : 9u) << "sector " << s;
+  }
+  std::vector<uint8_t> bytes(512);
+  ASSERT_TRUE(exec(d, read_dma(70, 1, nullptr, bytes.data()), now).ok());
+  EXPECT_EQ(std::count(bytes.begin(), bytes.end(), 0), 512);
+  // 64 sectors = 8 whole pages leave the mapping; the partial page stays mapped.
+  EXPECT_EQ(valid_before - d.ftl().valid_slots(), 8u);
+  EXPECT_EQ(d.stats().sectors_trimmed, 67u);
+}
+
+TEST(Trim, QueuedTrimThroughSendFpdma) {
+  Drive d(tiny());
+  SimTime now = 0;
+  ASSERT_TRUE(exec(d, write_dma(800, 16, 4), now).ok());
+  RangeList r;
+  r.add(0, 800, 16);
+  Completion c = exec(d, trim_queued(5, r), now);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c.queued);
+  EXPECT_EQ(c.tag, 5);
+  EXPECT_GT(c.t_accept, c.t_arrive);  // released with a D2H before the ranges moved
+  for (uint32_t v : words_of(d, 800, 16, now)) EXPECT_EQ(v, 0u);
+}
+
+TEST(Trim, BadRangeListIsAbortedAndTrimsNothing) {
+  Drive d(tiny());
+  SimTime now = 0;
+  ASSERT_TRUE(exec(d, write_dma(0, 8, 3), now).ok());
+  RangeList r;
+  r.add(0, 0, 8).add(1, d.user_sectors() - 4, 8);  // the second runs past the end
+  Completion c = exec(d, trim(r), now);
+  EXPECT_FALSE(c.ok());
+  EXPECT_EQ(c.error, ata::kErrorAbrt);
+  EXPECT_EQ(words_of(d, 0, 8, now)[0], 3u);
+
+  RangeList big(d.config().identity.dsm_max_blocks + 1);
+  big.add(0, 0, 8);
+  c = exec(d, trim(big), now);
+  EXPECT_EQ(c.error, ata::kErrorAbrt);  // more blocks than IDENTIFY word 105 allows
+  EXPECT_EQ(words_of(d, 0, 8, now)[0], 3u);
+
+  AtaCommand not_trim = trim(r);
+  not_trim.features = 0;  // DSM without the TRIM bit
+  EXPECT_EQ(exec(d, not_trim, now).error, ata::kErrorAbrt);
+}
+
+TEST(Trim, WholeDriveTrimMakesGcFree) {
+  Drive d(tiny());
+  SimTime now = 0;
+  for (uint64_t lba = 0; lba + 2048 <= d.user_sectors(); lba += 2048)
+    ASSERT_TRUE(exec(d, write_dma(lba, 2048, 1), now).ok());
+  RangeList r(8);
+  uint64_t lba = 0;
+  for (uint32_t i = 0; i < 512 && lba < d.user_sectors(); ++i) {
+    uint16_t n = uint16_t(std::min<uint64_t>(0xFFFF, d.user_sectors() - lba));
+    r.add(i, lba, n);
+    lba += n;
+  }
+  ASSERT_TRUE(exec(d, trim(r), now).ok());
+  EXPECT_EQ(d.ftl().valid_slots(), 0u);
+  d.ftl().reset_counters();
+  for (uint64_t l = 0; l + 2048 <= d.user_sectors(); l += 2048)
+    ASSERT_TRUE(exec(d, write_dma(l, 2048, 2), now).ok());
+  EXPECT_EQ(d.ftl().counters().gc_slots, 0u);  // every victim was empty: nothing to copy
+}
