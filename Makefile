@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= 2
 PROFILE ?= consumer-256gb
 
-.PHONY: all deps native test bench scenario clean
+.PHONY: all deps native test bench run scenario clean
 
 all: native
 
@@ -16,13 +16,18 @@ $(BUILD)/build.ninja: CMakeLists.txt | deps
 native: deps $(BUILD)/build.ninja
 	ninja -C $(BUILD) -j $(JOBS)
 
-# The main job until the model target exists: the torture / idle / TRIM recovery
-# scenario of shared/seeds/torture-idle-trim-recovery.txt on the simulated drive.
+# The main job: the built-in plan reproducing shared/seeds/torture-idle-trim-recovery.txt
+# on the model target, ending in a report (runs/torture-idle-trim-recovery/).
+run: native
+	bin/fisrig run torture-idle-trim-recovery --out runs/torture-idle-trim-recovery
+
+# The drive alone, without the rig: the same states through fisrig-drive's own host.
 scenario: native
 	$(BUILD)/bin/fisrig-drive scenario --profile $(PROFILE)
 
 test: native
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	.venv/bin/python -m pytest -q -p no:cacheprovider tests/host
 
 bench: native
 	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-model-bench; } | python3 scripts/bench_collect.py $(BUILD)/bench.json

@@ -2,6 +2,7 @@
 # Installs what fisrig's native build and tests need, and only what is missing:
 # Debian packages through apt-get. Safe to run again; prints nothing when all is there.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 # Debian package -> why fisrig needs it.
 declare -A WHY=(
@@ -11,7 +12,7 @@ declare -A WHY=(
   [libgtest-dev]="GoogleTest, the native unit tests"
   [libtomlplusplus-dev]="reads drive profiles (TOML)"
   [hdparm]="decodes the drive's IDENTIFY data in a test, as users do"
-  [python3]="collects benchmark figures"
+  [python3]="collects benchmark figures; runs host/ (in .venv)"
 )
 
 missing=()
@@ -24,4 +25,15 @@ if ((${#missing[@]})); then
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python packages for host/ into the project's .venv, pinned; redone when the pins change.
+venv=.venv
+stamp=$venv/.requirements.sha256
+want=$(sha256sum host/requirements.txt | cut -d' ' -f1)
+if [ ! -x $venv/bin/python ] || [ "$(cat $stamp 2>/dev/null)" != "$want" ]; then
+  echo "bootstrap: installing host/requirements.txt into $venv" >&2
+  [ -x $venv/bin/python ] || python3 -m venv $venv
+  $venv/bin/pip install -q --disable-pip-version-check -r host/requirements.txt
+  echo "$want" > $stamp
 fi

@@ -1,0 +1,107 @@
+"""Where a program runs: the fast native model, the RTL simulation, or a board.
+
+A target takes a compiled program and writes the run's records file; it knows the drive's
+IDENTIFY data. Only `model` exists yet; the others say so plainly.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class TargetUnavailable(RuntimeError):
+    pass
+
+
+@dataclass
+class RunOutcome:
+    status: str           # the VM's status: done, expect_failed, ...
+    records: int
+    commands: int
+    errors: int
+    sim_ns: int
+    wall_s: float
+    error: str
+    error_offset: int
+
+
+def build_dir() -> Path:
+    return Path(os.environ.get("FISRIG_BUILD", REPO / "build"))
+
+
+def _tool(name: str) -> Path:
+    path = build_dir() / "bin" / name
+    if not path.exists():
+        raise TargetUnavailable(f"{path} is not built: run `make native` first")
+    return path
+
+
+class ModelTarget:
+    """The firmware core's VM, the engine model and the simulated drive, in one native process."""
+
+    name = "model"
+
+    def __init__(self, profile: str, faults: list[str] | None = None):
+        self.profile, self.faults = profile, faults or []
+
+    def identify(self) -> list[int]:
+        out = subprocess.run([str(_tool("fisrig-drive")), "identify", "--profile", self.profile],
+                             check=True, capture_output=True, text=True).stdout
+        words = [int(w, 16) for w in out.split()]
+        if len(words) != 256:
+            raise RuntimeError("fisrig-drive identify did not print 256 words")
+        return words
+
+    def run(self, program: Path, records: Path, quiet: bool = False) -> RunOutcome:
+        cmd = [str(_tool("fisrig-model")), "--program", str(program), "--records", str(records),
+               "--profile", self.profile]
+        for f in self.faults:
+            cmd += ["--fault", f]
+        if quiet:
+            cmd.append("--quiet")
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None if not quiet else subprocess.PIPE,
+                              text=True)
+        lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+        if not lines:
+            raise RuntimeError(f"fisrig-model failed (exit {proc.returncode}): {proc.stderr or ''}".strip())
+        o = json.loads(lines[-1])
+        return RunOutcome(o["status"], o["records"], o["commands"], o["errors"], o["sim_ns"],
+                          o["wall_s"], o["error"], o["error_offset"])
+
+
+class _NotYet:
+    def __init__(self, name: str, issue: str):
+        self.name, self.issue = name, issue
+
+    def __call__(self, *args, **kwargs):
+        raise TargetUnavailable(f"target '{self.name}' is not available yet ({self.issue}); use --target model")
+
+
+TARGETS = {
+    "model": ModelTarget,
+    "rtl": _NotYet("rtl", "the RTL rig in Verilator is being built"),
+    "board": _NotYet("board", "no board target has been brought up"),
+}
+
+
+def make_target(name: str, profile: str, faults: list[str] | None = None):
+    if name not in TARGETS:
+        raise TargetUnavailable(f"unknown target '{name}': one of {', '.join(TARGETS)}")
+    return TARGETS[name](profile, faults)
+
+
+def identify_fields(words: list[int]) -> dict:
+    """The IDENTIFY facts a run's metadata keeps (ATA strings are byte-swapped words)."""
+    def text(first: int, n: int) -> str:
+        return "".join(chr(words[i] >> 8) + chr(words[i] & 0xFF) for i in range(first, first + n)).strip()
+    return {
+        "model": text(27, 20), "serial": text(10, 10), "firmware": text(23, 4),
+        "lba48_sectors": words[100] | words[101] << 16 | words[102] << 32 | words[103] << 48,
+        "ncq_depth": (words[75] & 0x1F) + 1, "trim": bool(words[169] & 1),
+        "words": [f"{w:04x}" for w in words],
+    }

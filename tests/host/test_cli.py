@@ -1,0 +1,52 @@
+"""The `fisrig` command as a user types it."""
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def fisrig(*args):
+    return subprocess.run([sys.executable, "-m", "fisrig.cli", *args], capture_output=True, text=True,
+                          cwd=REPO, env={"PYTHONPATH": str(REPO / "host"), "PATH": "/usr/bin:/bin"})
+
+
+def test_plans_lists_the_builtins():
+    r = fisrig("plans")
+    assert r.returncode == 0
+    assert "torture-idle-trim-recovery" in r.stdout and "smoke-tiny" in r.stdout
+
+
+def test_rtl_and_board_say_not_yet():
+    for target in ("rtl", "board"):
+        r = fisrig("run", "smoke-tiny", "--target", target)
+        assert r.returncode == 2
+        assert f"target '{target}' is not available yet" in r.stderr
+
+
+def test_raw_prints_completion_and_timing():
+    r = fisrig("raw", "--command", "0x25", "--lba", "0", "--count", "8", "--profile", "tiny-1gb")
+    assert r.returncode == 0, r.stderr
+    assert "command 0x25: ok  status 0x40" in r.stdout
+    assert "h2d" in r.stdout and "status" in r.stdout
+
+
+def test_raw_past_the_end_reports_idnf():
+    r = fisrig("raw", "--command", "0x25", "--lba", "1953120", "--count", "8", "--profile", "tiny-1gb")
+    assert r.returncode == 1
+    assert "ata_error  status 0x41  error 0x10" in r.stdout
+
+
+def test_bad_plan_file_is_refused_with_its_line(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text('[plan]\nname = "x"\n[[step]]\ndo = "fill"\nqueue_depth = 40\n')
+    r = fisrig("run", str(p), "--profile", "tiny-1gb", "--out", str(tmp_path / "out"))
+    assert r.returncode == 2
+    assert f"{p}:5: step 1 (fill): queue_depth 40 is over 32" in r.stderr
+    assert not (tmp_path / "out").exists()  # nothing ran
+
+
+def test_identify():
+    r = fisrig("identify", "--profile", "tiny-1gb")
+    assert r.returncode == 0
+    assert "NCQ depth: 32" in r.stdout and "TRIM:      yes" in r.stdout

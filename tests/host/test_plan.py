@@ -1,0 +1,139 @@
+"""Plans are refused before anything runs, with the file, the line and what is wrong."""
+import textwrap
+
+import pytest
+
+from fisrig import plan
+from fisrig.compile import compile_plan
+from fisrig.plan import PlanError
+
+HEAD = """\
+[plan]
+name = "t"
+profile = "tiny-1gb"
+"""
+
+
+def load(tmp_path, body: str) -> plan.Plan:
+    p = tmp_path / "t.toml"
+    p.write_text(HEAD + textwrap.dedent(body))
+    return plan.load(p)
+
+
+def refused(tmp_path, body: str, capacity: int) -> PlanError:
+    with pytest.raises(PlanError) as e:
+        compile_plan(load(tmp_path, body), capacity)
+    return e.value
+
+
+def test_unknown_key_names_file_and_line(tmp_path):
+    with pytest.raises(PlanError) as e:
+        load(tmp_path, """
+            [[step]]
+            do = "workload"
+            queue_dpeth = 4
+            """)
+    assert e.value.line == 7
+    assert str(e.value).startswith(f"{tmp_path / 't.toml'}:7: step 1 (workload): unknown key 'queue_dpeth'")
+
+
+def test_unknown_step_kind(tmp_path):
+    with pytest.raises(PlanError) as e:
+        load(tmp_path, '[[step]]\ndo = "defrag"\n')
+    assert e.value.line == 5 and "defrag" in e.value.message
+
+
+def test_queue_depth_over_32(tmp_path, tiny_capacity):
+    e = refused(tmp_path, """
+        [[step]]
+        do = "workload"
+        seconds = 1
+        queue_depth = 64
+        """, tiny_capacity)
+    assert e.line == 8 and "queue_depth 64 is over 32" in e.message
+
+
+def test_span_past_capacity(tmp_path, tiny_capacity):
+    e = refused(tmp_path, f"""
+        [[step]]
+        do = "workload"
+        commands = 10
+        lba_start = {tiny_capacity - 8}
+        lba_count = 16
+        """, tiny_capacity)
+    assert e.line == 9 and "past the drive's last LBA" in e.message
+
+
+def test_raw_lba_past_capacity_unless_an_error_is_expected(tmp_path, tiny_capacity):
+    body = f"""
+        [[step]]
+        do = "raw"
+        command = 0x25
+        lba = {tiny_capacity}
+        count = 8
+        """
+    e = refused(tmp_path, body, tiny_capacity)
+    assert e.line == 8
+    compile_plan(load(tmp_path, body + 'expect = "error"\nexpect_error = 0x10\n'), tiny_capacity)
+
+
+def test_transfer_not_a_multiple_of_512(tmp_path, tiny_capacity):
+    e = refused(tmp_path, """
+        [[step]]
+        do = "workload"
+        commands = 10
+        transfer_kib = 0.75
+        """, tiny_capacity)
+    assert e.line == 8 and "multiple of 512 bytes" in e.message
+
+
+def test_expectation_that_cannot_match(tmp_path, tiny_capacity):
+    e = refused(tmp_path, """
+        [[step]]
+        do = "raw"
+        command = 0xEA
+        expect = "ok"
+        expect_status = 0x51
+        """, tiny_capacity)
+    assert e.line == 9 and "cannot match" in e.message
+    e = refused(tmp_path, """
+        [[step]]
+        do = "raw"
+        command = 0xEA
+        expect = "error"
+        expect_status = 0x50
+        """, tiny_capacity)
+    assert "cannot match a status without ERR" in e.message
+
+
+def test_workload_needs_one_stop(tmp_path, tiny_capacity):
+    e = refused(tmp_path, """
+        [[step]]
+        do = "workload"
+        commands = 10
+        minutes = 1
+        """, tiny_capacity)
+    assert "exactly one of" in e.message
+
+
+def test_toml_syntax_error_has_its_line(tmp_path):
+    with pytest.raises(PlanError) as e:
+        load(tmp_path, '[[step]]\ndo = = "fill"\n')
+    assert e.value.line == 5
+
+
+def test_same_plan_from_python():
+    p = plan.from_dict({"plan": {"name": "py"}, "step": [{"do": "fill"}, {"do": "trim", "queued": True}]})
+    program = compile_plan(p, 1 << 21).program
+    assert program[:4] == b"FSRP"
+    with pytest.raises(PlanError, match="unknown key 'qd'"):
+        plan.from_dict({"step": [{"do": "fill", "qd": 3}]})
+
+
+def test_builtin_plans_compile_for_their_drives():
+    from fisrig.targets import ModelTarget, identify_fields
+    for name, path in plan.builtin_plans().items():
+        p = plan.load(path)
+        cap = identify_fields(ModelTarget(p.profile).identify())["lba48_sectors"]
+        compiled = compile_plan(p, cap)
+        assert len(compiled.markers) >= 3, name

@@ -1,0 +1,94 @@
+"""A plan end to end on the model target, and what a run directory holds."""
+import json
+import shutil
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from fisrig import program_format as pf
+from fisrig import results
+from fisrig.run import rebuild
+
+
+def test_smoke_run_completes(smoke_run):
+    assert smoke_run.status == "done"
+    d = smoke_run.run_dir
+    for name in ("run.json", "program.bin", "records.bin", "records.parquet", "summary.json",
+                 "iops_per_100k.png", "mbps_across_lba.png", "latency_percentiles.png"):
+        assert (d / name).stat().st_size > 0, name
+
+
+def test_records_have_every_phase_timestamp(smoke_run):
+    t = pq.read_table(smoke_run.run_dir / "records.parquet").to_pandas() if False else \
+        pq.read_table(smoke_run.run_dir / "records.parquet")
+    cols = {c: t.column(c).to_numpy(zero_copy_only=False) for c in t.column_names}
+    cmd = cols["kind"] == "command"
+    assert cmd.sum() == smoke_run.outcome.commands
+    ok = cmd & (cols["result"] == "ok")
+    assert ok.all() == cmd.all()
+    ncq_reads = ok & (cols["command"] == 0x60)
+    assert ncq_reads.sum() >= 19999
+    # Phase order on one clock: submit <= H2D <= accept (NCQ) <= DMA Setup <= data <= SDB.
+    for a, b in [("t_submit_ns", "t_h2d_ns"), ("t_h2d_ns", "t_accept_ns"), ("t_accept_ns", "t_setup_ns"),
+                 ("t_setup_ns", "t_data_last_ns"), ("t_data_last_ns", "t_status_ns")]:
+        assert (cols[a][ncq_reads] <= cols[b][ncq_reads]).all(), (a, b)
+    assert set(cols["tag"][ncq_reads]) == set(range(32))
+    labels = set(cols["marker"][cmd])
+    assert {"clean", "fill", "torture", "random read", "tortured", "TRIM"} <= labels
+
+
+def test_run_json_says_what_ran(smoke_run):
+    meta = json.loads((smoke_run.run_dir / "run.json").read_text())
+    assert meta["schema_version"] == results.SCHEMA_VERSION
+    assert meta["target"] == "model" and meta["profile"] == "tiny-1gb"
+    assert meta["identify"]["model"] == "fisrig SIM-T1 tiny"
+    assert meta["identify"]["ncq_depth"] == 32
+    assert meta["status"] == "done"
+    assert meta["plan"]["name"] == "smoke-tiny"
+
+
+def test_fio_summary_layout(smoke_run):
+    s = json.loads((smoke_run.run_dir / "summary.json").read_text())
+    jobs = {j["jobname"]: j for j in s["jobs"]}
+    rr = jobs["random read"]["read"]
+    assert rr["total_ios"] == 20000
+    assert rr["iops"] > 10000
+    assert rr["bw"] == pytest.approx(rr["bw_bytes"] / 1024, rel=1e-3)
+    pct = rr["clat_ns"]["percentile"]
+    assert pct["50.000000"] <= pct["99.000000"] <= pct["99.990000"] <= rr["clat_ns"]["max"]
+    assert jobs["torture"]["write"]["total_ios"] > 1000
+    assert jobs["TRIM"]["trim"]["total_ios"] >= 1
+
+
+def test_sweep_zones_found(smoke_run):
+    sweeps = {p.label: p for p in smoke_run.phases if p.is_sweep}
+    assert set(sweeps) == {"clean", "tortured"}
+    assert len(sweeps["clean"].zones) == 16
+    assert sweeps["tortured"].sweep_mbps < sweeps["clean"].sweep_mbps
+
+
+def test_report_from_a_run_killed_half_way(smoke_run, tmp_path):
+    """A run cut off mid-record: report keeps every whole record taken so far."""
+    d = tmp_path / "killed"
+    d.mkdir()
+    shutil.copy(smoke_run.run_dir / "run.json", d)
+    raw = (smoke_run.run_dir / "records.bin").read_bytes()
+    keep = pf.RECORDS_HEADER.size + 1000 * 96 + 37  # a torn 1001st record
+    (d / "records.bin").write_bytes(raw[:keep])
+    phases, plots = rebuild(d)
+    t = pq.read_table(d / "records.parquet")
+    assert t.num_rows == 1000
+    assert all(p.stat().st_size > 0 for p in plots)
+    whole = results.read_raw(smoke_run.run_dir / "records.bin")
+    np.testing.assert_array_equal(t.column("lba").to_numpy(), whole["lba"][:1000])
+
+
+def test_report_rebuilds_from_parquet_alone(smoke_run, tmp_path):
+    d = tmp_path / "copy"
+    d.mkdir()
+    shutil.copy(smoke_run.run_dir / "records.parquet", d)
+    (d / "records.parquet").touch()
+    phases, plots = rebuild(d)
+    assert {p.label for p in phases} >= {"clean", "torture"}
+    assert json.loads((d / "summary.json").read_text())["jobs"]
