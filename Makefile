@@ -30,7 +30,8 @@ test: native
 	.venv/bin/python -m pytest -q -p no:cacheprovider tests/host
 
 bench: native
-	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-model-bench; } | python3 scripts/bench_collect.py $(BUILD)/bench.json
+	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-model-bench && .venv/bin/python scripts/bench_plan.py; } \
+	  | python3 scripts/bench_collect.py $(BUILD)/bench.json
 
 clean:
 	rm -rf $(BUILD)

@@ -20,6 +20,7 @@ import pyarrow.parquet as pq  # noqa: E402
 from .results import READS, WRITES, code_of, codes  # noqa: E402
 
 IOPS_WINDOW = 100_000
+MIN_IOPS_PHASE = 1000
 REPORT_COLUMNS = ["marker", "kind", "result", "lba", "sectors", "t_submit_ns", "t_status_ns", "latency_ns",
                   "command"]
 
@@ -117,8 +118,8 @@ def plot_iops(ph: list[Phase], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(10, 4.5))
     x0 = 0
     for p in ph:
-        if p.is_sweep or p.commands < 2:
-            continue
+        if p.is_sweep or p.commands < MIN_IOPS_PHASE:
+            continue  # a handful of commands (an erase, a TRIM) makes no IOPS curve
         t = np.sort(p.t_status_ns)
         window = min(IOPS_WINDOW, max(len(t) // 20, 1))
         idx = np.arange(window, len(t), window)

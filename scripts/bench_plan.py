@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""Benchmark figures from the main job's plan on the model target, as JSON lines for
+scripts/bench_collect.py: model.seq_write_mbps_clean and model.seq_write_mbps_tortured
+(HD Tach-style sweep averages, simulated time)."""
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "host"))
+
+from fisrig import plan  # noqa: E402
+from fisrig.run import run_plan  # noqa: E402
+
+
+def main() -> int:
+    p = plan.load(plan.find("torture-idle-trim-recovery"))
+    with tempfile.TemporaryDirectory() as tmp:
+        print("bench: model: the main job's plan (a few minutes)", file=sys.stderr, flush=True)
+        r = run_plan(p, Path(tmp), quiet=True)
+    sweeps = {ph.label: ph for ph in r.phases if ph.is_sweep}
+    where = f"plan {p.name} on the model target ({p.profile}), HD Tach-style sweep, simulated time"
+    for name, label, what in [("model.seq_write_mbps_clean", "clean", "sequential write after secure erase"),
+                              ("model.seq_write_mbps_tortured", "tortured",
+                               "sequential write after a full fill and 20 min of 4 KiB random writes at QD32")]:
+        print(json.dumps({"name": name, "value": round(sweeps[label].sweep_mbps, 3), "unit": "MB/s",
+                          "what": f"{what} ({where})"}))
+    return 0 if r.status == "done" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
