@@ -267,3 +267,18 @@ TEST(ModelProgram, SecondRunOnTheSameEngine) {
     EXPECT_EQ(records.size(), 1001u);  // 1000 commands and the END record, nothing stale
   }
 }
+
+// 4 KiB NCQ reads of a clean drive at QD32 are bound by the wire alone. Per command:
+// H2D 15 + D2H 15 + DMA Setup 17 + Data 1043 + SDB 12 = 1102 dwords = 7346.7 ns, so the
+// ceiling is 136,120 IOPS; every FIS of every command must be on the wire exactly once.
+TEST(ModelNcq, CleanDriveRandomReadsRunAtTheWireCeiling) {
+  drive::Drive d(tiny());
+  ModelRun r = run(d, ProgramBuilder(d.user_sectors()).workload(
+                          ProgramBuilder::random_4k(32, true, 100, 20000, d.user_sectors())).build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE);
+  auto cmds = commands_of(r);
+  uint64_t first = cmds.front().cpl.ts_submit, last = 0;
+  for (const auto& c : cmds) last = std::max(last, c.cpl.ts_status);
+  double iops = cmds.size() / (double(last - first) / FISRIG_TICK_HZ);
+  EXPECT_NEAR(iops, 1e9 / (1102 * 1e9 / 150e6), 0.005 * 136120);
+}

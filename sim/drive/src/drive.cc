@@ -75,7 +75,9 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
   }
   ++commands_seen_;
   t = std::max(t, ready_at_);
-  link_.retire_before(t);  // hosts submit in time order
+  // Hosts submit in time order; one that sends its own H2D (receive_h2d) may have more
+  // H2Ds to send from its now, which is earlier than this arrival.
+  link_.retire_before(std::min(t, host_now_));
   cache_->retire(t);
   idle_until(t);
 

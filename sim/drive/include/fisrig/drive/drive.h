@@ -60,7 +60,11 @@ class Drive {
 
   // The host starts sending a Register H2D FIS at t: it waits for the wire, which the
   // device's own FISes share. Returns when the FIS has arrived (the time to submit at).
-  SimTime receive_h2d(SimTime t) { return link_.reserve(t, link_.fis_ns(fis_dwords::kRegH2D)); }
+  SimTime receive_h2d(SimTime t) {
+    host_now_ = t;  // the host asks no earlier than this again: older wire history can go
+    link_.retire_before(t);
+    return link_.reserve(t, link_.fis_ns(fis_dwords::kRegH2D));
+  }
   // The command's Register H2D FIS was received at t. Its completion becomes available
   // through pop_completion(). Submitting while powered off or hung does nothing.
   void submit(const AtaCommand& cmd, SimTime t);
@@ -143,6 +147,7 @@ class Drive {
   bool security_enabled_ = false;
   bool erase_prepared_ = false;
   SimTime ready_at_ = 0;
+  SimTime host_now_ = kNever;  // set by receive_h2d: commands then arrive after the host's now
   SimTime cpu_free_ = 0;
   SimTime last_activity_ = 0;
   SimTime last_host_write_ = 0;
