@@ -83,9 +83,16 @@ def cmd_plans(a) -> int:
 
 
 def cmd_replay(a) -> int:
-    print("fisrig: replay is not available yet: the VM has no trace-streaming instruction so far "
-          "(a 37-million-command trace does not fit as one instruction per command)", file=sys.stderr)
-    return 2
+    trace = Path(a.trace).resolve()
+    steps = [{"do": "secure_erase", "label": "secure erase"}] if a.erase else []
+    steps.append({"do": "replay", "label": a.label or trace.stem, "trace": str(trace),
+                  "queue_depth": a.qd, "ncq": not a.dma})
+    plan = plan_mod.from_dict({"plan": {"name": f"replay-{trace.stem}", "profile": a.profile or "consumer-256gb"},
+                               "step": steps}, str(trace))
+    out = Path(a.out or f"runs/replay-{trace.stem}")
+    r = run_plan(plan, out, a.target, a.profile, a.fault, quiet=a.quiet)
+    _print_report(r.run_dir, r.phases, r.plots, r.status)
+    return 0 if r.status == "done" else 3
 
 
 def parser() -> argparse.ArgumentParser:
@@ -125,8 +132,15 @@ def parser() -> argparse.ArgumentParser:
     common(w)
     w.set_defaults(fn=cmd_raw, profile="consumer-256gb")
 
-    t = sub.add_parser("replay", help="replay a trace (not available yet)")
+    t = sub.add_parser("replay", help="replay a trace of op,lba,sectors lines (R/W/T/F)")
     t.add_argument("trace")
+    t.add_argument("--qd", type=int, default=32, help="queue depth (default 32)")
+    t.add_argument("--dma", action="store_true", help="READ/WRITE DMA EXT at QD1 instead of NCQ")
+    t.add_argument("--erase", action="store_true", help="secure erase first")
+    t.add_argument("--label", help="phase label (default: the trace's name)")
+    t.add_argument("--out", help="run directory (default: runs/replay-<trace>)")
+    t.add_argument("--fault", action="append", default=[], metavar="KNOB=VALUE")
+    common(t)
     t.set_defaults(fn=cmd_replay)
 
     pl = sub.add_parser("plans", help="list the built-in plans")

@@ -3,7 +3,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pathlib import Path
+
 from . import program_format as pf
+from . import trace
 from .plan import Plan, PlanError, Step
 
 SECTOR = 512
@@ -217,6 +220,22 @@ class _Compiler:
                       stop_bytes=int(a["gib"] * 2**30) if stop == "gib" else 0,
                       stop_ticks=int((a[stop] * (60 if stop == "minutes" else 1)) * pf.TICK_HZ)
                       if stop in ("minutes", "seconds") else 0, **mix)
+
+    def do_replay(self, step: Step) -> None:
+        a = step.args
+        if "trace" not in a:
+            raise self.err(step, None, "replay needs trace = \"file\" (op,lba,sectors lines)")
+        path = Path(a["trace"])
+        if not path.is_absolute() and self.plan.source not in ("<plan>", "<raw>"):
+            path = Path(self.plan.source).parent / path
+        if not path.exists():
+            raise self.err(step, "trace", f"no trace file {path}")
+        qd, ncq = self.queue(step, 32, True)
+        data = a.get("data", "stamp")
+        if data not in ("stamp", "zeros", "lfsr"):
+            raise self.err(step, "data", f"data = {data!r}: one of stamp, zeros, lfsr")
+        self.ops.append(pf.op_trace(trace.load(path, self.capacity), queue_depth=qd, ncq=ncq, data=data,
+                                    compress_pct=a.get("compress_pct", 100)))
 
     def do_raw(self, step: Step) -> None:
         a = step.args

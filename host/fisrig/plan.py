@@ -48,6 +48,7 @@ STEP_KEYS: dict[str, dict[str, Any]] = {
     "power_on": {},
     "power_cut_at": {"event": str, "count": int, "delay_us": _NUM},
     "comreset": {},
+    "replay": {"trace": str, "queue_depth": int, "ncq": bool, "data": str, "compress_pct": int},
 }
 PLAN_KEYS = {"name": str, "description": str, "profile": str, "seed": int}
 

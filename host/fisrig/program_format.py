@@ -17,7 +17,11 @@ PROGRAM_VERSION = 1
 RECORDS_MAGIC = 0x52525346  # "FSRR"
 
 # enum fisrig_opcode
-OP_END, OP_MARK, OP_LOOP, OP_END_LOOP, OP_IDLE, OP_RAW, OP_WORKLOAD, OP_TRIM, OP_DRAIN = range(9)
+OP_END, OP_MARK, OP_LOOP, OP_END_LOOP, OP_IDLE, OP_RAW, OP_WORKLOAD, OP_TRIM, OP_DRAIN, OP_TRACE = range(10)
+# enum fisrig_trace_op
+TRACE_OPS = {"R": 0, "W": 1, "T": 2, "F": 3}
+TRACE_ENTRY = np.dtype([("lba", "<u8"), ("sectors", "<u4"), ("op", "u1"), ("pad", "V3")])
+assert TRACE_ENTRY.itemsize == 16
 
 # enum fisrig_protocol
 PROTO = {"non_data": 0, "pio_in": 1, "pio_out": 2, "dma_in": 3, "dma_out": 4,
@@ -100,6 +104,14 @@ def op_workload(*, pattern: str, queue_depth: int, ncq: bool, data: str, compres
 
 def op_trim(lba_start: int, sectors: int, queued: bool) -> bytes:
     return _op(OP_TRIM, struct.pack("<B3xQQ", int(queued), lba_start, sectors))
+
+
+def op_trace(entries: np.ndarray, *, queue_depth: int, ncq: bool, data: str = "stamp",
+             compress_pct: int = 100) -> bytes:
+    """A trace replay: the fixed part, then the entries (not counted in the head's size)."""
+    fixed = _HEAD.pack(OP_TRACE, 0, 12) + struct.pack("<BBBBI", queue_depth, int(ncq), DATA[data],
+                                                        compress_pct, len(entries))
+    return fixed + np.ascontiguousarray(entries.astype(TRACE_ENTRY)).tobytes()
 
 
 def op_drain() -> bytes:

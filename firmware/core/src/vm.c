@@ -266,24 +266,82 @@ static uint32_t pick_size(const struct fisrig_op_workload *w, uint64_t *rng) {
   return w->size_sectors[0];
 }
 
+/* How generated commands are issued: queued or not, and what writes carry. */
+struct issue_mode {
+  uint8_t ncq, fua, data_source, compress_pct;
+};
+
+/* Issues one read, write, TRIM or FLUSH; returns the bytes of data it moves. */
+static uint64_t issue(struct fisrig_vm *vm, const struct issue_mode *m, uint8_t op, uint64_t lba,
+                      uint32_t sectors, enum fisrig_vm_status *status) {
+  struct fisrig_cmd_desc d;
+  uint8_t block[FISRIG_VM_DSM_BYTES];
+  memset(&d, 0, sizeof d);
+  d.device = 0x40;
+  *status = FISRIG_VM_DONE;
+  switch (op) {
+    case FISRIG_TRACE_TRIM: {
+      uint64_t at = lba;
+      trim_desc(&d, m->ncq);
+      dsm_block(block, &at, lba + sectors);
+      put_lba(d.lba, lba);
+      submit(vm, &d, FISRIG_RECORD_COMMAND, block, sizeof block);
+      return 0;
+    }
+    case FISRIG_TRACE_FLUSH:
+      if (vm->outstanding) { /* FLUSH is not queued: let the queue empty first */
+        *status = drain(vm, NULL);
+        if (*status != FISRIG_VM_DONE) return 0;
+      }
+      d.protocol = FISRIG_PROTO_NON_DATA;
+      d.command = ATA_FLUSH_EXT;
+      submit(vm, &d, FISRIG_RECORD_COMMAND, NULL, 0);
+      return 0;
+    case FISRIG_TRACE_READ:
+      d.protocol = m->ncq ? FISRIG_PROTO_FPDMA_IN : FISRIG_PROTO_DMA_IN;
+      d.command = m->ncq ? ATA_READ_FPDMA : ATA_READ_DMA_EXT;
+      break;
+    default:
+      d.protocol = m->ncq ? FISRIG_PROTO_FPDMA_OUT : FISRIG_PROTO_DMA_OUT;
+      d.command = m->ncq ? ATA_WRITE_FPDMA : (m->fua ? ATA_WRITE_DMA_FUA_EXT : ATA_WRITE_DMA_EXT);
+      if (m->ncq && m->fua) d.device |= 0x80;
+      d.data_source = m->data_source;
+      d.compress_pct = m->compress_pct;
+      d.data_word = ++vm->write_seq;
+  }
+  if (m->ncq) d.features = (uint16_t)sectors; /* 65536 is 0 in both fields */
+  else d.count = (uint16_t)sectors;
+  put_lba(d.lba, lba);
+  submit(vm, &d, FISRIG_RECORD_COMMAND, NULL, 0);
+  return (uint64_t)sectors * 512u;
+}
+
 static enum fisrig_vm_status run_workload(struct fisrig_vm *vm, const struct fisrig_op_workload *w) {
   uint64_t rng = ((uint64_t)w->seed << 1) | 1u;
   uint64_t issued = 0, bytes = 0, seq_next = 0;
   uint64_t t0 = vm->ops.now(vm->ops.ctx);
   double theta = w->zipf_theta_milli / 1000.0;
-  uint8_t block[FISRIG_VM_DSM_BYTES];
+  struct issue_mode mode;
+  mode.ncq = w->ncq;
+  mode.fua = w->fua;
+  mode.data_source = w->data_source;
+  mode.compress_pct = w->compress_pct;
   vm->link_lost = 0; /* a cut or link loss during the workload ends it */
   for (;;) {
+    enum fisrig_vm_status s;
     int stop_issuing = (w->stop_commands && issued >= w->stop_commands) ||
                        (w->stop_bytes && bytes >= w->stop_bytes) ||
                        (w->stop_ticks && vm->ops.now(vm->ops.ctx) - t0 >= w->stop_ticks) ||
                        vm->link_lost || vm->stop_requested;
     int room = vm->outstanding < w->queue_depth && (w->ncq || vm->outstanding == 0);
     if (!stop_issuing && room) {
-      struct fisrig_cmd_desc d;
       uint32_t sectors = pick_size(w, &rng);
       uint64_t blocks = w->lba_span / sectors, lba;
       uint32_t r = (uint32_t)(rng_next(&rng) % 100u);
+      uint8_t op = r < w->read_pct                                            ? FISRIG_TRACE_READ
+                   : r < (uint32_t)w->read_pct + w->trim_pct                  ? FISRIG_TRACE_TRIM
+                   : r < (uint32_t)w->read_pct + w->trim_pct + w->flush_pct ? FISRIG_TRACE_FLUSH
+                                                                              : FISRIG_TRACE_WRITE;
       if (w->pattern == FISRIG_PATTERN_SEQUENTIAL) {
         if (seq_next + sectors > w->lba_span) seq_next = 0;
         lba = w->lba_start + seq_next;
@@ -294,55 +352,73 @@ static enum fisrig_vm_status run_workload(struct fisrig_vm *vm, const struct fis
       } else {
         lba = w->lba_start + (rng_next(&rng) % blocks) * sectors;
       }
-      memset(&d, 0, sizeof d);
-      d.device = 0x40;
-      if (r < w->read_pct) {
-        d.protocol = w->ncq ? FISRIG_PROTO_FPDMA_IN : FISRIG_PROTO_DMA_IN;
-        d.command = w->ncq ? ATA_READ_FPDMA : ATA_READ_DMA_EXT;
-      } else if (r < (uint32_t)w->read_pct + w->trim_pct) {
-        uint64_t at = lba;
-        trim_desc(&d, w->ncq);
-        dsm_block(block, &at, lba + sectors);
-        put_lba(d.lba, lba);
-        submit(vm, &d, FISRIG_RECORD_COMMAND, block, sizeof block);
-        issued++;
-        continue;
-      } else if (r < (uint32_t)w->read_pct + w->trim_pct + w->flush_pct) {
-        if (vm->outstanding) { /* FLUSH is not queued: let the queue empty first */
-          enum fisrig_vm_status s = drain(vm, NULL);
-          if (s != FISRIG_VM_DONE) return s;
-        }
-        d.protocol = FISRIG_PROTO_NON_DATA;
-        d.command = ATA_FLUSH_EXT;
-        submit(vm, &d, FISRIG_RECORD_COMMAND, NULL, 0);
-        issued++;
-        continue;
-      } else {
-        d.protocol = w->ncq ? FISRIG_PROTO_FPDMA_OUT : FISRIG_PROTO_DMA_OUT;
-        d.command = w->ncq ? ATA_WRITE_FPDMA : (w->fua ? ATA_WRITE_DMA_FUA_EXT : ATA_WRITE_DMA_EXT);
-        if (w->ncq && w->fua) d.device |= 0x80;
-        d.data_source = w->data_source;
-        d.compress_pct = w->compress_pct;
-        d.data_word = ++vm->write_seq;
-      }
-      if (w->ncq) d.features = (uint16_t)sectors; /* 65536 is 0 in both fields */
-      else d.count = (uint16_t)sectors;
-      put_lba(d.lba, lba);
-      submit(vm, &d, FISRIG_RECORD_COMMAND, NULL, 0);
+      bytes += issue(vm, &mode, op, lba, sectors, &s);
+      if (s != FISRIG_VM_DONE) return s;
       issued++;
-      bytes += (uint64_t)sectors * 512u;
       continue;
     }
     if (stop_issuing && !vm->outstanding) break;
-    {
-      enum fisrig_vm_status s = wait_some(vm, NULL);
+    s = wait_some(vm, NULL);
+    if (s != FISRIG_VM_DONE) return s;
+  }
+  return vm->stop_requested ? FISRIG_VM_STOPPED : FISRIG_VM_DONE;
+}
+
+static enum fisrig_vm_status run_trace(struct fisrig_vm *vm, const struct fisrig_op_trace *t,
+                                       const uint8_t *entries) {
+  uint32_t next = 0;
+  struct issue_mode mode;
+  mode.ncq = t->ncq;
+  mode.fua = 0;
+  mode.data_source = t->data_source;
+  mode.compress_pct = t->compress_pct;
+  vm->link_lost = 0;
+  for (;;) {
+    enum fisrig_vm_status s;
+    int stop_issuing = next >= t->entries || vm->link_lost || vm->stop_requested;
+    if (!stop_issuing && vm->outstanding < t->queue_depth && (t->ncq || vm->outstanding == 0)) {
+      struct fisrig_trace_entry e;
+      memcpy(&e, entries + (uint64_t)next * sizeof e, sizeof e);
+      issue(vm, &mode, e.op, e.lba, e.sectors, &s);
       if (s != FISRIG_VM_DONE) return s;
+      next++;
+      continue;
     }
+    if (stop_issuing && !vm->outstanding) break;
+    s = wait_some(vm, NULL);
+    if (s != FISRIG_VM_DONE) return s;
   }
   return vm->stop_requested ? FISRIG_VM_STOPPED : FISRIG_VM_DONE;
 }
 
 /* ---- program structure ---- */
+
+/* Bytes from an instruction to the next: a trace's entries follow its head's size. */
+static uint64_t span_of(const uint8_t *p, uint32_t pc, const struct fisrig_op_head *head) {
+  if (head->opcode == FISRIG_OP_TRACE && head->size >= sizeof(struct fisrig_op_trace)) {
+    struct fisrig_op_trace t;
+    memcpy(&t, p + pc, sizeof t);
+    return (uint64_t)head->size + (uint64_t)t.entries * sizeof(struct fisrig_trace_entry);
+  }
+  return head->size;
+}
+
+static const char *check_trace(const uint8_t *p, uint32_t pc, uint64_t capacity) {
+  struct fisrig_op_trace t;
+  uint32_t i;
+  memcpy(&t, p + pc, sizeof t);
+  if (t.queue_depth < 1 || t.queue_depth > FISRIG_ENGINE_SLOTS) return "queue depth must be 1..32";
+  if (!t.ncq && t.queue_depth != 1) return "DMA (non-NCQ) traces run at queue depth 1";
+  for (i = 0; i < t.entries; ++i) {
+    struct fisrig_trace_entry e;
+    memcpy(&e, p + pc + t.head.size + (uint64_t)i * sizeof e, sizeof e);
+    if (e.op > FISRIG_TRACE_FLUSH) return "unknown trace operation";
+    if (e.op == FISRIG_TRACE_FLUSH) continue;
+    if (e.sectors < 1 || e.sectors > 65536) return "trace entry with 0 or over 65536 sectors";
+    if (capacity && e.lba + e.sectors > capacity) return "trace entry past the end of the drive";
+  }
+  return NULL;
+}
 
 static uint32_t min_size(uint8_t opcode) {
   switch (opcode) {
@@ -353,6 +429,7 @@ static uint32_t min_size(uint8_t opcode) {
     case FISRIG_OP_RAW: return sizeof(struct fisrig_op_raw);
     case FISRIG_OP_WORKLOAD: return sizeof(struct fisrig_op_workload);
     case FISRIG_OP_TRIM: return sizeof(struct fisrig_op_trim);
+    case FISRIG_OP_TRACE: return sizeof(struct fisrig_op_trace);
     default: return 0;
   }
 }
@@ -394,7 +471,7 @@ enum fisrig_vm_status fisrig_vm_validate(struct fisrig_vm *vm, const uint8_t *p,
     if (size - pc < sizeof head) return bad(vm, pc, "truncated instruction");
     memcpy(&head, p + pc, sizeof head);
     if (!min_size(head.opcode) && head.opcode != FISRIG_OP_END) return bad(vm, pc, "unknown instruction");
-    if (head.size < min_size(head.opcode) || head.size % 4 || head.size > size - pc)
+    if (head.size < min_size(head.opcode) || head.size % 4 || span_of(p, pc, &head) > size - pc)
       return bad(vm, pc, "instruction size wrong");
     if (head.opcode == FISRIG_OP_LOOP && ++depth > (int)FISRIG_VM_LOOP_DEPTH) return bad(vm, pc, "loops nested too deep");
     if (head.opcode == FISRIG_OP_END_LOOP && --depth < 0) return bad(vm, pc, "END_LOOP without LOOP");
@@ -418,8 +495,12 @@ enum fisrig_vm_status fisrig_vm_validate(struct fisrig_vm *vm, const uint8_t *p,
       if (h.drive_sectors && t.lba_start + t.sectors > h.drive_sectors)
         return bad(vm, pc, "TRIM range past the end of the drive");
     }
+    if (head.opcode == FISRIG_OP_TRACE) {
+      const char *why = check_trace(p, pc, h.drive_sectors);
+      if (why) return bad(vm, pc, why);
+    }
     if (head.opcode == FISRIG_OP_END) break;
-    pc += head.size;
+    pc += (uint32_t)span_of(p, pc, &head);
   }
   if (depth) return bad(vm, pc, "LOOP without END_LOOP");
   vm->drive_sectors = h.drive_sectors;
@@ -435,7 +516,7 @@ static enum fisrig_vm_status execute(struct fisrig_vm *vm, const uint8_t *p, uin
     enum fisrig_vm_status s = FISRIG_VM_DONE;
     uint32_t next;
     memcpy(&head, p + pc, sizeof head);
-    next = pc + head.size;
+    next = pc + (uint32_t)span_of(p, pc, &head);
     if (vm->stop_requested) return FISRIG_VM_STOPPED;
     switch (head.opcode) {
       case FISRIG_OP_END:
@@ -455,7 +536,7 @@ static enum fisrig_vm_status execute(struct fisrig_vm *vm, const uint8_t *p, uin
             struct fisrig_op_head h2;
             memcpy(&h2, p + next, sizeof h2);
             d += h2.opcode == FISRIG_OP_LOOP ? 1 : h2.opcode == FISRIG_OP_END_LOOP ? -1 : 0;
-            next += h2.size;
+            next += (uint32_t)span_of(p, next, &h2);
           }
           break;
         }
@@ -495,6 +576,12 @@ static enum fisrig_vm_status execute(struct fisrig_vm *vm, const uint8_t *p, uin
       case FISRIG_OP_DRAIN:
         s = drain(vm, NULL);
         break;
+      case FISRIG_OP_TRACE: {
+        struct fisrig_op_trace t;
+        memcpy(&t, p + pc, sizeof t);
+        s = run_trace(vm, &t, p + pc + head.size);
+        break;
+      }
       default:
         return bad(vm, pc, "unknown instruction");
     }

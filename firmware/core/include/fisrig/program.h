@@ -34,7 +34,8 @@ enum fisrig_opcode {
   FISRIG_OP_RAW = 5,       /* struct fisrig_op_raw: one descriptor, with an expectation */
   FISRIG_OP_WORKLOAD = 6,  /* struct fisrig_op_workload: a generator */
   FISRIG_OP_TRIM = 7,      /* struct fisrig_op_trim: DSM TRIM of an LBA range */
-  FISRIG_OP_DRAIN = 8      /* head only: wait until nothing is outstanding */
+  FISRIG_OP_DRAIN = 8,     /* head only: wait until nothing is outstanding */
+  FISRIG_OP_TRACE = 9      /* struct fisrig_op_trace, then its entries: a trace replay */
 };
 
 struct fisrig_op_head {
@@ -117,6 +118,29 @@ struct fisrig_op_trim {
 };
 
 /*
+ * A trace replayed command by command at a queue depth. head.size covers this struct
+ * only; the entries follow it (entries x 16 bytes), so a 37-million-command trace is one
+ * instruction.
+ */
+struct fisrig_op_trace {
+  struct fisrig_op_head head;
+  uint8_t queue_depth;  /* 1..32 */
+  uint8_t ncq;
+  uint8_t data_source;  /* for writes */
+  uint8_t compress_pct;
+  uint32_t entries;
+};
+
+enum fisrig_trace_op { FISRIG_TRACE_READ = 0, FISRIG_TRACE_WRITE = 1, FISRIG_TRACE_TRIM = 2, FISRIG_TRACE_FLUSH = 3 };
+
+struct fisrig_trace_entry {
+  uint64_t lba;
+  uint32_t sectors;     /* 1..65536 (ignored for FLUSH) */
+  uint8_t op;           /* enum fisrig_trace_op */
+  uint8_t reserved[3];
+};
+
+/*
  * One record per completed descriptor, in the record ring the host drains: the engine's
  * completion record plus what the command was and which phase it belonged to.
  */
@@ -139,5 +163,6 @@ enum fisrig_record_kind {
 };
 
 typedef char fisrig_record_is_96_bytes[sizeof(struct fisrig_run_record) == 96 ? 1 : -1];
+typedef char fisrig_trace_entry_is_16_bytes[sizeof(struct fisrig_trace_entry) == 16 ? 1 : -1];
 
 #endif /* FISRIG_PROGRAM_H */

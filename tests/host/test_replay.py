@@ -1,0 +1,50 @@
+"""Trace replay: every line becomes one command, in order, at the queue depth asked."""
+import random
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+
+from fisrig import plan
+from fisrig.plan import PlanError
+from fisrig.run import run_plan
+
+
+def write_trace(path: Path, n: int, capacity: int) -> list[tuple[str, int, int]]:
+    rng = random.Random(4)
+    lines = []
+    for _ in range(n):
+        op = rng.choices("RWTF", weights=[50, 40, 8, 2])[0]
+        sectors = rng.choice([8, 16, 64, 256])
+        lines.append((op, rng.randrange(0, capacity - sectors) // 8 * 8, sectors))
+    path.write_text("# op,lba,sectors\n" + "\n".join(f"{o},{l},{s}" for o, l, s in lines) + "\n")
+    return lines
+
+
+def test_replay_issues_every_line(tmp_path, tiny_capacity):
+    lines = write_trace(tmp_path / "t.csv", 3000, tiny_capacity)
+    p = plan.from_dict({"plan": {"name": "r", "profile": "tiny-1gb"},
+                        "step": [{"do": "replay", "label": "trace", "trace": str(tmp_path / "t.csv")}]})
+    r = run_plan(p, tmp_path / "run", quiet=True)
+    assert r.status == "done"
+    t = pq.read_table(tmp_path / "run" / "records.parquet")
+    kind = t.column("kind").to_numpy(zero_copy_only=False)
+    cmd = t.column("command").to_numpy()[kind == "command"]
+    lba = t.column("lba").to_numpy()[kind == "command"]
+    assert len(cmd) == 3000
+    want = {"R": 0x60, "W": 0x61, "T": 0x64, "F": 0xEA}
+    assert sorted(cmd.tolist()) == sorted(want[o] for o, _, _ in lines)
+    data = np.isin(cmd, [0x60, 0x61, 0x64])
+    assert sorted(lba[data].tolist()) == sorted(l for o, l, _ in lines if o != "F")
+    assert (t.column("result").to_numpy(zero_copy_only=False)[kind == "command"] == "ok").all()
+
+
+def test_trace_line_past_the_end_is_refused_with_its_line(tmp_path, tiny_capacity):
+    (tmp_path / "bad.csv").write_text(f"R,0,8\nW,{tiny_capacity - 4},8\n")
+    p = plan.from_dict({"plan": {"name": "r", "profile": "tiny-1gb"},
+                        "step": [{"do": "replay", "trace": str(tmp_path / "bad.csv")}]})
+    with pytest.raises(PlanError) as e:
+        run_plan(p, tmp_path / "run", quiet=True)
+    assert e.value.line == 2 and "past the drive's last LBA" in e.value.message
+    assert not (tmp_path / "run").exists()
