@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from pathlib import Path
@@ -150,6 +151,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
+    if os.environ.get("CI") and hasattr(a, "quiet"):
+        a.quiet = True  # no progress lines in CI logs
     try:
         return a.fn(a)
     except PlanError as e:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from . import __version__
 from . import plan as plan_mod
+from . import program_format as pf
 from . import report, results
 from .compile import compile_plan
 from .targets import identify_fields, make_target
@@ -36,6 +37,8 @@ def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str
     (out / "program.bin").write_bytes(compiled.program)
     meta = {
         "schema_version": results.SCHEMA_VERSION, "fisrig_version": __version__,
+        "versions": {"fisrig": __version__, "engine_interface": pf.ENGINE_IF_VERSION,
+                     "program_format": pf.PROGRAM_VERSION, "target": target},
         "started": int(time.time()), "target": target, "profile": profile, "faults": faults or [],
         "seed": plan.seed, "status": "running",
         "plan": {"name": plan.name, "description": plan.description, "source": plan.source,
