@@ -114,6 +114,18 @@ def headline(ph: list[Phase]) -> list[str]:
     return lines
 
 
+def _finish(fig, ax, path: Path, xlabel: str, ylabel: str, title: str) -> None:
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def plot_iops(ph: list[Phase], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(10, 4.5))
     x0 = 0
@@ -128,15 +140,7 @@ def plot_iops(ph: list[Phase], path: Path) -> None:
         iops = window / ((t[idx] - t[idx - window]) / 1e9)
         ax.step(x0 + idx, iops, where="post", label=f"{p.label} (per {window:,} commands)")
         x0 += len(t)
-    ax.set_xlabel("commands")
-    ax.set_ylabel("IOPS")
-    ax.set_title(f"IOPS averaged per {IOPS_WINDOW:,} commands (fewer for short phases)")
-    ax.grid(alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _finish(fig, ax, path, "commands", "IOPS", f"IOPS averaged per {IOPS_WINDOW:,} commands (fewer for short phases)")
 
 
 def plot_lba_mbps(ph: list[Phase], path: Path) -> None:
@@ -146,16 +150,8 @@ def plot_lba_mbps(ph: list[Phase], path: Path) -> None:
             continue
         x = [lba * 512 / 1e9 for lba, _ in p.zones]
         ax.plot(x, [v for _, v in p.zones], label=f"{p.label}: avg {p.sweep_mbps:.0f} MB/s", lw=1)
-    ax.set_xlabel("position on the drive (GB)")
-    ax.set_ylabel("MB/s")
-    ax.set_title("Sequential speed across the LBA span (HD Tach-style zones)")
     ax.set_ylim(bottom=0)
-    ax.grid(alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _finish(fig, ax, path, "position on the drive (GB)", "MB/s", "Sequential speed across the LBA span (HD Tach-style zones)")
 
 
 def plot_latency(ph: list[Phase], path: Path) -> None:
@@ -169,16 +165,9 @@ def plot_latency(ph: list[Phase], path: Path) -> None:
         ax.plot(-np.log10(np.maximum(1 - q, 1e-5)), v, label=p.label, lw=1)
     ax.set_xticks(-np.log10(np.maximum(1 - nines, 1e-5)))
     ax.set_xticklabels([f"{100 * n:g}" for n in nines])
-    ax.set_xlabel("percentile")
-    ax.set_ylabel("latency (us)")
     ax.set_yscale("log")
-    ax.set_title("Command latency percentiles (submit to status, rig clock)")
-    ax.grid(alpha=0.3, which="both")
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    ax.grid(alpha=0.3, which="minor")
+    _finish(fig, ax, path, "percentile", "latency (us)", "Command latency percentiles (submit to status, rig clock)")
 
 
 PLOTS = {"iops_per_100k.png": plot_iops, "mbps_across_lba.png": plot_lba_mbps,

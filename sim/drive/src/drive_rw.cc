@@ -73,15 +73,28 @@ void Drive::prefetch(const AtaCommand& cmd) const {
   ftl_->prefetch(lba / kSectorsPerPage);
 }
 
-void Drive::do_read(Ctx& c) {
-  const AtaCommand& cmd = c.cmd;
-  uint64_t lba = cmd.lba & 0xFFFFFFFFFFFFull;
-  uint32_t n = sector_count(cmd, c.queued);
+bool Drive::sectors_in_range(Ctx& c, uint64_t& lba, uint32_t& n) {
+  lba = c.cmd.lba & 0xFFFFFFFFFFFFull;
+  n = sector_count(c.cmd, c.queued);
   c.c.lba = lba;
   c.c.sectors = n;
-  if (lba + n > cfg_.user_sectors) return fail(c, ata::kErrorIdnf, lba);
+  if (lba + n > cfg_.user_sectors) {
+    fail(c, ata::kErrorIdnf, lba);
+    return false;
+  }
   uint64_t idnf = first_hit(cfg_.faults.idnf, lba, n);
-  if (idnf < lba + n) return fail(c, ata::kErrorIdnf, idnf);
+  if (idnf < lba + n) {
+    fail(c, ata::kErrorIdnf, idnf);
+    return false;
+  }
+  return true;
+}
+
+void Drive::do_read(Ctx& c) {
+  const AtaCommand& cmd = c.cmd;
+  uint64_t lba;
+  uint32_t n;
+  if (!sectors_in_range(c, lba, n)) return;
 
   // The first unreadable sector: a UNC range, or a program torn by power loss.
   uint64_t bad = first_hit(cfg_.faults.unc, lba, n);
@@ -148,13 +161,9 @@ void Drive::do_read(Ctx& c) {
 void Drive::do_write(Ctx& c) {
   const AtaCommand& cmd = c.cmd;
   const WritePayload& pl = cmd.payload;
-  uint64_t lba = cmd.lba & 0xFFFFFFFFFFFFull;
-  uint32_t n = sector_count(cmd, c.queued);
-  c.c.lba = lba;
-  c.c.sectors = n;
-  if (lba + n > cfg_.user_sectors) return fail(c, ata::kErrorIdnf, lba);
-  uint64_t idnf = first_hit(cfg_.faults.idnf, lba, n);
-  if (idnf < lba + n) return fail(c, ata::kErrorIdnf, idnf);
+  uint64_t lba;
+  uint32_t n;
+  if (!sectors_in_range(c, lba, n)) return;
   bool bad_payload = (pl.kind == WritePayload::Kind::kWord && (pl.word == 0 || pl.word > kMaxUserWord)) ||
                      (pl.kind == WritePayload::Kind::kLiteral && !pl.bytes);
   if (bad_payload) return fail(c, ata::kErrorAbrt, lba);

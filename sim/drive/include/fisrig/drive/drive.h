@@ -108,6 +108,8 @@ class Drive {
  private:
   struct Ctx;  // one command being processed
   void dispatch(Ctx& c);
+  // The command's LBA range, or IDNF (past the end, or a fault knob's range).
+  bool sectors_in_range(Ctx& c, uint64_t& lba, uint32_t& n);
   void do_read(Ctx& c);
   void do_write(Ctx& c);
   void do_dsm(Ctx& c, uint32_t blocks, bool trim);
