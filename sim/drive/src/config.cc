@@ -230,9 +230,6 @@ void DriveConfig::validate() const {
                                      std::to_string(user_bytes()) + " bytes)");
   uint64_t slot = controller.compression ? controller.compression_slot_bytes : 4096;
   uint64_t sb_slots = uint64_t(g.dies()) * g.planes_per_die * g.pages_per_block * g.page_bytes / slot;
-  if (sb_slots % 64)
-    bad("nand.pages_per_block", "a superblock must hold a multiple of 64 slots (dies x planes x "
-                                "pages per block x page size / slot size)");
   if (sb_slots * g.blocks_per_plane >= 0xFFFFFFFFull)
     bad("nand.blocks_per_plane", "more physical slots than the FTL can address (2^32)");
   // The spare must hold the GC floor plus the two open superblocks.

@@ -36,7 +36,6 @@ Ftl::Ftl(const DriveConfig& config, NandBackend& nand)
   l2p_.assign(lpns, kUnmapped);
   if (slots_per_lpn_ > 1) lpn_slots_.assign(lpns, 0);
   p2l_.assign(uint64_t{slots_per_sb_} * superblocks_, kNone);
-  live_.assign((uint64_t{slots_per_sb_} * superblocks_ + 63) / 64, 0);
   sb_valid_.assign(superblocks_, 0);
   sb_state_.assign(superblocks_, SbState::kFree);
   bucket_next_.assign(superblocks_, -1);
@@ -105,7 +104,6 @@ void Ftl::invalidate(uint64_t lpn) {
   if (slot == kUnmapped) return;
   uint32_t n = slots_per_lpn_ == 1 ? 1 : lpn_slots_[lpn];
   dec_valid(slot / slots_per_sb_, n);
-  clear_live(slot);
   l2p_[lpn] = kUnmapped;
 }
 
@@ -164,7 +162,6 @@ void Ftl::place(Frontier& f, uint64_t lpn, uint32_t slots, SimTime t_ready) {
   make_room(f, slots, t_ready);
   uint32_t base = f.sb * slots_per_sb_;
   l2p_[lpn] = base + f.next;
-  set_live(base + f.next);
   if (slots_per_lpn_ > 1) lpn_slots_[lpn] = uint8_t(slots);
   sb_valid_[f.sb] += slots;
   for (uint32_t j = 0; j < slots; ++j) {
@@ -253,17 +250,18 @@ bool Ftl::collect_one(SimTime t, bool background) {
   // reads would queue later reads behind 1 ms programs and chain the dies together.
   gc_read_done_.assign(units, 0);
   gc_valid_.clear();
-  // The live bitmap says which slots head a mapped page: no mapping lookups to find them.
-  const uint64_t first_word = uint64_t(base) / 64, words = slots_per_sb_ / 64;
-  for (uint64_t w = 0; w < words; ++w) {
-    for (uint64_t bits = live_[first_word + w]; bits; bits &= bits - 1) {
-      uint32_t i = uint32_t(w * 64 + __builtin_ctzll(bits));
-      gc_valid_.push_back(i);
-      uint32_t u = i / unit_slots_;
-      if (!gc_read_done_[u]) gc_read_done_[u] = nand_.read(die_of_unit(u), unit_slots_ * slot_bytes_, t);
+  constexpr uint32_t kAhead = 16;  // mapping lookups are cache misses: overlap them
+  for (uint32_t i = 0; i < slots_per_sb_; ++i) {
+    if (i + kAhead < slots_per_sb_) {
+      uint32_t ahead = p2l_[base + i + kAhead];
+      if (ahead != kNone) __builtin_prefetch(&l2p_[ahead]);
     }
+    uint32_t lpn = p2l_[base + i];
+    if (lpn == kNone || l2p_[lpn] != base + i) continue;
+    gc_valid_.push_back(i);
+    uint32_t u = i / unit_slots_;
+    if (!gc_read_done_[u]) gc_read_done_[u] = nand_.read(die_of_unit(u), unit_slots_ * slot_bytes_, t);
   }
-  constexpr size_t kAhead = 16;  // mapping updates are cache misses: overlap them
   for (size_t k = 0; k < gc_valid_.size(); ++k) {
     if (k + kAhead < gc_valid_.size()) __builtin_prefetch(&l2p_[p2l_[base + gc_valid_[k + kAhead]]]);
     uint32_t i = gc_valid_[k];
@@ -274,7 +272,6 @@ bool Ftl::collect_one(SimTime t, bool background) {
     place(gcf_, lpn, n, gc_read_done_[i / unit_slots_]);
     counters_.gc_slots += n;
   }
-  std::fill(live_.begin() + long(first_word), live_.begin() + long(first_word + words), 0);
   for (uint32_t d = 0; d < dies_; ++d) nand_.erase(d, t);
   std::fill(p2l_.begin() + base, p2l_.begin() + base + slots_per_sb_, kNone);
   sb_valid_[victim] = 0;
@@ -302,7 +299,6 @@ void Ftl::idle(SimTime from, SimTime until) {
 SimTime Ftl::erase_all(SimTime t) {
   std::fill(l2p_.begin(), l2p_.end(), kUnmapped);
   std::fill(p2l_.begin(), p2l_.end(), kNone);
-  std::fill(live_.begin(), live_.end(), 0);
   std::fill(sb_valid_.begin(), sb_valid_.end(), 0);
   std::fill(sb_state_.begin(), sb_state_.end(), SbState::kFree);
   std::fill(bucket_head_.begin(), bucket_head_.end(), -1);

@@ -118,10 +118,7 @@ class Ftl {
 
   HugeVector<uint32_t> l2p_;
   std::vector<uint8_t> lpn_slots_;  // compressing drives only
-  HugeVector<uint32_t> p2l_;
-  HugeVector<uint64_t> live_;       // one bit per slot: heads a mapped page
-  void set_live(uint32_t slot) { live_[slot / 64] |= uint64_t{1} << (slot % 64); }
-  void clear_live(uint32_t slot) { live_[slot / 64] &= ~(uint64_t{1} << (slot % 64)); }       // first slot of a page: its lpn; others kNone
+  HugeVector<uint32_t> p2l_;       // first slot of a page: its lpn; others kNone
   std::vector<uint32_t> sb_valid_;
   std::vector<SbState> sb_state_;
   std::vector<int32_t> bucket_next_, bucket_prev_, bucket_head_;
