@@ -85,7 +85,7 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
     r.user_tag = d.user_tag;
     r.result = FISRIG_RESULT_LINK_LOST;
     r.ts_submit = r.ts_status = now_ticks();
-    complete(d, 0, r);
+    complete(0, r);
     return;
   }
   bool queued = is_queued(d);
@@ -154,8 +154,7 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
 
 // ---- completions ----
 
-void EngineModel::complete(const fisrig_cmd_desc& d, uint8_t s, fisrig_cpl_record r) {
-  (void)d;
+void EngineModel::complete(uint8_t s, fisrig_cpl_record r) {
   r.slot = s;
   cq_[cq_tail_++ & (kCqEntries - 1)] = r;
 }
@@ -189,7 +188,7 @@ void EngineModel::deliver(const drive::Completion& c) {
   slot.busy = false;
   --busy_slots_;
   if (nonqueued_slot_ == s) nonqueued_slot_ = -1;
-  complete(slot.desc, s, r);
+  complete(s, r);
 }
 
 void EngineModel::lose_outstanding(SimTime t, uint8_t result) {
@@ -203,7 +202,7 @@ void EngineModel::lose_outstanding(SimTime t, uint8_t result) {
     r.ts_h2d = slot.ts_h2d;
     r.ts_status = ns_to_ticks(t);
     slot.busy = false;
-    complete(slot.desc, s, r);
+    complete(s, r);
   }
   busy_slots_ = 0;
   nonqueued_slot_ = -1;
@@ -239,7 +238,7 @@ void EngineModel::power(const fisrig_cmd_desc& d) {
     default:
       r.result = FISRIG_RESULT_REFUSED;
   }
-  complete(d, 0, r);
+  complete(0, r);
 }
 
 void EngineModel::link(const fisrig_cmd_desc& d) {
@@ -262,7 +261,7 @@ void EngineModel::link(const fisrig_cmd_desc& d) {
     r.result = FISRIG_RESULT_REFUSED;
   }
   r.ts_status = now_ticks();
-  complete(d, 0, r);
+  complete(0, r);
 }
 
 void EngineModel::count_event(uint16_t event, SimTime at) {
@@ -281,7 +280,7 @@ void EngineModel::cut_if_due(SimTime t) {
   r.user_tag = FISRIG_USER_TAG_EVENT;
   r.result = FISRIG_RESULT_LINK_LOST;
   r.ts_submit = r.ts_status = ns_to_ticks(cut);
-  complete(fisrig_cmd_desc{}, 0, r);
+  complete(0, r);
 }
 
 // ---- time ----
@@ -311,7 +310,7 @@ void EngineModel::process_next_event(SimTime next) {
       slot.busy = false;
       --busy_slots_;
       if (nonqueued_slot_ == s) nonqueued_slot_ = -1;
-      complete(slot.desc, s, r);
+      complete(s, r);
     }
   }
   issue_waiting();

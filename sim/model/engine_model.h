@@ -66,7 +66,7 @@ class EngineModel {
   void wait(uint64_t until_ticks);
   void process_next_event(SimTime next);
   void deliver(const drive::Completion& c);
-  void complete(const fisrig_cmd_desc& d, uint8_t slot, fisrig_cpl_record r);
+  void complete(uint8_t slot, fisrig_cpl_record r);
   void lose_outstanding(SimTime t, uint8_t result);
   void count_event(uint16_t event, SimTime at);
   void cut_if_due(SimTime t);

@@ -20,13 +20,12 @@ def test_smoke_run_completes(smoke_run):
 
 
 def test_records_have_every_phase_timestamp(smoke_run):
-    t = pq.read_table(smoke_run.run_dir / "records.parquet").to_pandas() if False else \
-        pq.read_table(smoke_run.run_dir / "records.parquet")
+    t = pq.read_table(smoke_run.run_dir / "records.parquet")
     cols = {c: t.column(c).to_numpy(zero_copy_only=False) for c in t.column_names}
     cmd = cols["kind"] == "command"
     assert cmd.sum() == smoke_run.outcome.commands
     ok = cmd & (cols["result"] == "ok")
-    assert ok.all() == cmd.all()
+    assert (ok == cmd).all()  # nothing failed
     ncq_reads = ok & (cols["command"] == 0x60)
     assert ncq_reads.sum() >= 19999
     # Phase order on one clock: submit <= H2D <= accept (NCQ) <= DMA Setup <= data <= SDB.
