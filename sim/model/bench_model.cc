@@ -89,11 +89,8 @@ void emit(const char* name, double v, const char* unit, const std::string& what)
 int main(int argc, char** argv) {
   bool quick = argc > 1 && std::string(argv[1]) == "--quick";
   // The consumer drive's timing and spare on 32 GB, as drive.cmdapi_cmds_per_s uses.
-  drive::DriveConfig cfg = drive::load_profile("consumer-256gb");
   double gb = quick ? 2 : 32;
-  cfg.nand.pages_per_block /= 4;
-  cfg.nand.blocks_per_plane = uint32_t(std::ceil(2048 * 4 * gb / 256.0));
-  cfg.user_sectors = uint64_t(gb * 1e9 / 512) / 8 * 8;
+  drive::DriveConfig cfg = drive::scale_capacity(drive::load_profile("consumer-256gb"), gb);
   {
     drive::Drive d(cfg);
     model::EngineModel e(d);

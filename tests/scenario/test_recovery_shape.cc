@@ -11,14 +11,8 @@ using namespace fisrig;
 
 namespace {
 
-// The consumer profile's dies, timing, spare fraction and GC policy on `gb` of user space.
 drive::DriveConfig scaled(const std::string& profile, double gb) {
-  drive::DriveConfig c = drive::load_profile(profile);
-  double full_gb = c.user_bytes() / 1e9;
-  c.nand.pages_per_block /= 4;
-  c.nand.blocks_per_plane = uint32_t(std::ceil(c.nand.blocks_per_plane * 4 * gb / full_gb));
-  c.user_sectors = uint64_t(gb * 1e9 / 512) / 8 * 8;
-  return c;
+  return drive::scale_capacity(drive::load_profile(profile), gb);
 }
 
 // The review's 20 minutes of torture, scaled with the drive so that the same share of

@@ -269,6 +269,15 @@ DriveConfig parse_profile(const std::string& text, const std::string& source) {
   return cfg;
 }
 
+DriveConfig scale_capacity(DriveConfig c, double user_gb) {
+  double full_gb = c.user_bytes() / 1e9;
+  c.nand.pages_per_block = std::max<uint32_t>(1, c.nand.pages_per_block / 4);
+  c.nand.blocks_per_plane = uint32_t(std::ceil(c.nand.blocks_per_plane * 4 * user_gb / full_gb));
+  c.user_sectors = uint64_t(user_gb * 1e9 / 512) / 8 * 8;
+  c.validate();
+  return c;
+}
+
 DriveConfig load_profile_file(const std::string& path) {
   std::ifstream f(path);
   if (!f) throw ProfileError(path, "", 0, "cannot open the profile");

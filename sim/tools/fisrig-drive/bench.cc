@@ -28,15 +28,8 @@ void progress(const char* msg) {
   std::fflush(stderr);
 }
 
-// The consumer drive's timing, dies and spare fraction, cut down to `gb` of user space
-// (shorter blocks keep enough superblocks for GC to behave as on the full drive).
 drive::DriveConfig scaled_consumer(double gb) {
-  drive::DriveConfig c = drive::load_profile("consumer-256gb");
-  c.nand.pages_per_block /= 4;
-  c.nand.blocks_per_plane = uint32_t(std::ceil(c.nand.blocks_per_plane * 4 * gb / 256.0));
-  c.user_sectors = uint64_t(gb * 1e9 / 512) / 8 * 8;
-  c.gc.background_target_free_pct = 2.5;
-  return c;
+  return drive::scale_capacity(drive::load_profile("consumer-256gb"), gb);
 }
 
 void bench_cmdapi(bool quick) {
@@ -140,10 +133,7 @@ void bench_recovery(bool quick) {
 
 void bench_compressing(bool quick) {
   drive::DriveConfig cfg = drive::load_profile("sandforce-240gb");
-  if (quick) {
-    cfg.nand.blocks_per_plane = 64;
-    cfg.user_sectors = uint64_t(7.5e9 / 512) / 8 * 8;
-  }
+  if (quick) cfg = drive::scale_capacity(cfg, 8);
   RecoveryOptions o;
   if (quick) {
     o.torture_minutes = 1;
