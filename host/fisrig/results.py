@@ -1,5 +1,6 @@
 """A run's results in open formats: records.parquet (one row per command), run.json (what
-ran, on what), and summary.json (fio's own JSON layout, one job per marked phase).
+ran, on what), and summary.json (fio's own json+ layout, one job per marked phase, with
+latency bins, so fio's tools such as fio_jsonplus_clat2csv read it).
 
 The target streams raw records to records.bin as they come; records.parquet is made from
 it. A run killed half-way leaves records.bin with every record taken so far, and
@@ -97,14 +98,25 @@ def write_parquet(run_dir: Path, markers: dict[int, str], chunk: int = 1 << 20) 
     return len(rec)
 
 
+def _bins(lat_ns: np.ndarray) -> dict[str, int]:
+    """fio json+ 'bins': counts per latency bucket, bucketed as fio does (the top 6 bits of
+    each value kept, so every bucket is within 1/32 of its values)."""
+    v = np.maximum(lat_ns.astype(np.int64), 0)
+    top = np.floor(np.log2(np.maximum(v, 1))).astype(np.int64)
+    shift = np.maximum(top - 5, 0)
+    bucket = (v >> shift) << shift
+    keys, counts = np.unique(bucket, return_counts=True)
+    return {str(int(k)): int(c) for k, c in zip(keys, counts)}
+
+
 def _clat(lat_ns: np.ndarray) -> dict:
     if not len(lat_ns):
-        return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0, "percentile": {}}
+        return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0, "percentile": {}}  # no bins, as fio
     pcts = [1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99]
     values = np.percentile(lat_ns, pcts, method="inverted_cdf")
     return {"min": int(lat_ns.min()), "max": int(lat_ns.max()), "mean": float(lat_ns.mean()),
             "stddev": float(lat_ns.std()), "N": int(len(lat_ns)),
-            "percentile": {f"{p:.6f}": int(v) for p, v in zip(pcts, values)}}
+            "percentile": {f"{p:.6f}": int(v) for p, v in zip(pcts, values)}, "bins": _bins(lat_ns)}
 
 
 def _direction(cols: dict, mask: np.ndarray) -> dict:

@@ -91,3 +91,21 @@ def test_report_rebuilds_from_parquet_alone(smoke_run, tmp_path):
     phases, plots = rebuild(d)
     assert {p.label for p in phases} >= {"clean", "torture"}
     assert json.loads((d / "summary.json").read_text())["jobs"]
+
+
+def test_fio_json_plus_tool_reads_the_summary(smoke_run, tmp_path):
+    """fio's own fio_jsonplus_clat2csv turns our summary into its CSV and validates it."""
+    import subprocess
+    src = smoke_run.run_dir / "summary.json"
+    out = tmp_path / "lat.csv"
+    r = subprocess.run(["fio_jsonplus_clat2csv", str(src), str(out)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    v = subprocess.run(["fio_jsonplus_clat2csv", "--validate", str(src), str(out)], capture_output=True, text=True)
+    assert v.returncode == 0 and "validated" in v.stdout, v.stdout + v.stderr
+    names = [j["jobname"] for j in json.loads(src.read_text())["jobs"]]
+    assert len(list(tmp_path.glob("lat_job*.csv"))) == len(names)
+    rows = (tmp_path / f"lat_job{names.index('random read')}.csv").read_text().splitlines()
+    header = [c.strip() for c in rows[0].split(",")]
+    col = header.index("read_clat_ns_count")
+    counts = [int(r.split(",")[col]) for r in rows[1:] if r.split(",")[col].strip()]
+    assert sum(counts) == 20000  # every read of the phase, in fio's own histogram
