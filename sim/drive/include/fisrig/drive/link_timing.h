@@ -52,6 +52,11 @@ class LinkTiming {
   // may well go on the wire before one decided earlier: the wire keeps its busy intervals
   // and fills gaps, as a time-ordered simulation would.
   SimTime reserve(SimTime t, SimTime dur) {
+    if (busy_.empty() || t >= busy_.back().end) {  // the common case: after everything
+      if (!busy_.empty() && busy_.back().end == t) busy_.back().end = t + dur;
+      else busy_.push_back(Interval{t, t + dur});
+      return t + dur;
+    }
     auto it = std::lower_bound(busy_.begin(), busy_.end(), t,
                                [](const Interval& iv, SimTime x) { return iv.end <= x; });
     SimTime start = t;
