@@ -48,3 +48,27 @@ def test_trace_line_past_the_end_is_refused_with_its_line(tmp_path, tiny_capacit
         run_plan(p, tmp_path / "run", quiet=True)
     assert e.value.line == 2 and "past the drive's last LBA" in e.value.message
     assert not (tmp_path / "run").exists()
+
+
+def test_fast_and_careful_readers_agree(tmp_path, tiny_capacity):
+    from fisrig import trace
+    lines = write_trace(tmp_path / "t.csv", 5000, tiny_capacity)
+    fast = trace._fast(tmp_path / "t.csv", tiny_capacity)
+    assert fast is None  # the header comment sends it to the careful reader
+    body = "\n".join(f"{o},{l},{s}" for o, l, s in lines) + "\n"
+    (tmp_path / "plain.csv").write_text(body)
+    fast = trace._fast(tmp_path / "plain.csv", tiny_capacity)
+    careful = trace._careful(tmp_path / "plain.csv", tiny_capacity)
+    assert fast is not None and len(fast) == 5000
+    flush = careful["op"] == 3
+    np.testing.assert_array_equal(fast["op"], careful["op"])
+    np.testing.assert_array_equal(fast["lba"], careful["lba"])
+    np.testing.assert_array_equal(fast["sectors"][~flush], careful["sectors"][~flush])
+
+
+def test_fast_reader_hands_bad_lines_to_the_careful_one(tmp_path, tiny_capacity):
+    (tmp_path / "bad.csv").write_text("R,0,8\nR,8,8\nX,16,8\n")
+    with pytest.raises(PlanError) as e:
+        from fisrig import trace
+        trace.load(tmp_path / "bad.csv", tiny_capacity)
+    assert e.value.line == 3
