@@ -5,24 +5,23 @@
 
 namespace fisrig::drive {
 
-ContentStore::ContentStore(uint64_t sectors)
-    : sectors_(sectors), pages_((sectors + kSectorsPerPage - 1) / kSectorsPerPage, kZeroWord) {}
+ContentStore::ContentStore(uint64_t sectors, PageTable& table) : sectors_(sectors), pages_(table) {}
 
 uint32_t ContentStore::word(uint64_t lba) const {
-  uint32_t e = pages_[lba / kSectorsPerPage];
+  uint32_t e = pages_.content(lba / kSectorsPerPage);
   if (e & kMixedBit) return mixed_[e & ~kMixedBit][lba % kSectorsPerPage];
   return e;
 }
 
 void ContentStore::make_uniform(uint64_t lpn, uint32_t word) {
-  uint32_t& e = pages_[lpn];
+  uint32_t& e = pages_.content(lpn);
   if (e & kMixedBit) free_mixed_.push_back(e & ~kMixedBit);
   e = word;
 }
 
 void ContentStore::set_sector(uint64_t lba, uint32_t word) {
   uint64_t lpn = lba / kSectorsPerPage;
-  uint32_t& e = pages_[lpn];
+  uint32_t& e = pages_.content(lpn);
   if (!(e & kMixedBit)) {
     if (e == word) return;
     uint32_t idx;
@@ -50,7 +49,7 @@ void ContentStore::fill(uint64_t lba, uint64_t n, uint32_t word) {
     bool page_aligned = lba % kSectorsPerPage == 0;
     if (page_aligned && end - lba >= kSectorsPerPage) {
       uint64_t lpn = lba / kSectorsPerPage;
-      if (!literal_.empty() && (pages_[lpn] == kLiteralWord || (pages_[lpn] & kMixedBit))) {
+      if (!literal_.empty() && (pages_.content(lpn) == kLiteralWord || (pages_.content(lpn) & kMixedBit))) {
         for (uint32_t i = 0; i < kSectorsPerPage; ++i) literal_.erase(lba + i);
       }
       make_uniform(lpn, word);
@@ -87,7 +86,7 @@ void ContentStore::read_bytes(uint64_t lba, uint8_t* out) const {
 }
 
 ContentStore::PageWords ContentStore::page(uint64_t lpn) const {
-  uint32_t e = pages_[lpn];
+  uint32_t e = pages_.content(lpn);
   if (e & kMixedBit) return mixed_[e & ~kMixedBit];
   PageWords w;
   w.fill(e);
@@ -105,14 +104,14 @@ void ContentStore::restore_page(uint64_t lpn, const PageWords& words) {
 }
 
 bool ContentStore::page_is_uniform(uint64_t lpn, uint32_t* word) const {
-  uint32_t e = pages_[lpn];
+  uint32_t e = pages_.content(lpn);
   if (e & kMixedBit) return false;
   if (word) *word = e;
   return true;
 }
 
 void ContentStore::clear() {
-  std::fill(pages_.begin(), pages_.end(), kZeroWord);
+  pages_.clear_content();
   mixed_.clear();
   free_mixed_.clear();
   literal_.clear();

@@ -17,12 +17,13 @@ bool is_queued(uint8_t op) {
 Drive::Drive(DriveConfig config)
     : cfg_(std::move(config)),
       nand_(cfg_.nand, cfg_.timing),
-      content_(cfg_.user_sectors),
+      pages_((cfg_.user_sectors + 7) / 8),
+      content_(cfg_.user_sectors, pages_),
       link_(cfg_.interface),
       rng_(cfg_.faults.seed),
       cache_enabled_(cfg_.cache.enabled) {
   cfg_.validate();
-  ftl_ = std::make_unique<Ftl>(cfg_, nand_);
+  ftl_ = std::make_unique<Ftl>(cfg_, nand_, pages_);
   cache_ = std::make_unique<WriteCache>(std::max<uint64_t>(1, cfg_.cache.bytes / 4096), *ftl_);
 }
 

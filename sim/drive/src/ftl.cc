@@ -16,8 +16,9 @@ uint64_t pow2_at_least(uint64_t n) {
 }
 }  // namespace
 
-Ftl::Ftl(const DriveConfig& config, NandBackend& nand)
+Ftl::Ftl(const DriveConfig& config, NandBackend& nand, PageTable& table)
     : nand_(nand),
+      l2p_(table),
       gc_(config.gc),
       program_ns_(config.timing.program_ns),
       dies_(config.nand.dies()) {
@@ -33,7 +34,6 @@ Ftl::Ftl(const DriveConfig& config, NandBackend& nand)
       uint32_t(std::ceil(superblocks_ * gc_.background_target_free_pct / 100.0)));
 
   uint64_t lpns = (config.user_sectors + 7) / 8;
-  l2p_.assign(lpns, kUnmapped);
   if (slots_per_lpn_ > 1) lpn_slots_.assign(lpns, 0);
   p2l_.assign(uint64_t{slots_per_sb_} * superblocks_, kNone);
   sb_valid_.assign(superblocks_, 0);
@@ -100,11 +100,11 @@ uint32_t Ftl::pick_victim() {
 // ---- writing ----
 
 void Ftl::invalidate(uint64_t lpn) {
-  uint32_t slot = l2p_[lpn];
+  uint32_t slot = l2p_.slot(lpn);
   if (slot == kUnmapped) return;
   uint32_t n = slots_per_lpn_ == 1 ? 1 : lpn_slots_[lpn];
   dec_valid(slot / slots_per_sb_, n);
-  l2p_[lpn] = kUnmapped;
+  l2p_.slot(lpn) = kUnmapped;
 }
 
 void Ftl::program_unit(Frontier& f) {
@@ -161,7 +161,7 @@ void Ftl::make_room(Frontier& f, uint32_t slots, SimTime t) {
 void Ftl::place(Frontier& f, uint64_t lpn, uint32_t slots, SimTime t_ready) {
   make_room(f, slots, t_ready);
   uint32_t base = f.sb * slots_per_sb_;
-  l2p_[lpn] = base + f.next;
+  l2p_.slot(lpn) = base + f.next;
   if (slots_per_lpn_ > 1) lpn_slots_[lpn] = uint8_t(slots);
   sb_valid_[f.sb] += slots;
   for (uint32_t j = 0; j < slots; ++j) {
@@ -204,7 +204,7 @@ SimTime Ftl::unit_program_start(uint64_t seq) const {
 // ---- reading ----
 
 SimTime Ftl::read(uint64_t lpn, SimTime t, ReadBatch& batch) {
-  uint32_t slot = l2p_[lpn];
+  uint32_t slot = l2p_.slot(lpn);
   if (slot == kUnmapped) return t;  // trimmed or never written: zeros, no NAND access
   uint32_t sb = slot / slots_per_sb_;
   uint32_t idx = slot % slots_per_sb_;
@@ -254,21 +254,21 @@ bool Ftl::collect_one(SimTime t, bool background) {
   for (uint32_t i = 0; i < slots_per_sb_; ++i) {
     if (i + kAhead < slots_per_sb_) {
       uint32_t ahead = p2l_[base + i + kAhead];
-      if (ahead != kNone) __builtin_prefetch(&l2p_[ahead]);
+      if (ahead != kNone) l2p_.prefetch(ahead);
     }
     uint32_t lpn = p2l_[base + i];
-    if (lpn == kNone || l2p_[lpn] != base + i) continue;
+    if (lpn == kNone || l2p_.slot(lpn) != base + i) continue;
     gc_valid_.push_back(i);
     uint32_t u = i / unit_slots_;
     if (!gc_read_done_[u]) gc_read_done_[u] = nand_.read(die_of_unit(u), unit_slots_ * slot_bytes_, t);
   }
   for (size_t k = 0; k < gc_valid_.size(); ++k) {
-    if (k + kAhead < gc_valid_.size()) __builtin_prefetch(&l2p_[p2l_[base + gc_valid_[k + kAhead]]]);
+    if (k + kAhead < gc_valid_.size()) l2p_.prefetch(p2l_[base + gc_valid_[k + kAhead]]);
     uint32_t i = gc_valid_[k];
     uint32_t lpn = p2l_[base + i];
     uint32_t n = slots_per_lpn_ == 1 ? 1 : lpn_slots_[lpn];
     sb_valid_[victim] -= n;
-    l2p_[lpn] = kUnmapped;
+    l2p_.slot(lpn) = kUnmapped;
     place(gcf_, lpn, n, gc_read_done_[i / unit_slots_]);
     counters_.gc_slots += n;
   }
@@ -297,7 +297,7 @@ void Ftl::idle(SimTime from, SimTime until) {
 }
 
 SimTime Ftl::erase_all(SimTime t) {
-  std::fill(l2p_.begin(), l2p_.end(), kUnmapped);
+  l2p_.unmap_all();
   std::fill(p2l_.begin(), p2l_.end(), kNone);
   std::fill(sb_valid_.begin(), sb_valid_.end(), 0);
   std::fill(sb_state_.begin(), sb_state_.end(), SbState::kFree);

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "fisrig/drive/ata.h"
-#include "fisrig/drive/huge_pages.h"
+#include "fisrig/drive/page_table.h"
 
 namespace fisrig::drive {
 
@@ -23,7 +23,8 @@ class ContentStore {
   using PageWords = std::array<uint32_t, kSectorsPerPage>;
   using SectorBytes = std::array<uint8_t, ata::kSectorBytes>;
 
-  explicit ContentStore(uint64_t sectors);
+  // `table` holds one content entry per page (shared with the FTL's mapping).
+  ContentStore(uint64_t sectors, PageTable& table);
 
   uint32_t word(uint64_t lba) const;
   // Sets n sectors from lba to one word. Literal data goes through write_literal.
@@ -39,7 +40,7 @@ class ContentStore {
   bool page_is_uniform(uint64_t lpn, uint32_t* word) const;
 
   void clear();  // everything reads zeros (secure erase)
-  void prefetch(uint64_t lpn) const { __builtin_prefetch(&pages_[lpn]); }
+  void prefetch(uint64_t lpn) const { pages_.prefetch(lpn); }
   uint64_t sectors() const { return sectors_; }
   size_t mixed_pages() const { return mixed_.size() - free_mixed_.size(); }
   size_t literal_sectors() const { return literal_.size(); }
@@ -50,7 +51,7 @@ class ContentStore {
   void make_uniform(uint64_t lpn, uint32_t word);
 
   uint64_t sectors_;
-  HugeVector<uint32_t> pages_;
+  PageTable& pages_;
   std::vector<PageWords> mixed_;
   std::vector<uint32_t> free_mixed_;
   std::unordered_map<uint64_t, SectorBytes> literal_;

@@ -137,6 +137,7 @@ class Drive {
 
   DriveConfig cfg_;
   NandBackend nand_;
+  PageTable pages_;  // before the FTL and the content store, which share it
   std::unique_ptr<Ftl> ftl_;
   std::unique_ptr<WriteCache> cache_;
   ContentStore content_;

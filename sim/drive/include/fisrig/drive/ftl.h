@@ -14,6 +14,7 @@
 
 #include "fisrig/drive/config.h"
 #include "fisrig/drive/huge_pages.h"
+#include "fisrig/drive/page_table.h"
 #include "fisrig/drive/nand.h"
 
 namespace fisrig::drive {
@@ -34,7 +35,8 @@ class Ftl {
  public:
   static constexpr uint32_t kUnmapped = 0xFFFFFFFFu;
 
-  Ftl(const DriveConfig& config, NandBackend& nand);
+  // `table` holds one mapping entry per logical page (shared with the content store).
+  Ftl(const DriveConfig& config, NandBackend& nand, PageTable& table);
 
   uint64_t logical_pages() const { return l2p_.size(); }
   uint32_t slots_per_page() const { return slots_per_lpn_; }
@@ -45,8 +47,7 @@ class Ftl {
   // sequence number of the host program unit it landed in (see unit_done).
   uint64_t write(uint64_t lpn, uint32_t slots, SimTime t_ready);
   void trim(uint64_t lpn);
-  bool mapped(uint64_t lpn) const { return l2p_[lpn] != kUnmapped; }
-  void prefetch(uint64_t lpn) const { __builtin_prefetch(&l2p_[lpn]); }
+  bool mapped(uint64_t lpn) const { return l2p_.slot(lpn) != kUnmapped; }
 
   // Programs the part-filled host unit now (FLUSH, FUA, idle), padding its remainder.
   void program_open_unit(SimTime t);
@@ -116,7 +117,7 @@ class Ftl {
   uint32_t superblocks_;
   uint32_t bg_target_free_;
 
-  HugeVector<uint32_t> l2p_;
+  PageTable& l2p_;
   std::vector<uint8_t> lpn_slots_;  // compressing drives only
   HugeVector<uint32_t> p2l_;       // first slot of a page: its lpn; others kNone
   std::vector<uint32_t> sb_valid_;
