@@ -250,7 +250,7 @@ bool Ftl::collect_one(SimTime t, bool background) {
   // reads would queue later reads behind 1 ms programs and chain the dies together.
   gc_read_done_.assign(units, 0);
   gc_valid_.clear();
-  constexpr uint32_t kAhead = 16;  // mapping lookups are cache misses: overlap them
+  constexpr uint32_t kAhead = 64;  // mapping lookups are cache misses: overlap them
   for (uint32_t i = 0; i < slots_per_sb_; ++i) {
     if (i + kAhead < slots_per_sb_) {
       uint32_t ahead = p2l_[base + i + kAhead];
