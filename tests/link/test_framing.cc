@@ -88,3 +88,78 @@ TEST(LinkFraming, RepeatedPrimitivesGoAsContAndJunk) {
   EXPECT_EQ(primitive_name(prim::kXRdy), "X_RDY");
   EXPECT_TRUE(primitive_name(0x12345678).empty());
 }
+
+// ---- the one-dword-per-cycle forms the RTL device side uses ----
+
+TEST(LinkFraming, AlignDueEveryCycleMatchesTheBurstForm) {
+  AlignInserter burst, cycle;
+  std::vector<LinkWord> a, b;
+  for (uint32_t i = 0; i < 1000; ++i) burst.push(LinkWord{i, false}, a);
+  for (uint32_t i = 0; i < 1000;) {
+    if (cycle.align_due()) b.push_back(primitive(prim::kAlign));
+    else b.push_back(LinkWord{i++, false});
+  }
+  EXPECT_EQ(a, b);
+  // A pair first, then a pair before every 256 dwords of payload.
+  EXPECT_EQ(b[0], primitive(prim::kAlign));
+  EXPECT_EQ(b[1], primitive(prim::kAlign));
+  EXPECT_EQ(b[258], primitive(prim::kAlign));
+  EXPECT_EQ(b[259], primitive(prim::kAlign));
+  EXPECT_EQ(b[257], (LinkWord{255, false}));
+}
+
+TEST(LinkFraming, DataAfterJunkIsPrecededByThePrimitive) {
+  // HOLDA, HOLDA, CONT, junk: before data resumes the HOLDA goes once more, or the
+  // receiver would take the data for junk.
+  ContEncoder tx;
+  std::vector<LinkWord> wire;
+  for (int i = 0; i < 6; ++i) tx.push(prim::kHolda, wire);
+  EXPECT_TRUE(tx.in_junk());
+  tx.data(LinkWord{0x11111111, false}, wire);
+  tx.data(LinkWord{0x22222222, false}, wire);
+  ASSERT_EQ(wire.size(), 9u);
+  EXPECT_EQ(wire[6], primitive(prim::kHolda));
+  EXPECT_FALSE(tx.in_junk());
+  FrameReceiver rx;
+  rx.push(primitive(prim::kSof));
+  for (auto& w : wire) rx.push(w);
+  ASSERT_EQ(rx.dwords(), 2u);  // junk dropped, both data dwords kept (descrambled)
+  Scrambler s;
+  EXPECT_EQ(rx.dword(0), 0x11111111u ^ s.next());
+  EXPECT_TRUE(rx.data_flowing());
+}
+
+TEST(LinkFraming, RestartSendsThePrimitiveAgainAfterAligns) {
+  ContEncoder tx;
+  std::vector<LinkWord> wire;
+  for (int i = 0; i < 5; ++i) wire.push_back(tx.next(prim::kXRdy));
+  tx.restart();  // ALIGNs went out
+  for (int i = 0; i < 4; ++i) wire.push_back(tx.next(prim::kXRdy));
+  // X_RDY X_RDY CONT junk junk | X_RDY X_RDY CONT junk
+  EXPECT_EQ(wire[2], primitive(prim::kCont));
+  EXPECT_FALSE(wire[4].k);
+  EXPECT_EQ(wire[5], primitive(prim::kXRdy));
+  EXPECT_EQ(wire[6], primitive(prim::kXRdy));
+  EXPECT_EQ(wire[7], primitive(prim::kCont));
+  // A receiver that starts listening in the middle of the junk learns X_RDY at wire[5].
+  FrameReceiver late;
+  for (size_t i = 3; i < wire.size(); ++i) late.push(wire[i]);
+  EXPECT_EQ(late.current_primitive(), prim::kXRdy);
+}
+
+TEST(LinkFraming, OversizeFramesFail) {
+  auto fis = random_fis(40, 3);
+  auto words = frame(fis);
+  FrameReceiver rx;
+  rx.set_limit(20);
+  bool ended = false;
+  for (auto& x : words) ended |= rx.push(x);
+  ASSERT_TRUE(ended);
+  EXPECT_TRUE(rx.frame().oversize);
+  EXPECT_FALSE(rx.frame().crc_ok);
+  // The next frame within the limit is fine again.
+  auto small = random_fis(10, 4);
+  for (auto& x : frame(small)) ended = rx.push(x);
+  EXPECT_TRUE(rx.frame().crc_ok);
+  EXPECT_EQ(rx.frame().fis, small);
+}

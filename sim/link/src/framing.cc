@@ -35,39 +35,47 @@ std::vector<LinkWord> frame(const std::vector<uint32_t>& fis) {
 }
 
 void AlignInserter::push(const LinkWord& w, std::vector<LinkWord>& out) {
-  if (since_align_ >= 256) {
-    out.push_back(primitive(prim::kAlign));
-    out.push_back(primitive(prim::kAlign));
-    since_align_ = 0;
-  }
+  while (align_due()) out.push_back(primitive(prim::kAlign));
   out.push_back(w);
-  ++since_align_;
 }
 
-void ContEncoder::push(uint32_t p, std::vector<LinkWord>& out) {
+LinkWord ContEncoder::next(uint32_t p) {
   if (p == last_ && repeats_ >= 2) {
-    if (repeats_ == 2) {
-      out.push_back(primitive(prim::kCont));
-      junk_.reset();
-    } else {
-      out.push_back(LinkWord{junk_.next(), false});  // junk: never a K character
-    }
     ++repeats_;
-    return;
+    if (repeats_ == 3) {
+      junk_.reset();
+      in_junk_ = true;
+      return primitive(prim::kCont);
+    }
+    return LinkWord{junk_.next(), false};  // junk: never a K character
   }
+  return next_fresh(p);
+}
+
+LinkWord ContEncoder::next_fresh(uint32_t p) {
   repeats_ = p == last_ ? repeats_ + 1 : 1;
   last_ = p;
-  out.push_back(primitive(p));
+  in_junk_ = false;
+  return primitive(p);
 }
 
+void ContEncoder::push(uint32_t p, std::vector<LinkWord>& out) { out.push_back(next(p)); }
+
 void ContEncoder::data(const LinkWord& w, std::vector<LinkWord>& out) {
-  last_ = 0;
-  repeats_ = 0;
+  if (in_junk_) out.push_back(end_junk());
+  data();
   out.push_back(w);
+}
+
+void FrameReceiver::reset() {
+  in_frame_ = after_cont_ = data_flowing_ = oversize_ = false;
+  current_ = 0;
+  words_.clear();
 }
 
 bool FrameReceiver::push(const LinkWord& w) {
   if (w.k) {
+    if (w.data != prim::kAlign) data_flowing_ = false;
     switch (w.data) {
       case prim::kAlign:
         return false;  // transparent everywhere
@@ -82,6 +90,7 @@ bool FrameReceiver::push(const LinkWord& w) {
       case prim::kSof:
         in_frame_ = true;
         after_cont_ = false;
+        oversize_ = false;
         current_ = w.data;
         words_.clear();
         descrambler_.reset();
@@ -93,7 +102,8 @@ bool FrameReceiver::push(const LinkWord& w) {
         in_frame_ = false;
         frame_.fis.assign(words_.begin(), words_.end());
         frame_.crc_ok = false;
-        if (!frame_.fis.empty()) {
+        frame_.oversize = oversize_;
+        if (!frame_.fis.empty() && !oversize_) {
           uint32_t crc = frame_.fis.back();
           frame_.fis.pop_back();
           frame_.crc_ok = crc_of(frame_.fis.data(), frame_.fis.size()) == crc;
@@ -107,7 +117,10 @@ bool FrameReceiver::push(const LinkWord& w) {
     }
   }
   if (after_cont_) return false;  // junk after CONT
-  if (in_frame_) words_.push_back(descrambler_.scramble(w.data));
+  data_flowing_ = true;
+  if (!in_frame_) return false;
+  if (words_.size() < limit_) words_.push_back(descrambler_.scramble(w.data));
+  else oversize_ = true;
   return false;
 }
 

@@ -47,6 +47,13 @@ class CompletionQueue {
     }
     return false;
   }
+  // The completion with this sequence number while it is still here (null once taken or
+  // dropped). The pointer is good until the next push.
+  const Completion* find(uint64_t seq) const {
+    for (const Key& k : heap_)
+      if (k.seq == seq) return &store_[k.idx];
+    return nullptr;
+  }
   SimTime next_time() const { return heap_.empty() ? kNever : heap_.front().t; }
   size_t size() const { return heap_.size(); }
   uint64_t next_seq() const { return seq_; }

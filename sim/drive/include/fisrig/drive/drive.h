@@ -75,6 +75,12 @@ class Drive {
   bool pop_completion(Completion& out);
   SimTime next_completion_time() const;
   size_t pending() const { return pending_.size(); }
+  // The sequence number the next submit()'s completion gets, and that completion while it
+  // is pending (null once popped, dropped, or if the drive ignored the command). The RTL
+  // device side sends a command's data when its data phase is due, before its
+  // completion is; an NCQ error may still change the completion until it is popped.
+  uint64_t next_completion_seq() const { return pending_.next_seq(); }
+  const Completion* pending_completion(uint64_t seq) const { return pending_.find(seq); }
   // submit() then pop the command's completion (non-queued use, tools and tests).
   Completion execute(const AtaCommand& cmd, SimTime t);
 

@@ -1,0 +1,64 @@
+// The device side of SATA out-of-band signalling, as LiteSATA's PHY control
+// (litesata/phy/ctrl.py) expects its peer to behave:
+//
+//   host COMRESET (384 cycles of bursts)  -> device COMINIT after a short delay (384 cycles)
+//   host COMWAKE (192 cycles)             -> device COMWAKE (192 cycles)
+//   host D10.2                            <- device ALIGN, ALIGN, ... until the host's ALIGN
+//   host ALIGN ...                        <- device SYNC (the link layer takes over)
+//   host SYNC (its PHY control is READY)  -> link up
+//
+// At power-on, and once the drive has booted, the device sends COMINIT by itself (the
+// host's AWAIT-COMINIT state takes it). A COMRESET at any time restarts all of it; one
+// that comes while the drive is still booting is answered when it is ready.
+#pragma once
+
+#include <cstdint>
+
+#include "fisrig/device/pins.h"
+
+namespace fisrig::device {
+
+class DeviceOob {
+ public:
+  enum class State : uint8_t {
+    kOff,           // rails off
+    kBooting,       // powered, not ready: COMINIT once ready
+    kComresetIn,    // the host's COMRESET bursts are coming in
+    kCominitDelay,  // the device is about to answer
+    kSendCominit,
+    kAwaitComwake,
+    kComwakeIn,
+    kComwakeDelay,
+    kSendComwake,
+    kSendAlign,     // ALIGNs until the host's ALIGN arrives
+    kLinked,        // the link layer drives the wire
+  };
+  enum class Event : uint8_t { kNone, kComreset };
+
+  // Cycles from the end of the host's burst to the device's answer (about 1 us and
+  // 100 ns: a real device needs a few bursts to qualify the signal).
+  static constexpr uint32_t kCominitDelay = 150;
+  static constexpr uint32_t kComwakeDelay = 16;
+
+  // One cycle of the pins. ready_cycle: the first cycle the drive can answer COMINIT.
+  // Returns kComreset when a COMRESET reset the device (not while off or booting).
+  Event clock(const fisrig_pins_in& in, uint64_t cycle, uint64_t ready_cycle);
+  // What the device drives while the link layer does not (rx_data/charisk included).
+  void drive_pins(fisrig_pins_out& out) const;
+
+  void power_off() { state_ = State::kOff, burst_end_ = 0; }
+  void power_on() { state_ = State::kBooting; }
+  State state() const { return state_; }
+  bool linked() const { return state_ == State::kLinked; }
+  uint64_t cominits_sent() const { return cominits_; }
+
+ private:
+  void enter(State s, uint64_t until) { state_ = s, until_ = until; }
+
+  State state_ = State::kBooting;
+  uint64_t until_ = 0;      // end of the current timed state
+  uint64_t burst_end_ = 0;  // end of the host's COMRESET bursts (none are answered before)
+  uint64_t cominits_ = 0;
+};
+
+}  // namespace fisrig::device

@@ -1,0 +1,42 @@
+/*
+ * The simulated transceiver's pins: the contract between the rig's gateware (LiteSATA's
+ * PHY control and datapath, simulated in Verilator) and the simulated drive's device
+ * side. One sample per 150 MHz SATA clock cycle (Gen3: one 32-bit dword per cycle,
+ * 6.667 ns). C-compatible, so that the litex_sim module (C) shares it.
+ */
+#ifndef FISRIG_DEVICE_PINS_H
+#define FISRIG_DEVICE_PINS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the host (the SoC) drives, sampled at this rising edge. */
+struct fisrig_pins_in {
+  uint32_t tx_data;    /* host -> device dword */
+  uint8_t tx_charisk;  /* bit 0: byte 0 is a K character (primitives 0b0001, data 0) */
+  uint8_t tx_idle;     /* host transmitter in electrical idle (tx_data meaningless) */
+  uint8_t tx_cominit;  /* 1 for one cycle: the host starts COMRESET (bursts for 384 cycles) */
+  uint8_t tx_comwake;  /* 1 for one cycle: the host starts COMWAKE (192 cycles) */
+  uint8_t power;       /* drive rails: 1 on, 0 off (the rig's power controller) */
+};
+
+/* What the device drives for the next cycle. */
+struct fisrig_pins_out {
+  uint32_t rx_data;
+  uint8_t rx_charisk;
+  uint8_t rx_idle;     /* 1 while the device's transmitter is in electrical idle or off */
+  uint8_t rx_cominit;  /* 1 while the host's receiver detects the device's COMINIT (384 cycles) */
+  uint8_t rx_comwake;  /* 1 while the host detects the device's COMWAKE (192 cycles) */
+};
+
+#define FISRIG_COMRESET_CYCLES 384u /* a COMRESET/COMINIT burst sequence, 2.56 us */
+#define FISRIG_COMWAKE_CYCLES 192u  /* a COMWAKE burst sequence, 1.28 us */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FISRIG_DEVICE_PINS_H */

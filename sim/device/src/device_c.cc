@@ -1,0 +1,99 @@
+#include "fisrig/device/device_c.h"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <memory>
+#include <string>
+
+#include "fisrig/device/sata_device.h"
+
+namespace {
+
+using fisrig::device::SataDevice;
+
+void set_error(char* err, size_t errlen, const std::string& msg) {
+  if (!err || !errlen) return;
+  size_t n = std::min(msg.size(), errlen - 1);
+  std::memcpy(err, msg.data(), n);
+  err[n] = '\0';
+}
+
+// "key=value,key=value"; a piece without '=' continues the value before it (range lists).
+void apply_faults(fisrig::drive::DriveConfig& cfg, const std::string& spec) {
+  std::string key, value;
+  auto flush = [&] {
+    if (key.empty()) return;
+    if (key == "boot_us") {
+      size_t used = 0;
+      double us = std::stod(value, &used);
+      if (used != value.size() || us < 0) throw std::invalid_argument("boot_us: '" + value + "' is not a time in us");
+      cfg.power.boot_ns = fisrig::drive::SimTime(us * 1e3);
+    } else {
+      cfg.faults.set(key, value);
+    }
+    key.clear();
+  };
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t comma = spec.find(',', pos);
+    std::string piece = spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    pos = comma == std::string::npos ? spec.size() + 1 : comma + 1;
+    if (piece.empty()) continue;
+    size_t eq = piece.find('=');
+    if (eq == std::string::npos) {
+      if (key.empty()) throw std::invalid_argument("fault '" + piece + "' is not key=value");
+      value += "," + piece;
+      continue;
+    }
+    flush();
+    key = piece.substr(0, eq);
+    value = piece.substr(eq + 1);
+  }
+  flush();
+}
+
+SataDevice* dev(void* p) { return static_cast<SataDevice*>(p); }
+
+}  // namespace
+
+extern "C" {
+
+void* fisrig_device_new(const char* profile, const char* faults, char* err, size_t errlen) {
+  try {
+    if (!profile || !*profile) throw std::invalid_argument("no profile given");
+    fisrig::drive::DriveConfig cfg = fisrig::drive::load_profile(profile);
+    if (faults) apply_faults(cfg, faults);
+    cfg.validate();
+    return new SataDevice(std::move(cfg));
+  } catch (const std::exception& e) {
+    set_error(err, errlen, e.what());
+  } catch (...) {
+    set_error(err, errlen, "unknown error");
+  }
+  return nullptr;
+}
+
+void fisrig_device_clock(void* p, const struct fisrig_pins_in* in, struct fisrig_pins_out* out) {
+  dev(p)->clock(*in, *out);
+}
+
+void fisrig_device_free(void* p) { delete dev(p); }
+
+void fisrig_device_stats(void* p, FILE* out) {
+  std::string s = dev(p)->stats_text();
+  std::fwrite(s.data(), 1, s.size(), out);
+}
+
+size_t fisrig_device_stats_string(void* p, char* buf, size_t buflen) {
+  std::string s = dev(p)->stats_text();
+  if (buf && buflen) set_error(buf, buflen, s);
+  return s.size();
+}
+
+uint64_t fisrig_device_cycles(void* p) { return dev(p)->cycle(); }
+
+int fisrig_device_link_up(void* p) { return dev(p)->link_up() ? 1 : 0; }
+
+}  // extern "C"

@@ -1,0 +1,114 @@
+#include "fisrig/device/sata_device.h"
+
+#include <cstdio>
+
+namespace fisrig::device {
+
+namespace {
+drive::DriveConfig without_link_faults(drive::DriveConfig c) {
+  c.faults.r_err_rate = 0;
+  c.faults.hold_storm_rate = 0;
+  c.faults.hold_storm_ns = 0;
+  return c;
+}
+constexpr uint64_t kIdleTickMask = (1u << 14) - 1;  // about every 109 us
+}  // namespace
+
+SataDevice::SataDevice(drive::DriveConfig config)
+    : faults_(config.faults),
+      drive_(without_link_faults(std::move(config))),
+      oob_(),
+      link_(counters_, faults_),
+      commands_(drive_, codec_, counters_) {}
+
+void SataDevice::reset_link() {
+  link_.reset();
+  commands_.reset();
+  up_ = false;
+}
+
+void SataDevice::power_edge(bool on, uint64_t cycle) {
+  drive::SimTime now = cycle_ns(cycle);
+  power_ = on;
+  if (!on) {
+    drive_.idle_until(now);  // what an idle drive did before the cut (cache flush, GC)
+    drive_.power_off(now);
+    oob_.power_off();
+    ++counters_.power_offs;
+  } else {
+    drive_.power_on(now);
+    ready_cycle_ = first_cycle_at(drive_.ready_at());
+    oob_.power_on();
+    ++counters_.power_ons;
+  }
+  reset_link();
+}
+
+void SataDevice::clock(const fisrig_pins_in& in, fisrig_pins_out& out) {
+  uint64_t cycle = cycle_++;
+  ++counters_.cycles;
+  if (bool(in.power) != power_) power_edge(in.power, cycle);
+  if (!(cycle & kIdleTickMask) && power_) drive_.idle_until(cycle_ns(cycle));
+
+  // Once linked, only a COMRESET concerns the OOB state machine (the common, fast path).
+  if (!oob_.linked() || in.tx_cominit) {
+    uint64_t cominits = oob_.cominits_sent();
+    if (oob_.clock(in, cycle, ready_cycle_) == DeviceOob::Event::kComreset) {
+      drive_.comreset(cycle_ns(cycle));
+      ++counters_.comresets;
+      reset_link();
+    }
+    counters_.cominits_sent += oob_.cominits_sent() - cominits;
+    if (!oob_.linked()) {
+      oob_.drive_pins(out);
+      return;
+    }
+  }
+
+  link::LinkWord rx{in.tx_data, (in.tx_charisk & 1) != 0};
+  bool have = !in.tx_idle;
+  if (!up_ && have && rx.k && rx.data != link::prim::kAlign) {
+    // The host's PHY control has seen our SYNCs and is READY: the link is up.
+    up_ = true;
+    ++counters_.link_ups;
+    link_.enable(true);
+    commands_.link_up();
+  }
+  DeviceLink::Events ev;
+  link::LinkWord tx = link_.clock(have, rx, ev);
+  if (ev.received) commands_.on_fis(link_.rx_fis(), link_.rx_len(), ev.rx_ok, cycle);
+  if (ev.sent) commands_.on_sent(ev.sent_ok);
+  if (link_.can_load() && cycle >= commands_.wake_cycle() && commands_.next_fis(link_.frame(), cycle)) link_.load();
+  out.rx_data = tx.data;
+  out.rx_charisk = tx.k ? 1 : 0;
+  out.rx_idle = 0;
+  out.rx_cominit = 0;
+  out.rx_comwake = 0;
+}
+
+std::string SataDevice::stats_text() const {
+  std::string s = counters_.text();
+  const drive::DriveStats& d = drive_.stats();
+  char line[96];
+  auto put = [&](const char* name, uint64_t v) {
+    std::snprintf(line, sizeof line, "drive.%s %llu\n", name, static_cast<unsigned long long>(v));
+    s += line;
+  };
+  put("commands", d.commands);
+  put("errors", d.errors);
+  put("ncq_errors", d.ncq_errors);
+  put("ncq_aborted", d.ncq_aborted);
+  put("sectors_read", d.sectors_read);
+  put("sectors_written", d.sectors_written);
+  put("sectors_trimmed", d.sectors_trimmed);
+  put("icrc_failures", d.icrc_failures);
+  put("comresets", d.comresets);
+  put("power_cycles", d.power_cycles);
+  put("dropped_at_power_loss", d.dropped_at_power_loss);
+  put("ignored_while_off", d.ignored_while_off);
+  put("ignored_while_hung", d.ignored_while_hung);
+  put("pattern_words", codec_.dictionary_size());
+  return s;
+}
+
+}  // namespace fisrig::device
