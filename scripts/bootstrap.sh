@@ -15,6 +15,7 @@ declare -A WHY=(
   [fio]="its json+ tool reads our summary.json in a test"
   [python3-six]="fio_jsonplus_clat2csv imports it"
   [python3]="collects benchmark figures; runs host/ (in .venv)"
+  [verilator]="simulates the gateware for the cocotb benches (Debian 5.006)"
 )
 
 missing=()

@@ -1,0 +1,60 @@
+"""The engine with its counter and power controller, every interface a port: the top the
+cocotb benches drive (tests/hw), and a Verilog view of the engine alone."""
+
+from migen import *
+from litex.gen.fhdl.verilog import convert  # one always block per signal: Icarus-safe
+
+from fisrig_hw.engine import RawCommandEngine
+from fisrig_hw.power import PowerController
+
+
+class EngineBenchTop(Module):
+    def __init__(self, default_timeout=None):
+        self.clock_domains.cd_sys = ClockDomain()
+        kw = {} if default_timeout is None else {"default_timeout": default_timeout}
+        self.submodules.engine = engine = RawCommandEngine(**kw)
+        self.submodules.power = power = PowerController()
+        self.now = Signal(64)
+        self.link_up = Signal()
+        self.rails = Signal()
+        self.sync += self.now.eq(self.now + 1)
+        self.comb += [
+            engine.now.eq(self.now),
+            power.now.eq(self.now),
+            engine.link_up.eq(self.link_up),
+            power.off.eq(engine.power_off), power.on.eq(engine.power_on),
+            power.arm.eq(engine.power_arm), power.arm_event.eq(engine.power_arm_event),
+            power.arm_count.eq(engine.power_arm_count), power.arm_delay.eq(engine.power_arm_delay),
+            power.event.eq(engine.fis_event), power.event_kind.eq(engine.fis_event_kind),
+            engine.power_cut.eq(power.cut),
+            self.rails.eq(power.rails),
+        ]
+        self.ports = {}
+
+        def expose(prefix, ep):
+            for name, sig in [("valid", ep.valid), ("ready", ep.ready), ("last", ep.last)]:
+                self.ports[prefix + "_" + name] = sig
+            for name, *_ in ep.payload.layout:
+                self.ports[prefix + "_" + name] = getattr(ep, name)
+        expose("desc", engine.desc)
+        expose("cpl", engine.cpl)
+        expose("rx", engine.rx)
+        expose("tx", engine.tx)
+        expose("ram_wr", engine.ram_wr)
+        expose("ram_rd_addr", engine.ram_rd_addr)
+        expose("ram_rd_data", engine.ram_rd_data)
+        for name in ["tx_ok", "tx_err", "comreset", "data_base"]:
+            self.ports[name] = getattr(engine, name)
+        self.ports.update(sys_clk=self.cd_sys.clk, sys_rst=self.cd_sys.rst, now=self.now, link_up=self.link_up, rails=self.rails,
+                          power_trigger_time=power.trigger_time,
+                          power_cut_time=power.cut_time)
+
+
+def write_verilog(path, **kw):
+    top = EngineBenchTop(**kw)
+    ports = {}
+    for name, sig in top.ports.items():
+        sig.name_override = name
+        ports[name] = sig
+    convert(top, ios=set(ports.values()), name="engine_top").write(path)
+    return path

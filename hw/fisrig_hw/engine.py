@@ -1,0 +1,860 @@
+"""The raw command engine: LiteSATA's command layer replaced by one that issues any ATA
+command as a raw Register H2D FIS and sequences every protocol, NCQ included.
+
+Descriptors (engine_if.h) come in on `desc`, one completion record per descriptor goes out
+on `cpl` as 20 dwords. 32 slots; an FPDMA command's slot is its NCQ tag. Per slot the
+engine stamps, on the free-running counter `now`, every phase the record carries. Data
+moves from/to main RAM (`ram_*` streams to LiteX's Wishbone DMA) or from the pattern
+generator and to the checker, which never touch RAM.
+
+The link is half duplex, so one state machine handles both directions: it takes each FIS
+the device sends (FisReceiver) and answers it, and queues Register H2Ds through a FIFO
+(FisTransmitter) so that it never waits on a link the device holds. Rules a real host
+follows and this one does too: one non-queued command at a time and never beside queued
+ones; a queued H2D waits for the D2H that releases the previous one; no new command while
+a data phase is open; after an NCQ error, READ LOG EXT 10h before anything else; a slot
+past its timeout ends as TIMEOUT and the others by COMRESET; a link that goes down ends
+every slot in flight as LINK_LOST. Every slot ends with a record.
+"""
+
+from migen import *
+
+from litex.soc.interconnect import stream
+
+from fisrig_hw import fis
+from fisrig_hw.descriptor import *
+from fisrig_hw.pattern import PatternGenerator
+from fisrig_hw.transport import FisReceiver, FisTransmitter, link_layout
+
+SLOTS = 32
+DEFAULT_TIMEOUT_TICKS = 30 * 150_000_000  # 30 s, the Linux libata default
+LOG_NCQ_ERROR = 0x10
+READ_LOG_EXT = 0x2F
+
+# What the transmitter's frames were, to attribute the link's R_OK / R_ERR.
+TXK_H2D, TXK_DATA, TXK_RECOVERY = 0, 1, 2
+
+
+def lowest_set(mask, width, out):
+    """out = index of the lowest set bit of mask (a priority encoder)."""
+    stmt = None
+    for i in reversed(range(width)):
+        stmt = If(mask[i], out.eq(i)) if stmt is None else If(mask[i], out.eq(i)).Else(stmt)
+    return stmt
+
+
+class RawCommandEngine(Module):
+    def __init__(self, default_timeout=DEFAULT_TIMEOUT_TICKS):
+        self.now = Signal(64)
+        self.link_up = Signal()
+        self.desc = stream.Endpoint([("raw", DESC_BITS)])
+        self.cpl = stream.Endpoint([("data", 32)])
+        # Link side (LiteSATA's link layer in the SoC; a Python device in the benches).
+        self.submodules.receiver = receiver = ResetInserter()(FisReceiver())
+        self.submodules.transmitter = transmitter = ResetInserter()(FisTransmitter())
+        self.rx = receiver.sink
+        self.tx = transmitter.source
+        self.tx_ok = Signal()
+        self.tx_err = Signal()
+        self.comreset = Signal()
+        # RAM data window (byte address of data_word 0).
+        self.data_base = Signal(32)
+        self.ram_wr = stream.Endpoint([("address", 30), ("data", 32)])
+        self.ram_rd_addr = stream.Endpoint([("address", 30)])
+        self.ram_rd_data = stream.Endpoint([("data", 32)])
+        # Power controller interface.
+        self.power_off = Signal()
+        self.power_on = Signal()
+        self.power_arm = Signal()
+        self.power_arm_event = Signal(3)
+        self.power_arm_count = Signal(16)
+        self.power_arm_delay = Signal(32)
+        self.fis_event = Signal()
+        self.fis_event_kind = Signal(3)
+        self.power_cut = Signal()
+        # Counters for the CSRs.
+        self.stat_rx_crc_errors = Signal(32)
+        self.stat_tx_r_errs = Signal(32)
+        self.stat_timeouts = Signal(32)
+        self.stat_ncq_errors = Signal(32)
+
+        # # #
+
+        now = self.now
+        self.comb += [receiver.reset.eq(~self.link_up), transmitter.reset.eq(~self.link_up)]
+        tx = transmitter.sink
+
+        # ---- per-slot storage ----------------------------------------------------------
+        desc_mem = Memory(DESC_BITS, SLOTS)
+        ts_mem = Memory(64, SLOTS * 8)
+        deadline_mem = Memory(64, SLOTS)
+        desc_w = desc_mem.get_port(write_capable=True)
+        desc_r = desc_mem.get_port(async_read=True)
+        ts_w = ts_mem.get_port(write_capable=True)
+        ts_r = ts_mem.get_port(async_read=True)
+        dl_w = deadline_mem.get_port(write_capable=True)
+        dl_r = deadline_mem.get_port(async_read=True)
+        self.specials += desc_mem, ts_mem, deadline_mem, desc_w, desc_r, ts_w, ts_r, dl_w, dl_r
+
+        res_a = Array(Signal(3) for _ in range(SLOTS))
+        st_a = Array(Signal(8) for _ in range(SLOTS))
+        er_a = Array(Signal(8) for _ in range(SLOTS))
+        lba_a = Array(Signal(48) for _ in range(SLOTS))
+        sec_a = Array(Signal(17) for _ in range(SLOTS))
+        chk_a = Array(Signal(16) for _ in range(SLOTS))
+        tsv_a = Array(Signal(7) for _ in range(SLOTS))  # which phases have a stamp
+
+        busy = Signal(SLOTS)      # holds a descriptor whose record is not written yet
+        queued = Signal(SLOTS)    # NCQ commands the device holds
+        cpl_pend = Signal(SLOTS)  # ended, record to write
+        issued = Signal(SLOTS)
+        self.comb += issued.eq(busy & ~cpl_pend)
+
+        # Write ports, driven by the state machine, applied here (one write a cycle each).
+        ts_we, ts_slot, ts_phase, ts_val = Signal(), Signal(5), Signal(3), Signal(64)
+        ts_first = Signal()  # stamp only if the phase has none yet (first DMA Activate...)
+        self.comb += [
+            ts_w.adr.eq(Cat(ts_phase, ts_slot)),
+            ts_w.dat_w.eq(ts_val),
+            ts_w.we.eq(ts_we & ~(ts_first & (tsv_a[ts_slot] >> ts_phase)[0])),
+        ]
+        fin, fin_slot, fin_res, fin_st, fin_er, fin_lba = (Signal(), Signal(5), Signal(3),
+                                                           Signal(8), Signal(8), Signal(48))
+        fin_keep = Signal()  # keep the D2H fields stored already (an abort)
+        new_slot, new_slot_we = Signal(5), Signal()
+        sec_add, sec_slot, sec_n = Signal(), Signal(5), Signal(17)
+        chk_inc, chk_slot = Signal(), Signal(5)
+        fin_result = Signal(3)
+        self.comb += fin_result.eq(Mux((fin_res == RESULT_OK) & (chk_a[fin_slot] != 0),
+                                       RESULT_CHECK_FAILED, fin_res))
+        cpl_clear = Signal()
+        cpl_slot, cpl_next = Signal(5), Signal(5)
+        self.comb += lowest_set(cpl_pend, SLOTS, cpl_next)
+        self.sync += [
+            If(ts_w.we, tsv_a[ts_slot].eq(tsv_a[ts_slot] | (1 << ts_phase))),
+            If(new_slot_we,
+                tsv_a[new_slot].eq(1 << PH_SUBMIT), res_a[new_slot].eq(RESULT_OK),
+                st_a[new_slot].eq(0), er_a[new_slot].eq(0), lba_a[new_slot].eq(0),
+                sec_a[new_slot].eq(0), chk_a[new_slot].eq(0),
+            ),
+            If(fin,
+                res_a[fin_slot].eq(fin_result),
+                If(~fin_keep, st_a[fin_slot].eq(fin_st), er_a[fin_slot].eq(fin_er),
+                   lba_a[fin_slot].eq(fin_lba)),
+            ),
+            If(sec_add, sec_a[sec_slot].eq(sec_a[sec_slot] + sec_n)),
+            If(chk_inc, chk_a[chk_slot].eq(chk_a[chk_slot] + 1)),
+        ]
+        # Ending a slot: result and status, the status stamp, and its record is due.
+        fin_mask = Signal(SLOTS)
+        self.comb += fin_mask.eq(Mux(fin, 1 << fin_slot, 0))
+        busy_set = Signal(SLOTS)
+        queued_set = Signal(SLOTS)
+        self.sync += [
+            busy.eq((busy | busy_set) & ~Mux(cpl_clear, 1 << cpl_slot, 0)),
+            cpl_pend.eq((cpl_pend | fin_mask) & ~Mux(cpl_clear, 1 << cpl_slot, 0)),
+            queued.eq((queued | queued_set) & ~fin_mask),
+        ]
+
+        def finish(slot, result, status=0, error=0, lba=0, keep=False, stamp=True):
+            s = [fin.eq(1), fin_slot.eq(slot), fin_res.eq(result), fin_st.eq(status),
+                 fin_er.eq(error), fin_lba.eq(lba), fin_keep.eq(int(keep))]
+            if stamp:
+                s += [ts_we.eq(1), ts_slot.eq(slot), ts_phase.eq(PH_STATUS), ts_val.eq(now)]
+            return s
+
+        def stamp(slot, phase, first=False):
+            return [ts_we.eq(1), ts_slot.eq(slot), ts_phase.eq(phase), ts_val.eq(now),
+                    ts_first.eq(int(first))]
+
+        # ---- protocol state ----------------------------------------------------------------
+        nq_active, nq_slot = Signal(), Signal(5)         # the non-queued command
+        accept_pending, accept_slot = Signal(), Signal(5)  # NCQ H2D awaiting its D2H
+        data_phase, data_slot, data_in = Signal(), Signal(5), Signal()
+        remaining = Signal(24)        # dwords left in the open data phase
+        pio, pio_e_status = Signal(), Signal(8)
+        ncq_error, sdb_st, sdb_er = Signal(), Signal(8), Signal(8)
+        recov = Signal()             # our READ LOG EXT 10h is the non-queued command
+        log = [Signal(32, name="log{}".format(i)) for i in range(3)]
+        wait_link, wait_link_slot = Signal(), Signal(5)
+        sig_seen = Signal()          # the signature D2H after the link came up
+        link_up_d = Signal()
+        self.sync += link_up_d.eq(self.link_up)
+        link_fell = Signal()
+        self.comb += link_fell.eq(link_up_d & ~self.link_up)
+
+        # The slot whose descriptor the state machine looks at (the record writer's, when
+        # writing one).
+        cur = Signal(5)
+        cur_desc = desc_r.dat_r
+        self.comb += desc_r.adr.eq(cur)
+        d_protocol = desc_field(cur_desc, "protocol")
+        d_count = desc_field(cur_desc, "count")
+        d_features = desc_field(cur_desc, "features")
+        d_lba = desc_field(cur_desc, "lba")
+        d_source = desc_field(cur_desc, "data_source")
+        d_flags = desc_field(cur_desc, "flags")
+        d_word = desc_field(cur_desc, "data_word")
+
+        # Incoming descriptor.
+        in_raw = self.desc.raw
+        in_protocol = desc_field(in_raw, "protocol")
+        in_command = desc_field(in_raw, "command")
+        in_timeout = desc_field(in_raw, "timeout_ticks")
+        free_slot = Signal(5)
+        self.comb += lowest_set(~busy, SLOTS, free_slot)
+        any_free = Signal()
+        self.comb += any_free.eq(~busy != 0)
+
+        # Transmit frame kinds, to attribute R_OK / R_ERR.
+        txq = stream.SyncFIFO([("kind", 2), ("slot", 5)], 4, buffered=False)
+        self.submodules.txq = ResetInserter()(txq)
+        self.comb += txq.reset.eq(~self.link_up)
+        txr_pending, txr_ok, txr_time = Signal(), Signal(), Signal(64)
+        txr_clear = Signal()
+        self.sync += [
+            If(self.tx_ok | self.tx_err,
+                txr_pending.eq(1), txr_ok.eq(self.tx_ok), txr_time.eq(now)
+            ).Elif(txr_clear | ~self.link_up,
+                txr_pending.eq(0)
+            ),
+            If(self.tx_err, self.stat_tx_r_errs.eq(self.stat_tx_r_errs + 1)),
+        ]
+        resend = Signal(SLOTS)   # H2Ds answered by R_ERR, to send again
+        resend_recov = Signal()
+
+        # ---- FIS events for the power controller ----
+        rx_type0 = self.rx.data[:8]
+        ev_h2d = Signal()
+        ev_data_out = Signal()
+        self.comb += [
+            self.fis_event.eq(receiver.fis_start | ev_h2d | ev_data_out),
+            If(ev_h2d, self.fis_event_kind.eq(EVENT_H2D)
+            ).Elif(ev_data_out, self.fis_event_kind.eq(EVENT_DATA)
+            ).Elif(rx_type0 == fis.REG_D2H, self.fis_event_kind.eq(EVENT_D2H)
+            ).Elif(rx_type0 == fis.SET_DEVICE_BITS, self.fis_event_kind.eq(EVENT_SDB)
+            ).Elif(rx_type0 == fis.DATA, self.fis_event_kind.eq(EVENT_DATA)
+            ).Elif(rx_type0 == fis.DMA_SETUP, self.fis_event_kind.eq(EVENT_DMA_SETUP)),
+        ]
+
+        # ---- engine events (records of their own) ----
+        evq = stream.SyncFIFO([("code", 8), ("result", 3), ("time", 64)], 4)
+        self.submodules.evq = evq
+        ev_push_code, ev_push_res, ev_push_time, ev_push = Signal(8), Signal(3), Signal(64), Signal()
+        self.comb += [
+            evq.sink.valid.eq(ev_push | self.power_cut | (link_fell & ~self.power_cut)),
+            If(self.power_cut,
+                evq.sink.code.eq(EV_POWER_CUT), evq.sink.result.eq(RESULT_LINK_LOST),
+                evq.sink.time.eq(now),  # the cut is this cycle
+            ).Elif(link_fell,
+                evq.sink.code.eq(EV_LINK_DOWN), evq.sink.result.eq(RESULT_LINK_LOST),
+                evq.sink.time.eq(now),
+            ).Else(
+                evq.sink.code.eq(ev_push_code), evq.sink.result.eq(ev_push_res),
+                evq.sink.time.eq(ev_push_time),
+            )
+        ]
+
+        # ---- timeouts: one slot looked at per cycle ----
+        scan = Signal(5)
+        timeout_hit, timeout_slot = Signal(), Signal(5)
+        timeout_clear = Signal()
+        self.comb += dl_r.adr.eq(scan)
+        self.sync += [
+            scan.eq(scan + 1),
+            If(timeout_clear,
+                timeout_hit.eq(0)
+            ).Elif(~timeout_hit & (issued >> scan)[0] & (now > dl_r.dat_r),
+                timeout_hit.eq(1), timeout_slot.eq(scan)
+            )
+        ]
+
+        # ---- data path ----
+        self.submodules.gen = gen = PatternGenerator()
+        ctx_slot = Signal(5)
+        ctx_ram = Signal()          # data to/from RAM
+        ctx_check = Signal()        # read data checked against the pattern
+        ctx_capture = Signal()      # our READ LOG EXT 10h: keep its first dwords
+        ctx_addr = Signal(30)
+        n_dwords = Signal(12)       # this Data FIS
+        idx = Signal(12)
+        in_sector = Signal(7)
+        mismatch = Signal()
+        first_dw = Signal()
+        # Where this Data FIS starts: the slot's first LBA and RAM address plus what moved.
+        sectors_done = Signal(17)
+        self.comb += sectors_done.eq(sec_a[ctx_slot])
+        load_addr = Signal(30)
+        self.comb += load_addr.eq((self.data_base + d_word)[2:] + (sectors_done << 7))
+        rd_left = Signal(12)
+        rd_addr = Signal(30)
+        self.comb += [
+            self.ram_rd_addr.valid.eq(rd_left != 0),
+            self.ram_rd_addr.address.eq(rd_addr),
+        ]
+        rd_start, rd_n = Signal(), Signal(12)
+        self.sync += If(rd_start,
+            rd_left.eq(rd_n), rd_addr.eq(load_addr)
+        ).Elif(self.ram_rd_addr.valid & self.ram_rd_addr.ready,
+            rd_left.eq(rd_left - 1), rd_addr.eq(rd_addr + 1)
+        )
+
+        # ---- the record writer's view ----
+        cpl_idx = Signal(5)
+        cpl_ev = Signal()
+        self.comb += ts_r.adr.eq(Cat((cpl_idx - 6)[1:4], cpl_slot))
+        ts_word = Signal(64)
+        self.comb += ts_word.eq(Mux((tsv_a[cpl_slot] >> (cpl_idx - 6)[1:4])[0], ts_r.dat_r, 0))
+        rec = Signal(32)
+        ev = evq.source
+        self.comb += [
+            If(cpl_ev,
+                Case(cpl_idx, {
+                    0: rec.eq(USER_TAG_EVENT),
+                    1: rec.eq(Cat(ev.code, ev.result, C(0, 21))),
+                    6: rec.eq(ev.time[:32]), 7: rec.eq(ev.time[32:]),
+                    18: rec.eq(ev.time[:32]), 19: rec.eq(ev.time[32:]),
+                    "default": rec.eq(0),
+                })
+            ).Else(
+                Case(cpl_idx, {
+                    0: rec.eq(desc_field(cur_desc, "user_tag")),
+                    1: rec.eq(Cat(cpl_slot, C(0, 3), res_a[cpl_slot], C(0, 5),
+                                  st_a[cpl_slot], er_a[cpl_slot])),
+                    2: rec.eq(lba_a[cpl_slot][:32]),
+                    3: rec.eq(Cat(lba_a[cpl_slot][32:], chk_a[cpl_slot])),
+                    4: rec.eq(sec_a[cpl_slot]),
+                    5: rec.eq(0),
+                    "default": rec.eq(Mux(cpl_idx[0], ts_word[32:], ts_word[:32])),
+                })
+            ),
+            self.cpl.data.eq(rec),
+            self.cpl.last.eq(cpl_idx == CPL_DWORDS - 1),
+        ]
+
+        # ---- the state machine ----
+        h2d_slot = Signal(5)
+        h2d_kind = Signal(2)
+        h2d_idx = Signal(3)
+        sweep_mask, sweep_res, sweep_slot = Signal(SLOTS), Signal(3), Signal(5)
+        sweep_st, sweep_er = Signal(8), Signal(8)
+        sweep_keep = Signal()
+        self.comb += lowest_set(sweep_mask, SLOTS, sweep_slot)
+        after_sweep_comreset = Signal()
+
+        is_fpdma_in = (in_protocol == PROTO_FPDMA_IN) | (in_protocol == PROTO_FPDMA_OUT)
+        no_data_phase = ~data_phase & ~accept_pending
+        can_queue = no_data_phase & ~nq_active & ~ncq_error & ~wait_link & any_free
+        can_nonqueued = can_queue & (queued == 0)
+
+        rx = receiver
+        h = rx.hdr
+        d2h_status = fis.field(h, fis.STATUS)
+        d2h_error = fis.field(h, fis.ERROR)
+        d2h_lba = Cat(fis.field(h, fis.LBA_LO), fis.field(h, fis.LBA_HI))
+        sdb_st_now = fis.sdb_status(h)
+        sdb_done = Signal(SLOTS)
+        self.comb += sdb_done.eq(fis.field(h, fis.SDB_ACTIVE) & queued)
+
+        self.submodules.fsm = fsm = FSM(reset_state="IDLE")
+
+        def sweep(mask, result, keep=False, then_comreset=False):
+            return [NextValue(sweep_mask, mask), NextValue(sweep_res, result),
+                    NextValue(sweep_keep, int(keep)),
+                    NextValue(after_sweep_comreset, int(then_comreset)), NextState("SWEEP")]
+
+        def reset_protocol():
+            return [NextValue(nq_active, 0), NextValue(accept_pending, 0),
+                    NextValue(data_phase, 0), NextValue(ncq_error, 0), NextValue(recov, 0),
+                    NextValue(resend, 0), NextValue(resend_recov, 0), NextValue(pio, 0)]
+
+        link_lost, link_lost_clear = Signal(), Signal()
+        self.sync += If(link_fell, link_lost.eq(1)).Elif(link_lost_clear, link_lost.eq(0))
+        fsm.act("IDLE",
+            If(link_lost | (~self.link_up & ((issued & ~Mux(wait_link, 1 << wait_link_slot, 0)) != 0)),
+                link_lost_clear.eq(1),
+                NextValue(sig_seen, 0),
+                reset_protocol(),
+                sweep(issued & ~Mux(wait_link, 1 << wait_link_slot, 0), RESULT_LINK_LOST)
+            ).Elif(txr_pending,
+                NextState("TX-RESULT")
+            ).Elif(rx.hdr_valid,
+                NextState("RX-FIS")
+            ).Elif(rx.data_start,
+                NextState("DIN-LOAD")
+            ).Elif(evq.source.valid,
+                NextValue(cpl_idx, 0),
+                NextState("EVENT-RECORD")
+            ).Elif(cpl_pend != 0,
+                NextValue(cpl_idx, 0),
+                NextValue(cpl_slot, cpl_next), NextValue(cur, cpl_next),
+                NextState("RECORD")
+            ).Elif(timeout_hit,
+                NextState("TIMEOUT")
+            ).Elif(wait_link & self.link_up & sig_seen,
+                finish(wait_link_slot, RESULT_OK),
+                NextValue(wait_link, 0)
+            ).Elif(resend_recov & ~data_phase,
+                NextValue(resend_recov, 0),
+                NextValue(h2d_kind, TXK_RECOVERY), NextValue(h2d_idx, 0), NextState("H2D")
+            ).Elif((resend != 0) & ~data_phase,
+                NextState("RESEND")
+            ).Elif(ncq_error & ~recov & ~accept_pending & ~data_phase & (self.txq.level == 0),
+                NextValue(recov, 1),
+                NextValue(h2d_kind, TXK_RECOVERY), NextValue(h2d_idx, 0), NextState("H2D")
+            ).Elif(self.desc.valid,
+                NextState("ISSUE")
+            )
+        )
+        # One H2D answered by R_ERR goes again (the lowest slot first).
+        resend_slot = Signal(5)
+        self.comb += lowest_set(resend, SLOTS, resend_slot)
+        fsm.act("RESEND",
+            NextValue(cur, resend_slot), NextValue(h2d_slot, resend_slot),
+            NextValue(resend, resend & ~(1 << resend_slot)),
+            NextValue(h2d_kind, TXK_H2D), NextValue(h2d_idx, 0), NextState("H2D")
+        )
+
+        # ---- issuing a descriptor ----
+        deadline_now = Signal(64)
+        self.comb += deadline_now.eq(now + Mux(in_timeout == 0, default_timeout, in_timeout))
+        take = Signal()
+        self.comb += [
+            desc_w.adr.eq(free_slot), desc_w.dat_w.eq(in_raw), desc_w.we.eq(take),
+            dl_w.adr.eq(free_slot), dl_w.we.eq(take),
+            dl_w.dat_w.eq(deadline_now),
+        ]
+        fsm.act("ISSUE",
+            If(in_protocol > PROTO_LINK,
+                If(any_free,
+                    take.eq(1), self.desc.ready.eq(1),
+                    busy_set.eq(1 << free_slot), new_slot.eq(free_slot), new_slot_we.eq(1),
+                    NextValue(cur, free_slot), NextState("REFUSE")
+                ).Else(NextState("IDLE"))
+            ).Elif(in_protocol == PROTO_POWER,
+                If(any_free & ~wait_link,
+                    take.eq(1), self.desc.ready.eq(1),
+                    busy_set.eq(1 << free_slot), new_slot.eq(free_slot), new_slot_we.eq(1),
+                    stamp(free_slot, PH_SUBMIT),
+                    If(in_command == POWER_OFF,
+                        self.power_off.eq(1),
+                    ).Elif(in_command == POWER_ON,
+                        self.power_on.eq(1),
+                    ).Elif(in_command == POWER_OFF_AT_EVENT,
+                        self.power_arm.eq(1),
+                    ),
+                    NextValue(cur, free_slot),
+                    NextState("POWER-DONE")
+                ).Else(NextState("IDLE"))
+            ).Elif(in_protocol == PROTO_LINK,
+                If(any_free & ~wait_link,
+                    take.eq(1), self.desc.ready.eq(1),
+                    busy_set.eq(1 << free_slot), new_slot.eq(free_slot), new_slot_we.eq(1),
+                    stamp(free_slot, PH_SUBMIT),
+                    NextValue(cur, free_slot),
+                    If(in_command == LINK_COMRESET,
+                        self.comreset.eq(1),
+                        NextValue(sig_seen, 0),
+                        NextValue(wait_link, 1), NextValue(wait_link_slot, free_slot),
+                        reset_protocol(),
+                        sweep(issued, RESULT_LINK_LOST),
+                    ).Elif(in_command == LINK_WAIT_UP,
+                        NextValue(wait_link, 1), NextValue(wait_link_slot, free_slot),
+                        NextState("IDLE")
+                    ).Else(
+                        NextState("REFUSE")
+                    )
+                ).Else(NextState("IDLE"))
+            ).Elif(~self.link_up,
+                # Nothing to send it to: it ends at once, nothing waits on a dead link.
+                If(any_free,
+                    take.eq(1), self.desc.ready.eq(1),
+                    busy_set.eq(1 << free_slot), new_slot.eq(free_slot), new_slot_we.eq(1),
+                    stamp(free_slot, PH_SUBMIT),
+                    NextValue(cur, free_slot), NextState("LOST")
+                ).Else(NextState("IDLE"))
+            ).Elif(is_fpdma_in & can_queue | ~is_fpdma_in & can_nonqueued,
+                take.eq(1), self.desc.ready.eq(1),
+                busy_set.eq(1 << free_slot), new_slot.eq(free_slot), new_slot_we.eq(1),
+                stamp(free_slot, PH_SUBMIT),
+                NextValue(cur, free_slot), NextValue(h2d_slot, free_slot),
+                NextValue(h2d_kind, TXK_H2D), NextValue(h2d_idx, 0),
+                If(is_fpdma_in,
+                    NextValue(accept_pending, 1), NextValue(accept_slot, free_slot),
+                ).Else(
+                    NextValue(nq_active, 1), NextValue(nq_slot, free_slot),
+                    NextValue(pio, 0),
+                ),
+                NextState("H2D")
+            ).Else(
+                NextState("IDLE")
+            )
+        )
+        fsm.act("REFUSE", finish(cur, RESULT_REFUSED), NextState("IDLE"))
+        fsm.act("LOST", finish(cur, RESULT_LINK_LOST), NextState("IDLE"))
+        # POWER ON ends when the link is up again and the signature came (or its timeout).
+        fsm.act("POWER-DONE",
+            If(d_protocol == PROTO_POWER,
+                If(desc_field(cur_desc, "command") == POWER_ON,
+                    NextValue(sig_seen, 0),
+                    NextValue(wait_link, 1), NextValue(wait_link_slot, cur),
+                ).Elif((desc_field(cur_desc, "command") == POWER_OFF) |
+                       (desc_field(cur_desc, "command") == POWER_OFF_AT_EVENT),
+                    finish(cur, RESULT_OK),
+                ).Else(
+                    finish(cur, RESULT_REFUSED),
+                )
+            ),
+            NextState("IDLE")
+        )
+        self.comb += [
+            self.power_arm_event.eq(desc_field(in_raw, "features")[:3]),
+            self.power_arm_count.eq(desc_field(in_raw, "count")),
+            self.power_arm_delay.eq(in_timeout),
+        ]
+
+        # ---- sending a Register H2D (ours, or READ LOG EXT 10h after an NCQ error) ----
+        h2d = Array(Signal(32, name="h2d{}".format(i)) for i in range(5))
+        is_fpdma_cur = (d_protocol == PROTO_FPDMA_IN) | (d_protocol == PROTO_FPDMA_OUT)
+        count_tagged = Signal(16)
+        self.comb += count_tagged.eq(Mux(is_fpdma_cur, Cat(d_count[:3], h2d_slot, d_count[8:]), d_count))
+        self.comb += If(h2d_kind == TXK_RECOVERY,
+            h2d[0].eq(fis.REG_H2D | 1 << 15 | READ_LOG_EXT << 16),
+            h2d[1].eq(LOG_NCQ_ERROR | 0x40 << 24),
+            h2d[2].eq(0),
+            h2d[3].eq(1),
+            h2d[4].eq(0),
+        ).Else(
+            h2d[0].eq(Cat(C(fis.REG_H2D, 8), C(0, 7), C(1, 1), desc_field(cur_desc, "command"),
+                          d_features[:8])),
+            h2d[1].eq(Cat(d_lba[:24], desc_field(cur_desc, "device"))),
+            h2d[2].eq(Cat(d_lba[24:48], d_features[8:])),
+            h2d[3].eq(Cat(count_tagged, desc_field(cur_desc, "icc"), desc_field(cur_desc, "control"))),
+            h2d[4].eq(desc_field(cur_desc, "aux")),
+        )
+        fsm.act("H2D",
+            tx.valid.eq(1),
+            tx.data.eq(h2d[h2d_idx]),
+            tx.last.eq(h2d_idx == 4),
+            If(tx.ready,
+                If(h2d_idx == 0,
+                    txq.sink.valid.eq(1), txq.sink.kind.eq(h2d_kind), txq.sink.slot.eq(h2d_slot),
+                ),
+                NextValue(h2d_idx, h2d_idx + 1),
+                If(h2d_idx == 4,
+                    If((h2d_kind == TXK_H2D) & ((d_protocol == PROTO_DMA_OUT)),
+                        NextValue(remaining, Cat(d_count, d_count == 0) << 7),
+                    ),
+                    NextState("IDLE")
+                )
+            )
+        )
+
+        # ---- what the link said about a frame we sent ----
+        fsm.act("TX-RESULT",
+            txr_clear.eq(1),
+            txq.source.ready.eq(1),
+            If(txq.source.valid,
+                If(txq.source.kind == TXK_H2D,
+                    If(txr_ok,
+                        ts_we.eq(1), ts_slot.eq(txq.source.slot), ts_phase.eq(PH_H2D),
+                        ts_val.eq(txr_time),
+                        ev_h2d.eq(1),
+                    ).Else(
+                        NextValue(resend, resend | (1 << txq.source.slot))
+                    )
+                ).Elif(txq.source.kind == TXK_RECOVERY,
+                    If(~txr_ok, NextValue(resend_recov, 1))
+                )
+                # A Data FIS answered by R_ERR: the device ends the command with its status.
+            ),
+            NextState("IDLE")
+        )
+
+        # ---- a non-data FIS from the device ----
+        fsm.act("RX-FIS",
+            rx.ack.eq(1),
+            NextState("IDLE"),
+            If(rx.hdr_crc_error,
+                NextValue(self.stat_rx_crc_errors, self.stat_rx_crc_errors + 1),
+            ).Elif(rx.type == fis.REG_D2H,
+                If(accept_pending,
+                    NextValue(accept_pending, 0),
+                    If(d2h_status & fis.STATUS_ERR,
+                        finish(accept_slot, RESULT_ATA_ERROR, d2h_status, d2h_error, d2h_lba),
+                    ).Else(
+                        stamp(accept_slot, PH_ACCEPT),
+                        queued_set.eq(1 << accept_slot),
+                    )
+                ).Elif(recov,
+                    # READ LOG EXT itself failed: every queued command ends aborted.
+                    NextValue(recov, 0), NextValue(ncq_error, 0), NextValue(nq_active, 0),
+                    NextValue(data_phase, 0),
+                    sweep(queued, RESULT_NCQ_ABORTED)
+                ).Elif(nq_active & ~(d2h_status & fis.STATUS_BSY),
+                    NextValue(nq_active, 0), NextValue(data_phase, 0),
+                    finish(nq_slot, Mux(d2h_status & fis.STATUS_ERR, RESULT_ATA_ERROR, RESULT_OK),
+                           d2h_status, d2h_error, d2h_lba),
+                ).Elif(~nq_active & (queued == 0) & ~accept_pending,
+                    # Unsolicited: the signature after power-on or COMRESET.
+                    NextValue(sig_seen, 1),
+                    ev_push.eq(1), ev_push_code.eq(EV_LINK_UP), ev_push_res.eq(RESULT_OK),
+                    ev_push_time.eq(now),
+                )
+            ).Elif(rx.type == fis.DMA_ACTIVATE,
+                If(data_phase & ~data_in,
+                    NextState("DOUT-LOAD")
+                ).Elif(nq_active & ~data_phase,
+                    NextValue(data_phase, 1), NextValue(data_in, 0), NextValue(data_slot, nq_slot),
+                    NextState("DOUT-LOAD")
+                ),
+                stamp(Mux(data_phase, data_slot, nq_slot), PH_SETUP, first=True),
+            ).Elif(rx.type == fis.DMA_SETUP,
+                NextValue(data_phase, 1),
+                NextValue(data_in, fis.field(h, fis.DIR_D)),
+                NextValue(data_slot, fis.field(h, fis.DMA_SETUP_TAG)),
+                NextValue(remaining, fis.field(h, fis.DMA_SETUP_COUNT)[2:26]),
+                stamp(fis.field(h, fis.DMA_SETUP_TAG), PH_SETUP, first=True),
+                If(~fis.field(h, fis.DIR_D) & fis.field(h, fis.AUTO_ACTIVATE),
+                    NextState("DOUT-LOAD")
+                )
+            ).Elif(rx.type == fis.PIO_SETUP,
+                NextValue(pio, 1),
+                NextValue(pio_e_status, fis.field(h, fis.PIO_E_STATUS)),
+                NextValue(data_phase, 1),
+                NextValue(data_in, fis.field(h, fis.DIR_D)),
+                NextValue(data_slot, nq_slot),
+                NextValue(remaining, fis.field(h, fis.PIO_TRANSFER_COUNT)[2:]),
+                If(~recov, stamp(nq_slot, PH_SETUP, first=True)),
+                If(~fis.field(h, fis.DIR_D), NextState("DOUT-LOAD"))
+            ).Elif(rx.type == fis.SET_DEVICE_BITS,
+                If(sdb_st_now & fis.STATUS_ERR,
+                    NextValue(ncq_error, 1), NextValue(sdb_st, sdb_st_now),
+                    NextValue(sdb_er, d2h_error),
+                    NextValue(self.stat_ncq_errors, self.stat_ncq_errors + 1),
+                ),
+                NextValue(sweep_st, sdb_st_now), NextValue(sweep_er, d2h_error),
+                If(sdb_done != 0,
+                    NextValue(sweep_mask, sdb_done), NextValue(sweep_res, RESULT_OK),
+                    NextValue(sweep_keep, 0), NextValue(after_sweep_comreset, 0),
+                    NextState("SDB-DONE")
+                )
+            )
+        )
+        # Tags an SDB completed: one record a cycle, status from the SDB (ERR aside).
+        fsm.act("SDB-DONE",
+            finish(sweep_slot, RESULT_OK, sweep_st & ~fis.STATUS_ERR, 0, 0),
+            NextValue(sweep_mask, sweep_mask & ~(1 << sweep_slot)),
+            If((sweep_mask & ~(1 << sweep_slot)) == 0, NextState("IDLE"))
+        )
+        fsm.act("SWEEP",
+            If(sweep_mask == 0,
+                If(after_sweep_comreset, self.comreset.eq(1), NextValue(after_sweep_comreset, 0)),
+                NextState("IDLE")
+            ).Else(
+                finish(sweep_slot, sweep_res, Mux(sweep_res == RESULT_NCQ_ABORTED, sdb_st, 0),
+                       Mux(sweep_res == RESULT_NCQ_ABORTED, sdb_er, 0), 0, keep=False),
+                NextValue(sweep_mask, sweep_mask & ~(1 << sweep_slot)),
+            )
+        )
+
+        # ---- data from the device ----
+        fsm.act("DIN-LOAD",
+            NextValue(ctx_slot, Mux(data_phase, data_slot, nq_slot)),
+            NextValue(cur, Mux(data_phase, data_slot, nq_slot)),
+            NextValue(ctx_capture, recov),
+            NextState("DIN-LOAD2")
+        )
+        fsm.act("DIN-LOAD2",
+            gen.load.eq(1),
+            gen.kind.eq(d_source),
+            gen.lba.eq(d_lba + sectors_done),
+            gen.word.eq(d_word),
+            gen.pct.eq(desc_field(cur_desc, "compress_pct")),
+            NextValue(ctx_ram, (d_source == DATA_RAM) & ~ctx_capture),
+            NextValue(ctx_check, (d_source >= DATA_ZEROS) & ((d_flags & FLAG_CHECK) != 0)),
+            NextValue(ctx_addr, load_addr),
+            NextValue(idx, 0), NextValue(in_sector, 0), NextValue(mismatch, 0),
+            NextValue(first_dw, 1),
+            rx.ack.eq(1),
+            NextState("DIN")
+        )
+        din = rx.data
+        din_take = Signal()
+        self.comb += [
+            self.ram_wr.address.eq(ctx_addr + idx),
+            self.ram_wr.data.eq(din.data),
+        ]
+        fsm.act("DIN",
+            If(ctx_ram,
+                self.ram_wr.valid.eq(din.valid),
+                din.ready.eq(self.ram_wr.ready),
+            ).Else(
+                din.ready.eq(1)
+            ),
+            din_take.eq(din.valid & din.ready),
+            If(din_take,
+                gen.advance.eq(1),
+                NextValue(idx, idx + 1),
+                NextValue(in_sector, in_sector + 1),
+                If(ctx_check & (din.data != gen.data),
+                    NextValue(mismatch, 1),
+                ),
+                If(first_dw & ~ctx_capture,
+                    NextValue(first_dw, 0),
+                    stamp(ctx_slot, PH_DATA_FIRST, first=True),
+                ),
+                If(in_sector == 127,
+                    NextValue(mismatch, 0),
+                    If(ctx_check & (mismatch | (din.data != gen.data)),
+                        chk_inc.eq(1), chk_slot.eq(ctx_slot),
+                    )
+                ),
+                If(din.last,
+                    NextState("DIN-END"),
+                    NextValue(remaining, Mux(remaining > idx + 1, remaining - (idx + 1), 0)),
+                    If(din.error,
+                        NextValue(self.stat_rx_crc_errors, self.stat_rx_crc_errors + 1)
+                    ),
+                )
+            ),
+            If(~self.link_up, NextState("IDLE"))  # the receiver was reset: nothing more comes
+        )
+        # The log page's first three dwords: tag and NQ, status and error, LBA.
+        self.sync += If(fsm.ongoing("DIN") & din_take & ctx_capture,
+            Case(idx, {0: log[0].eq(din.data), 1: log[1].eq(din.data), 2: log[2].eq(din.data)}))
+        fsm.act("DIN-END",
+            If(~ctx_capture,
+                stamp(ctx_slot, PH_DATA_LAST),
+                sec_add.eq(1), sec_slot.eq(ctx_slot), sec_n.eq(idx[7:]),
+            ),
+            If(remaining == 0, NextValue(data_phase, 0)),
+            NextState("IDLE"),
+            If(pio & ~(pio_e_status & fis.STATUS_BSY),
+                NextValue(pio, 0), NextValue(data_phase, 0),
+                If(ctx_capture, NextState("RECOVERED")).Else(NextState("PIO-END"))
+            )
+        )
+        # A PIO-in command's last PIO Setup is its status: no D2H follows. (A cycle of its
+        # own: the timestamp memory takes one write a cycle.)
+        fsm.act("PIO-END",
+            NextValue(nq_active, 0),
+            finish(ctx_slot, Mux(pio_e_status & fis.STATUS_ERR, RESULT_ATA_ERROR, RESULT_OK),
+                   pio_e_status, 0, 0),
+            NextState("IDLE")
+        )
+        # Log 10h read: the failing tag ends with the log's status, error and LBA, every
+        # other queued command as aborted.
+        log_nq = log[0][7]
+        log_tag = log[0][:5]
+        fsm.act("RECOVERED",
+            NextValue(recov, 0), NextValue(ncq_error, 0), NextValue(nq_active, 0),
+            If(~log_nq & (queued >> log_tag)[0],
+                finish(log_tag, RESULT_ATA_ERROR, log[0][16:24], log[0][24:32],
+                       Cat(log[1][:24], log[2][:24])),
+                sweep(queued & ~(1 << log_tag), RESULT_NCQ_ABORTED)
+            ).Else(
+                sweep(queued, RESULT_NCQ_ABORTED)
+            )
+        )
+
+        # ---- data to the device (DMA Activate, DMA Setup with auto-activate, PIO out) ----
+        fsm.act("DOUT-LOAD",
+            NextValue(ctx_slot, Mux(data_phase, data_slot, nq_slot)),
+            NextValue(cur, Mux(data_phase, data_slot, nq_slot)),
+            NextState("DOUT-LOAD2")
+        )
+        fsm.act("DOUT-LOAD2",
+            gen.load.eq(1),
+            gen.kind.eq(d_source),
+            gen.lba.eq(d_lba + sectors_done),
+            gen.word.eq(d_word),
+            gen.pct.eq(desc_field(cur_desc, "compress_pct")),
+            NextValue(ctx_ram, d_source == DATA_RAM),
+            NextValue(ctx_addr, load_addr),
+            rd_n.eq(Mux(remaining > fis.MAX_DATA_DWORDS, fis.MAX_DATA_DWORDS, remaining)),
+            rd_start.eq(d_source == DATA_RAM),
+            NextValue(n_dwords, rd_n),
+            NextValue(idx, 0),
+            NextState("DOUT-HEADER")
+        )
+        fsm.act("DOUT-HEADER",
+            tx.valid.eq(1),
+            tx.data.eq(fis.DATA),
+            tx.last.eq(n_dwords == 0),
+            If(tx.ready,
+                txq.sink.valid.eq(1), txq.sink.kind.eq(TXK_DATA), txq.sink.slot.eq(ctx_slot),
+                ev_data_out.eq(1),
+                If(n_dwords == 0, NextState("IDLE")).Else(NextState("DOUT"))
+            )
+        )
+        dout_data = Signal(32)
+        dout_valid = Signal()
+        self.comb += [
+            dout_data.eq(Mux(ctx_ram, self.ram_rd_data.data, gen.data)),
+            dout_valid.eq(~ctx_ram | self.ram_rd_data.valid),
+        ]
+        fsm.act("DOUT",
+            tx.valid.eq(dout_valid),
+            tx.data.eq(dout_data),
+            tx.last.eq(idx == n_dwords - 1),
+            If(tx.valid & tx.ready,
+                self.ram_rd_data.ready.eq(ctx_ram),
+                gen.advance.eq(~ctx_ram),
+                NextValue(idx, idx + 1),
+                If(idx == 0, stamp(ctx_slot, PH_DATA_FIRST, first=True)),
+                If(idx == n_dwords - 1,
+                    NextValue(remaining, remaining - n_dwords),
+                    NextState("DOUT-END")
+                )
+            )
+        )
+        fsm.act("DOUT-END",
+            stamp(ctx_slot, PH_DATA_LAST),
+            sec_add.eq(1), sec_slot.eq(ctx_slot), sec_n.eq(n_dwords[7:]),
+            If(remaining == 0, NextValue(data_phase, 0)),
+            NextState("IDLE")
+        )
+
+        # ---- a slot past its timeout: it ends TIMEOUT, the rest by COMRESET ----
+        fsm.act("TIMEOUT",
+            timeout_clear.eq(1),
+            NextValue(self.stat_timeouts, self.stat_timeouts + 1),
+            If(wait_link & (timeout_slot == wait_link_slot),
+                NextValue(wait_link, 0),
+                finish(timeout_slot, RESULT_TIMEOUT),
+                NextState("IDLE")
+            ).Elif((issued >> timeout_slot)[0],
+                finish(timeout_slot, RESULT_TIMEOUT),
+                NextValue(sig_seen, 0),
+                reset_protocol(),
+                sweep(issued & ~(1 << timeout_slot) & ~Mux(wait_link, 1 << wait_link_slot, 0),
+                      RESULT_LINK_LOST, then_comreset=True),
+            ).Else(
+                NextState("IDLE")
+            )
+        )
+
+        # ---- records ----
+        fsm.act("RECORD",
+            NextValue(cpl_ev, 0),
+            NextState("RECORD-OUT"),
+        )
+        fsm.act("RECORD-OUT",
+            self.cpl.valid.eq(1),
+            If(self.cpl.ready,
+                NextValue(cpl_idx, cpl_idx + 1),
+                If(cpl_idx == CPL_DWORDS - 1,
+                    If(cpl_ev,
+                        evq.source.ready.eq(1),
+                    ).Else(
+                        cpl_clear.eq(1),
+                    ),
+                    NextState("IDLE")
+                )
+            )
+        )
+        fsm.act("EVENT-RECORD",
+            NextValue(cpl_ev, 1),
+            NextState("RECORD-OUT")
+        )

@@ -1,0 +1,167 @@
+"""Bench classes for the engine's interfaces, one per interface in the cocotbext style:
+each owns its signals and exposes coroutines at the level of what crosses it."""
+
+import cocotb
+from cocotb.queue import Queue
+from cocotb.triggers import RisingEdge, ReadOnly
+
+import sys, os
+sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "hw")))
+from fisrig_hw.descriptor import CPL_DWORDS, unpack_cpl  # noqa: E402
+
+
+class StreamSource:
+    """Drives a valid/ready stream: send() queues beats (dicts of field values)."""
+    def __init__(self, dut, prefix, clock):
+        self.dut, self.prefix, self.clock = dut, prefix, clock
+        self.queue = Queue()
+        self.sig("valid").value = 0
+        cocotb.start_soon(self._run())
+
+    def sig(self, name):
+        return getattr(self.dut, self.prefix + "_" + name)
+
+    async def send(self, beats):
+        for b in beats:
+            await self.queue.put(b)
+
+    def idle(self):
+        return self.queue.empty() and not self.sig("valid").value
+
+    async def _run(self):
+        while True:
+            beat = await self.queue.get()
+            for k, v in beat.items():
+                self.sig(k).value = v
+            self.sig("valid").value = 1
+            while True:
+                await RisingEdge(self.clock)
+                if self.sig("ready").value:
+                    break
+            if self.queue.empty():
+                self.sig("valid").value = 0
+
+
+class StreamSink:
+    """Takes a valid/ready stream; beats() yields dicts; `ready_gap` throttles it."""
+    def __init__(self, dut, prefix, clock, fields, ready_gap=0):
+        self.dut, self.prefix, self.clock, self.fields = dut, prefix, clock, fields
+        self.queue = Queue()
+        self.ready_gap = ready_gap
+        self.sig("ready").value = 1
+        cocotb.start_soon(self._run())
+
+    def sig(self, name):
+        return getattr(self.dut, self.prefix + "_" + name)
+
+    async def _run(self):
+        n = 0
+        while True:
+            await RisingEdge(self.clock)
+            ready = 1
+            if self.ready_gap:
+                n += 1
+                ready = int(n % self.ready_gap != 0)
+            if self.sig("valid").value and self.sig("ready").value:
+                await self.queue.put({f: int(self.sig(f).value) for f in self.fields})
+            self.sig("ready").value = ready
+
+
+class DescriptorSource(StreamSource):
+    """The submission side: 32-byte descriptors (descriptor.pack_desc)."""
+    def __init__(self, dut, clock):
+        super().__init__(dut, "desc", clock)
+
+    async def submit(self, raw):
+        await self.send([{"raw": int.from_bytes(raw, "little"), "last": 1}])
+
+
+class CompletionSink(StreamSink):
+    """The completion side: 80-byte records, decoded."""
+    def __init__(self, dut, clock):
+        super().__init__(dut, "cpl", clock, ["data", "last"])
+        self.records = Queue()
+        cocotb.start_soon(self._assemble())
+
+    async def _assemble(self):
+        words = []
+        while True:
+            beat = await self.queue.get()
+            words.append(beat["data"])
+            if beat["last"]:
+                assert len(words) == CPL_DWORDS, words
+                raw = b"".join(w.to_bytes(4, "little") for w in words)
+                await self.records.put(unpack_cpl(raw))
+                words = []
+
+    async def record(self):
+        return await self.records.get()
+
+
+class RamModel:
+    """Main RAM behind the engine's DMA streams (word addresses, little-endian dwords)."""
+    def __init__(self, dut, clock):
+        self.mem = {}
+        self.writes = StreamSink(dut, "ram_wr", clock, ["address", "data"])
+        self.read_addr = StreamSink(dut, "ram_rd_addr", clock, ["address"])
+        self.read_data = StreamSource(dut, "ram_rd_data", clock)
+        cocotb.start_soon(self._write())
+        cocotb.start_soon(self._read())
+
+    async def _write(self):
+        while True:
+            b = await self.writes.queue.get()
+            self.mem[b["address"]] = b["data"]
+
+    async def _read(self):
+        while True:
+            b = await self.read_addr.queue.get()
+            await self.read_data.send([{"data": self.mem.get(b["address"], 0), "last": 0}])
+
+    def write_bytes(self, byte_addr, data):
+        for i in range(0, len(data), 4):
+            self.mem[(byte_addr + i) // 4] = int.from_bytes(data[i:i + 4].ljust(4, b"\0"), "little")
+
+    def read_bytes(self, byte_addr, n):
+        return b"".join(self.mem.get((byte_addr + i) // 4, 0).to_bytes(4, "little") for i in range(0, n, 4))
+
+
+class LinkPort:
+    """The link layer as the engine sees it: frames out (answered R_OK or R_ERR), frames in
+    (with a CRC verdict). The device model sits on this."""
+    def __init__(self, dut, clock):
+        self.dut, self.clock = dut, clock
+        self.tx = StreamSink(dut, "tx", clock, ["data", "last"])
+        self.rx = StreamSource(dut, "rx", clock)
+        dut.tx_ok.value = 0
+        dut.tx_err.value = 0
+        self.frames = Queue()
+        self.answer_r_err = 0  # the next n frames from the host get R_ERR
+        cocotb.start_soon(self._collect())
+
+    async def _collect(self):
+        words = []
+        while True:
+            beat = await self.tx.queue.get()
+            words.append(beat["data"])
+            if beat["last"]:
+                frame, words = words, []
+                # WTRM / R_OK a few cycles after EOF, as a link layer answers.
+                for _ in range(4):
+                    await RisingEdge(self.clock)
+                bad = self.answer_r_err > 0
+                if bad:
+                    self.answer_r_err -= 1
+                (self.dut.tx_err if bad else self.dut.tx_ok).value = 1
+                await RisingEdge(self.clock)
+                self.dut.tx_ok.value = 0
+                self.dut.tx_err.value = 0
+                if not bad:
+                    await self.frames.put(frame)
+
+    async def send(self, dwords, crc_error=False):
+        beats = [{"data": d, "last": int(i == len(dwords) - 1),
+                  "error": int(crc_error and i == len(dwords) - 1)} for i, d in enumerate(dwords)]
+        await self.rx.send(beats)
+        while not self.rx.idle():
+            await RisingEdge(self.clock)
