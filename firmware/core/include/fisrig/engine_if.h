@@ -129,6 +129,11 @@ struct fisrig_cpl_record {
  * this user_tag; its ts_status is when it happened, result LINK_LOST for a cut.
  */
 #define FISRIG_USER_TAG_EVENT 0xFFFFFFFFu
+/* The gateware's event records say what happened in their slot field (the model target
+ * writes only power cuts, with slot 0). */
+#define FISRIG_EVENT_REC_POWER_CUT 0xF0u
+#define FISRIG_EVENT_REC_LINK_DOWN 0xF1u
+#define FISRIG_EVENT_REC_LINK_UP 0xF2u /* the signature D2H after power-on or COMRESET */
 
 /* The rings' sizes are powers of two; indexes run free and wrap by masking. */
 struct fisrig_ring_regs {
