@@ -1,0 +1,52 @@
+"""The rig's SATA core without a CPU: simulated transceiver, LiteSATA's PHY control,
+datapath and link layer, our transport and the raw command engine, in the one 150 MHz
+domain. The SoC builds on it; a Verilator harness drives its pins against sim/device."""
+
+from migen import *
+
+from litex.build.sim.common import sim_special_overrides
+from litex.gen.fhdl.verilog import convert
+from litesata.core.link import LiteSATALink
+
+from fisrig_hw.engine import RawCommandEngine
+from fisrig_hw.sim_phy import SimSATAPHY
+from fisrig_hw.transport import LinkTxResult
+
+
+class RigCore(Module):
+    def __init__(self):
+        self.clock_domains.cd_sys = ClockDomain()
+        self.clock_domains.cd_sata_tx = ClockDomain()
+        self.clock_domains.cd_sata_rx = ClockDomain()
+        for cd in [self.cd_sata_tx, self.cd_sata_rx]:
+            self.comb += [cd.clk.eq(self.cd_sys.clk), cd.rst.eq(self.cd_sys.rst)]
+        self.submodules.phy = phy = SimSATAPHY()
+        # The link starts clean whenever the PHY is not ready (a frame cut by a power loss
+        # must not reach the next link-up).
+        self.submodules.link = link = ResetInserter()(LiteSATALink(phy))
+        self.comb += link.reset.eq(~phy.ready)
+        self.submodules.engine = engine = RawCommandEngine()
+        self.submodules.tx_result = tx_result = LinkTxResult(link.tx)
+        self.comb += [
+            engine.link_up.eq(phy.ready),
+            engine.tx.connect(link.sink),
+            link.source.connect(engine.rx),
+            engine.tx_ok.eq(tx_result.ok),
+            engine.tx_err.eq(tx_result.err),
+            phy.comreset.eq(engine.comreset),
+        ]
+        self.link_ready = phy.ready
+
+
+def write_verilog(path):
+    core = RigCore()
+    ios = {core.cd_sys.clk, core.cd_sys.rst, core.link_ready}
+    for name, sig in [("sys_clk", core.cd_sys.clk), ("sys_rst", core.cd_sys.rst),
+                      ("link_ready", core.link_ready)]:
+        sig.name_override = name
+    for name, *_ in core.phy.pins.layout:
+        sig = getattr(core.phy.pins, name)
+        sig.name_override = name
+        ios.add(sig)
+    convert(core, ios=ios, name="rig_core", special_overrides=sim_special_overrides).write(path)
+    return path

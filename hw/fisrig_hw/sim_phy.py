@@ -1,0 +1,94 @@
+"""The transceiver replaced for simulation, and LiteSATA's real PHY control and datapath on
+it: the cut sits exactly where a GTX wrapper would be (DESIGN.md decision 1).
+
+SimSATATransceiver gives LiteSATA's PHY control what a 7-series GTX wrapper gives it (32-bit
+data and charisk per cycle, COMINIT/COMWAKE strobes and their acknowledgements, idle,
+ready) and exports pins that the simulated drive (sim/device, pins.h) answers on. The
+pins' names match struct fisrig_pins_in / fisrig_pins_out."""
+
+from migen import *
+
+from litex.soc.interconnect import stream
+
+from litesata.common import phy_description
+from litesata.phy.ctrl import LiteSATAPHYCtrl
+from litesata.phy.datapath import LiteSATAPHYDatapath
+
+COMRESET_CYCLES = 384  # six bursts and gaps: 2.56 us at 150 MHz (pins.h)
+COMWAKE_CYCLES = 192
+
+
+class SimSATATransceiver(Module):
+    def __init__(self):
+        self.data_width = 32
+        self.sink = stream.Endpoint(phy_description(32))    # from the datapath (to the drive)
+        self.source = stream.Endpoint(phy_description(32))  # to the datapath (from the drive)
+        # What LiteSATA's PHY control drives and reads.
+        self.tx_idle = Signal()
+        self.tx_cominit_stb = Signal()
+        self.tx_cominit_ack = Signal()
+        self.tx_comwake_stb = Signal()
+        self.tx_comwake_ack = Signal()
+        self.rx_cominit_stb = Signal()
+        self.rx_comwake_stb = Signal()
+        self.rx_idle = Signal()
+        self.rx_cdrhold = Signal()
+        self.rx_polarity = Signal()
+        self.tx_polarity = Signal()
+        self.ready = Signal(reset=1)
+        # Pins to the simulated drive.
+        self.pins = pins = Record([
+            ("tx_data", 32), ("tx_charisk", 4), ("tx_idle", 1), ("tx_cominit", 1),
+            ("tx_comwake", 1), ("power", 1),
+            ("rx_data", 32), ("rx_charisk", 4), ("rx_idle", 1), ("rx_cominit", 1),
+            ("rx_comwake", 1),
+        ])
+
+        # # #
+
+        self.comb += [
+            self.sink.ready.eq(1),
+            pins.tx_data.eq(self.sink.data),
+            pins.tx_charisk.eq(self.sink.charisk),
+            pins.tx_idle.eq(self.tx_idle),
+            self.source.valid.eq(~pins.rx_idle),
+            self.source.data.eq(pins.rx_data),
+            self.source.charisk.eq(pins.rx_charisk),
+            self.rx_idle.eq(pins.rx_idle),
+            self.rx_cominit_stb.eq(pins.rx_cominit),
+            self.rx_comwake_stb.eq(pins.rx_comwake),
+        ]
+        # An OOB request becomes one pulse on the pin at its start and an acknowledgement
+        # when the bursts would have gone out, as a GTX's TXCOMFINISH.
+        for stb, ack, pin, cycles in [(self.tx_cominit_stb, self.tx_cominit_ack, pins.tx_cominit, COMRESET_CYCLES),
+                                      (self.tx_comwake_stb, self.tx_comwake_ack, pins.tx_comwake, COMWAKE_CYCLES)]:
+            count = Signal(max=cycles + 1)
+            busy = Signal()
+            self.comb += [pin.eq(stb & ~busy & ~ack), ack.eq(busy & (count == 0))]
+            self.sync += If(pin,
+                busy.eq(1), count.eq(cycles - 1)
+            ).Elif(busy & (count != 0),
+                count.eq(count - 1)
+            ).Elif(~stb,
+                busy.eq(0)
+            )
+
+
+class SimSATAPHY(Module):
+    """LiteSATAPHY's composition (control + datapath) on the simulated transceiver, in one
+    clock domain: sys = sata_tx = sata_rx = the 150 MHz SATA clock. `comreset` restarts the
+    PHY control, which then sends COMRESET as it does at power-up."""
+    def __init__(self, clk_freq=150e6):
+        self.submodules.trx = trx = SimSATATransceiver()
+        self.crg = crg = Module()
+        crg.tx_reset = Signal()
+        crg.rx_reset = Signal()
+        self.comreset = Signal()
+        self.submodules.ctrl = ctrl = ResetInserter()(LiteSATAPHYCtrl(trx, crg, clk_freq))
+        self.comb += ctrl.reset.eq(self.comreset)
+        self.submodules.datapath = datapath = LiteSATAPHYDatapath(trx, ctrl)
+        self.comb += [ctrl.rx_idle.eq(datapath.rx_idle), ctrl.misalign.eq(datapath.misalign)]
+        self.sink, self.source = datapath.sink, datapath.source
+        self.ready = Signal()
+        self.comb += self.ready.eq(trx.ready & ctrl.ready)
+        self.pins = trx.pins
