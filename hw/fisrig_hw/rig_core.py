@@ -9,6 +9,7 @@ from litex.gen.fhdl.verilog import convert
 from litesata.core.link import LiteSATALink
 
 from fisrig_hw.engine import RawCommandEngine
+from fisrig_hw.power import PowerController
 from fisrig_hw.sim_phy import SimSATAPHY
 from fisrig_hw.transport import LinkTxResult
 
@@ -36,6 +37,19 @@ class RigCore(Module):
             phy.comreset.eq(engine.comreset),
         ]
         self.link_ready = phy.ready
+        # The one clock: every stamp, power edge and link event is on this counter.
+        self.now = Signal(64)
+        self.sync += self.now.eq(self.now + 1)
+        self.submodules.power = power = PowerController()
+        self.comb += [
+            engine.now.eq(self.now), power.now.eq(self.now),
+            power.off.eq(engine.power_off), power.on.eq(engine.power_on),
+            power.arm.eq(engine.power_arm), power.arm_event.eq(engine.power_arm_event),
+            power.arm_count.eq(engine.power_arm_count), power.arm_delay.eq(engine.power_arm_delay),
+            power.event.eq(engine.fis_event), power.event_kind.eq(engine.fis_event_kind),
+            engine.power_cut.eq(power.cut),
+            phy.pins.power.eq(power.rails),
+        ]
 
 
 def write_verilog(path):
@@ -48,5 +62,15 @@ def write_verilog(path):
         sig = getattr(core.phy.pins, name)
         sig.name_override = name
         ios.add(sig)
+    # The engine's descriptor, record and RAM-write streams, for a harness without a CPU.
+    e = core.engine
+    for prefix, ep in [("desc", e.desc), ("cpl", e.cpl), ("ram_wr", e.ram_wr),
+                       ("ram_rd_addr", e.ram_rd_addr), ("ram_rd_data", e.ram_rd_data)]:
+        for name, *_ in [("valid",), ("ready",), ("last",)] + list(ep.payload.layout):
+            sig = getattr(ep, name)
+            sig.name_override = prefix + "_" + name
+            ios.add(sig)
+    e.data_base.name_override = "data_base"
+    ios.add(e.data_base)
     convert(core, ios=ios, name="rig_core", special_overrides=sim_special_overrides).write(path)
     return path

@@ -37,7 +37,7 @@ int main() {
     in.tx_idle = top.tx_idle;
     in.tx_cominit = top.tx_cominit;
     in.tx_comwake = top.tx_comwake;
-    in.power = 1;
+    in.power = top.power;  // the rig's power controller drives the rails
     fisrig_device_clock(dev, &in, &out);
     top.sys_clk = 1;
     top.eval();
