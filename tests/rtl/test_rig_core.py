@@ -77,3 +77,41 @@ def test_commands_through_litesata_to_the_simulated_drive(tmp_path):
     assert recs[400]["result"] == 0
     # The drive's signature after link-up is an event record of its own.
     assert recs[0xFFFFFFFF]["slot"] == 0xF2 and recs[0xFFFFFFFF]["ts_status"] < recs[1]["ts_submit"]
+
+
+def test_power_cut_mid_ncq_writes_and_link_comes_back(tmp_path):
+    out = run_harness(tmp_path, "power_cut_main.cpp")
+    recs, events = {}, []
+    for line in out.splitlines():
+        f = line.split()
+        if f[0] == "rec":
+            v = list(map(int, f[1:]))
+            r = dict(zip(["user_tag", "slot", "result", "status", "error", "sectors",
+                          "check_errors", "ts_submit", "ts_h2d", "ts_accept", "ts_setup",
+                          "ts_data_first", "ts_data_last", "ts_status"], v))
+            if r["user_tag"] == 0xFFFFFFFF:
+                events.append(r)
+            else:
+                recs[r["user_tag"]] = r
+    codes = [e["slot"] for e in events]
+    # link up, the cut, the link going down, link up again after POWER ON
+    assert codes == [0xF2, 0xF0, 0xF1, 0xF2], codes
+    cut = events[1]["ts_status"]
+    assert events[2]["ts_status"] > cut and events[3]["ts_status"] > events[2]["ts_status"]
+    writes = [recs[100 + i] for i in range(8)]
+    lost = [w for w in writes if w["result"] == 4]
+    assert lost, "the cut came mid-write: some writes must end LINK_LOST"
+    assert all(w["result"] in (0, 4) for w in writes)
+    assert all(w["ts_status"] >= cut for w in lost)
+    on = recs[2]
+    assert on["result"] == 0 and on["ts_status"] >= events[3]["ts_status"]
+    # Every read ends, nothing hangs.
+    reads = [recs[200 + i] for i in range(8)]
+    assert all(r["result"] in (0, 1, 5) for r in reads), reads
+    # A write the cut ended was never committed (the drive takes a write whole, after its
+    # last Data FIS): its LBAs read back as they were, zeros, and fail the STAMP check.
+    for i, w in enumerate(writes):
+        if w["result"] == 4:
+            assert reads[i]["result"] == 5 and reads[i]["check_errors"] == 64, reads[i]
+    # The cut came 100 ticks after the third Data FIS began: the engine had handed three Data FISes (48 sectors) of the first write to the link.
+    assert writes[0]["result"] == 4 and writes[0]["sectors"] == 48
