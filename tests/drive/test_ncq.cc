@@ -113,6 +113,37 @@ TEST(Ncq, ErrorAbortsTheQueueUntilLog10hIsRead) {
   EXPECT_TRUE(exec(d, read_fpdma(1, 0, 8), now).ok());  // the queue runs again
 }
 
+// The host reads log 10h as soon as the error SDB arrives: neither a second failure behind
+// the first nor a queued command sent into the halted queue may still hold a tag then
+// (either would make the log read a non-queued intruder, and abort it).
+TEST(Ncq, LogReadRightAfterTheErrorFindsNoTagBusy) {
+  drive::DriveConfig cfg = tiny();
+  cfg.faults.unc = {{5000, 8}, {90000, 8}};
+  SimTime now = 0;
+  Drive d = written_drive(cfg, now);
+  d.submit(read_fpdma(9, 4999, 4), now);
+  d.submit(read_fpdma(3, 89000, 1024), now);  // fails too, later than tag 9
+  Completion c;
+  SimTime error_at = drive::kNever;
+  while (d.pop_completion(c)) {
+    if (c.tag == 3) {
+      EXPECT_TRUE(c.aborted_by_ncq_error);  // overtaken: aborted when tag 9's error went out
+      EXPECT_EQ(c.error, ata::kErrorAbrt);
+    }
+    if (c.tag == 9) error_at = c.t_complete;
+  }
+  ASSERT_NE(error_at, drive::kNever);
+  now = error_at + d_us(1);
+  d.submit(read_fpdma(5, 0, 8), now);  // into the halted queue
+  now += d_us(1);
+  NcqLog log = read_ncq_log(d, now);
+  EXPECT_EQ(log.tag, 9);
+  EXPECT_EQ(log.error, ata::kErrorUnc);
+  ASSERT_TRUE(d.pop_completion(c));
+  EXPECT_EQ(c.tag, 5);
+  EXPECT_TRUE(c.aborted_by_ncq_error);
+}
+
 TEST(Ncq, TagAlreadyInUseIsAnNcqError) {
   SimTime now = 0;
   Drive d = written_drive(tiny(), now);

@@ -27,6 +27,20 @@ void CommandLayer::pop_completions(SimTime now) {
   }
 }
 
+// The error SDB ends every outstanding queued command (the host counts them aborted and
+// retries them): none of them moves data or sends status any more, and the log read that
+// follows finds the queue empty.
+void CommandLayer::abort_queue() {
+  for (uint8_t t = 0; t < kNonQueued; ++t) free_slot(t);
+  if (active_ >= 0 && active_ != kNonQueued) active_ = -1;
+  uint32_t kept = 0;
+  for (uint32_t i = 0; i < status_len_; ++i) {
+    uint8_t idx = status_[(status_head_ + i) % status_.size()];
+    if (idx == kNonQueued) status_[(status_head_ + kept++) % status_.size()] = idx;
+  }
+  status_len_ = kept;
+}
+
 void CommandLayer::drop_unsubmitted_queued() {
   for (uint8_t t = 0; t < kNonQueued; ++t)
     if (slots_[t].phase == Phase::kAwaitData) free_slot(t);
@@ -73,7 +87,7 @@ bool CommandLayer::build_status(TxFrame& out, SimTime now, bool coalesce) {
       pop();
       halted_ = true;
       ++counters_.ncq_errors;
-      drop_unsubmitted_queued();
+      abort_queue();
       out.n = fis::set_device_bits(out.dw, c.status, c.error, 0);
       ++counters_.sdb_sent;
       return true;

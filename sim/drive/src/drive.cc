@@ -99,6 +99,9 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
     if (t >= ncq_error_at_) {
       c.c.aborted_by_ncq_error = true;  // the queue is halted until log 10h is read
       fail(c, ata::kErrorAbrt, 0);
+      // No FIS of its own (the error SDB told the host): its tag is free at once, so the
+      // host's log read is not taken for an intruder.
+      c.c.t_complete = t;
       return finish(c);
     }
     // The device accepts the command with a D2H that clears BSY.
@@ -147,15 +150,16 @@ void Drive::finish(Ctx& c) {
   if (!c.failed) c.c.status = ata::kStatusDrdy;
   else ++stats_.errors;
   if (c.queued) {
-    if (c.failed && !c.c.aborted_by_ncq_error) {
-      raise_ncq_error(c.c);
-    } else if (!c.failed && c.c.t_complete > ncq_error_at_) {
-      // Overtaken by an earlier error: aborted when the error was reported.
+    if (!c.c.aborted_by_ncq_error && c.c.t_complete > ncq_error_at_) {
+      // Overtaken by an earlier error, whatever its own outcome: aborted when the error was
+      // reported (a failure of its own would otherwise keep its tag busy past the log read).
       c.c.status = ata::kStatusDrdy | ata::kStatusErr;
       c.c.error = ata::kErrorAbrt;
       c.c.t_complete = ncq_error_at_;
       c.c.aborted_by_ncq_error = true;
       ++stats_.ncq_aborted;
+    } else if (c.failed && !c.c.aborted_by_ncq_error) {
+      raise_ncq_error(c.c);
     }
     tag_busy_until_[c.c.tag] = std::max(tag_busy_until_[c.c.tag], c.c.t_complete);
   } else {

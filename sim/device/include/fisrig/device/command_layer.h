@@ -118,6 +118,7 @@ class CommandLayer {
   void finish_data_out(uint8_t idx, uint64_t cycle);
   void pop_completions(drive::SimTime now);
   void drop_unsubmitted_queued();
+  void abort_queue();
   const drive::Completion* completion(const Slot& s) const {
     return s.popped ? &s.done : drive_.pending_completion(s.seq);
   }
