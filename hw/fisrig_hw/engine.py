@@ -587,10 +587,11 @@ class RawCommandEngine(Module):
                         queued_set.eq(1 << accept_slot),
                     )
                 ).Elif(recov,
-                    # READ LOG EXT itself failed: every queued command ends aborted.
+                    # READ LOG EXT itself failed: every queued command ends aborted, and, as
+                    # libata does, a COMRESET clears the queue the device may still hold halted.
                     NextValue(recov, 0), NextValue(ncq_error, 0), NextValue(nq_active, 0),
-                    NextValue(data_phase, 0),
-                    sweep(queued, RESULT_NCQ_ABORTED)
+                    NextValue(data_phase, 0), NextValue(sig_seen, 0),
+                    sweep(queued, RESULT_NCQ_ABORTED, then_comreset=True)
                 ).Elif(nq_active & ~(d2h_status & fis.STATUS_BSY),
                     NextValue(nq_active, 0), NextValue(data_phase, 0),
                     finish(nq_slot, Mux(d2h_status & fis.STATUS_ERR, RESULT_ATA_ERROR, RESULT_OK),
@@ -662,7 +663,9 @@ class RawCommandEngine(Module):
         fsm.act("DIN-LOAD",
             NextValue(ctx_slot, Mux(data_phase, data_slot, nq_slot)),
             NextValue(cur, Mux(data_phase, data_slot, nq_slot)),
-            NextValue(ctx_capture, recov),
+            # Only our READ LOG EXT's PIO data is the log: a device that still sends a queued
+            # read's data after its error SDB must not overwrite what the log will say.
+            NextValue(ctx_capture, recov & pio),
             NextState("DIN-LOAD2")
         )
         fsm.act("DIN-LOAD2",
