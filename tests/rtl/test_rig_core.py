@@ -1,117 +1,262 @@
-"""LiteSATA's real PHY control, datapath and link layer in Verilator bring the link up with
-the simulated drive's device side at the transceiver pins (needs the native build)."""
-import os
-import subprocess
-import sys
+"""The whole SATA path in Verilator: LiteSATA's real PHY control, datapath and link layer,
+our transport, engine and power controller, against the simulated drive's device side at
+the transceiver pins (sim/rtl/rig_core_runner.cpp plays the ring front end)."""
+from fisrig_hw import rig_sim
+from fisrig_hw.descriptor import *
 
-import pytest
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
-BUILD = os.path.join(ROOT, "build")
-LIBS = ["sim/device/libfisrig_device.a", "sim/libfisrig_drive.a", "sim/link/libfisrig_link.a"]
-
-
-def run_harness(tmp_path, main_cpp):
-    """Builds the rig core with a harness (tests/rtl/*_main.cpp) and runs it."""
-    libs = [os.path.join(BUILD, p) for p in LIBS]
-    missing = [p for p in libs if not os.path.exists(p)]
-    assert not missing, "build the native parts first (make native): {}".format(missing)
-    sys.path.insert(0, os.path.join(ROOT, "hw"))
-    from fisrig_hw.rig_core import write_verilog
-    verilog = write_verilog(str(tmp_path / "rig_core.v"))
-    includes = ["sim/device/include", "sim/drive/include", "firmware/core/include"]
-    subprocess.run(
-        ["verilator", "--cc", "--exe", "--build", "-O2", "-Wno-fatal", "-Wno-WIDTH",
-         "-Wno-CASEINCOMPLETE", "-Wno-MULTIDRIVEN", "--Mdir", str(tmp_path / "obj"), "-j", "2",
-         verilog, os.path.join(HERE, main_cpp),
-         "-CFLAGS", "-std=c++20 " + " ".join("-I" + os.path.join(ROOT, i) for i in includes),
-         "-LDFLAGS", " ".join(libs + ["-ltomlplusplus"])],
-        check=True, capture_output=True)
-    run = subprocess.run([str(tmp_path / "obj" / "Vrig_core")], capture_output=True, text=True,
-                         timeout=300)
-    assert run.returncode == 0, run.stdout + run.stderr
-    return run.stdout
+READ_FPDMA, WRITE_FPDMA, SEND_FPDMA = 0x60, 0x61, 0x64
+READ_DMA_EXT, WRITE_DMA_EXT, DSM, FLUSH_EXT, IDENTIFY = 0x25, 0x35, 0x06, 0xEA, 0xEC
+STATUS_ERR, ERROR_ABRT, ERROR_ICRC = 0x01, 0x04, 0x80
+PHASE_ORDER = ["ts_submit", "ts_h2d", "ts_accept", "ts_setup", "ts_data_first", "ts_data_last",
+               "ts_status"]
 
 
-def test_link_comes_up_against_the_simulated_drive(tmp_path):
-    run = run_harness(tmp_path, "link_up_main.cpp")
-    stats = dict(line.split() for line in run.splitlines() if len(line.split()) == 2)
-    up = int(stats["link_ready_cycle"])
+def run_rig(exe, script, faults=None):
+    """Runs a script with a drive that boots in 100 us (the profile's boot time is
+    seconds of simulated time; the RTL simulation runs about a millisecond a second)."""
+    return rig_sim.run(exe, script, faults="boot_us=100" + ("," + faults if faults else ""))
+
+
+def link_up(script=None, tag=1):
+    """Every script starts as the firmware does: wait for the link and the signature."""
+    script = script or rig_sim.Script(max_cycles=20_000_000)
+    return script.desc(PROTO_LINK, LINK_WAIT_UP, user_tag=tag).wait()
+
+
+def queued(script, write, lba, sectors, tag, word=7, check=False, data=DATA_STAMP):
+    return script.desc(PROTO_FPDMA_OUT if write else PROTO_FPDMA_IN,
+                       WRITE_FPDMA if write else READ_FPDMA, user_tag=tag, lba=lba,
+                       sectors=sectors, data_source=data, data_word=word, check=check)
+
+
+def assert_stamps_in_order(run):
+    for r in run.commands.values():
+        stamps = [r[k] for k in PHASE_ORDER if r[k]]
+        assert stamps == sorted(stamps), r
+
+
+def test_link_comes_up_against_the_simulated_drive(rig_exe):
+    run = run_rig(rig_exe, link_up())
+    assert run.returncode == 0, run.output
+    up = run.events[0]
+    assert up["slot"] == EV_LINK_UP
     # OOB takes a few thousand cycles, then LiteSATA waits 5 ms (750,000 cycles) of stable
-    # ALIGNs before it calls the link ready.
-    assert 750_000 <= up < 760_000, up
-    assert stats["link_ups"] == "1" and stats["comresets"] == "1"
-    assert stats["fis_sent.reg_d2h"] == "1"  # the signature
-    assert stats["protocol_errors"] == "0" and stats["frames_aborted"] == "0"
+    # ALIGNs before it calls the link ready; the signature follows.
+    assert 750_000 <= up["ts_status"] < 760_000, up
+    assert run.commands[1]["result"] == RESULT_OK
+    assert run.commands[1]["ts_status"] >= up["ts_status"]
+    s = run.stats
+    assert s["link_ups"] == 1 and s["comresets"] == 1 and s["fis_sent.reg_d2h"] == 1
+    assert s["protocol_errors"] == 0 and s["frames_aborted"] == 0
 
 
-def test_commands_through_litesata_to_the_simulated_drive(tmp_path):
+def test_commands_through_litesata_to_the_simulated_drive(rig_exe):
     """IDENTIFY into RAM, 32 queued STAMP writes and 32 queued checked reads, checked DMA
     reads (one with the right sequence, one with a wrong one), FLUSH: the whole path."""
-    out = run_harness(tmp_path, "commands_main.cpp")
-    recs = {}
-    for line in out.splitlines():
-        f = line.split()
-        if f[0] == "rec":
-            v = list(map(int, f[1:]))
-            recs[v[0]] = dict(zip(["user_tag", "slot", "result", "status", "error", "sectors",
-                                   "check_errors", "ts_submit", "ts_h2d", "ts_accept", "ts_setup",
-                                   "ts_data_first", "ts_data_last", "ts_status"], v))
-    ident = recs[1]
-    assert ident["result"] == 0 and ident["sectors"] == 1 and ident["status"] & 0xC9 == 0x40
-    model = [l for l in out.splitlines() if l.startswith("identify_model")][0]
-    assert "fisrig" in model.lower(), model
+    s = link_up()
+    s.desc(PROTO_PIO_IN, IDENTIFY, user_tag=10, data_source=DATA_RAM).wait()
+    for i in range(32):
+        queued(s, True, 1000 + 16 * i, 16, 100 + i, word=77)
+    s.wait()
+    for i in range(32):
+        queued(s, False, 1000 + 16 * i, 16, 200 + i, word=77, check=True)
+    s.wait()
+    s.desc(PROTO_DMA_IN, READ_DMA_EXT, user_tag=300, lba=1000, sectors=64, data_source=DATA_STAMP,
+           data_word=77, check=True)
+    s.desc(PROTO_DMA_IN, READ_DMA_EXT, user_tag=301, lba=1000, sectors=64, data_source=DATA_STAMP,
+           data_word=78, check=True)
+    s.desc(PROTO_NON_DATA, FLUSH_EXT, user_tag=400).dump(0, 128)
+    run = run_rig(rig_exe, s)
+    assert run.returncode == 0, run.output
+    recs = run.commands
+    ident = recs[10]
+    assert ident["result"] == RESULT_OK and ident["sectors"] == 1 and ident["status"] & 0xC9 == 0x40
+    # IDENTIFY words 27..46: the model number, two characters a word, high byte first.
+    words = run.dumps[0]
+    model = "".join(chr((words[w // 2] >> (16 * (w % 2) + 8)) & 0xFF) +
+                    chr((words[w // 2] >> (16 * (w % 2))) & 0xFF) for w in range(27, 47))
+    assert model.strip() == "fisrig SIM-T1 tiny", model
     for t in range(100, 132):
-        assert recs[t]["result"] == 0 and recs[t]["sectors"] == 16, recs[t]
+        assert recs[t]["result"] == RESULT_OK and recs[t]["sectors"] == 16, recs[t]
         assert recs[t]["ts_accept"] and recs[t]["ts_setup"]
     for t in range(200, 232):
-        assert recs[t]["result"] == 0 and recs[t]["check_errors"] == 0, recs[t]
-    for r in recs.values():
-        stamps = [r[k] for k in ["ts_submit", "ts_h2d", "ts_accept", "ts_setup", "ts_data_first",
-                                 "ts_data_last", "ts_status"] if r[k]]
-        assert stamps == sorted(stamps), r
-    assert recs[300]["result"] == 0 and recs[300]["sectors"] == 64
+        assert recs[t]["result"] == RESULT_OK and recs[t]["check_errors"] == 0, recs[t]
+    assert recs[300]["result"] == RESULT_OK and recs[300]["sectors"] == 64
     # Data written with sequence 77 read as if it were 78: every sector fails the check.
-    assert recs[301]["result"] == 5 and recs[301]["check_errors"] == 64
-    assert recs[400]["result"] == 0
-    # The drive's signature after link-up is an event record of its own.
-    assert recs[0xFFFFFFFF]["slot"] == 0xF2 and recs[0xFFFFFFFF]["ts_status"] < recs[1]["ts_submit"]
+    assert recs[301]["result"] == RESULT_CHECK_FAILED and recs[301]["check_errors"] == 64
+    assert recs[400]["result"] == RESULT_OK
+    assert_stamps_in_order(run)
 
 
-def test_power_cut_mid_ncq_writes_and_link_comes_back(tmp_path):
-    out = run_harness(tmp_path, "power_cut_main.cpp")
-    recs, events = {}, []
-    for line in out.splitlines():
-        f = line.split()
-        if f[0] == "rec":
-            v = list(map(int, f[1:]))
-            r = dict(zip(["user_tag", "slot", "result", "status", "error", "sectors",
-                          "check_errors", "ts_submit", "ts_h2d", "ts_accept", "ts_setup",
-                          "ts_data_first", "ts_data_last", "ts_status"], v))
-            if r["user_tag"] == 0xFFFFFFFF:
-                events.append(r)
-            else:
-                recs[r["user_tag"]] = r
+def test_power_cut_mid_ncq_writes_and_link_comes_back(rig_exe):
+    """Rails cut 100 ticks after the 3rd Data FIS of eight queued 64-sector writes; POWER
+    ON; the same LBAs read back checked."""
+    s = link_up()
+    s.desc(PROTO_POWER, POWER_OFF_AT_EVENT, user_tag=2, features=EVENT_DATA, count=3,
+           timeout_ticks=100)
+    for i in range(8):
+        queued(s, True, 4096 + 64 * i, 64, 100 + i, word=5)
+    s.wait().desc(PROTO_POWER, POWER_ON, user_tag=3).wait()
+    for i in range(8):
+        queued(s, False, 4096 + 64 * i, 64, 200 + i, word=5, check=True)
+    run = run_rig(rig_exe, s)
+    assert run.returncode == 0, run.output
+    recs, events = run.commands, run.events
     codes = [e["slot"] for e in events]
     # link up, the cut, the link going down, link up again after POWER ON
-    assert codes == [0xF2, 0xF0, 0xF1, 0xF2], codes
+    assert codes == [EV_LINK_UP, EV_POWER_CUT, EV_LINK_DOWN, EV_LINK_UP], codes
     cut = events[1]["ts_status"]
     assert events[2]["ts_status"] > cut and events[3]["ts_status"] > events[2]["ts_status"]
     writes = [recs[100 + i] for i in range(8)]
-    lost = [w for w in writes if w["result"] == 4]
+    lost = [w for w in writes if w["result"] == RESULT_LINK_LOST]
     assert lost, "the cut came mid-write: some writes must end LINK_LOST"
-    assert all(w["result"] in (0, 4) for w in writes)
+    assert all(w["result"] in (RESULT_OK, RESULT_LINK_LOST) for w in writes)
     assert all(w["ts_status"] >= cut for w in lost)
-    on = recs[2]
-    assert on["result"] == 0 and on["ts_status"] >= events[3]["ts_status"]
-    # Every read ends, nothing hangs.
+    on = recs[3]
+    assert on["result"] == RESULT_OK and on["ts_status"] >= events[3]["ts_status"]
     reads = [recs[200 + i] for i in range(8)]
-    assert all(r["result"] in (0, 1, 5) for r in reads), reads
+    assert all(r["result"] in (RESULT_OK, RESULT_ATA_ERROR, RESULT_CHECK_FAILED) for r in reads)
     # A write the cut ended was never committed (the drive takes a write whole, after its
     # last Data FIS): its LBAs read back as they were, zeros, and fail the STAMP check.
     for i, w in enumerate(writes):
-        if w["result"] == 4:
-            assert reads[i]["result"] == 5 and reads[i]["check_errors"] == 64, reads[i]
-    # The cut came 100 ticks after the third Data FIS began: the engine had handed three Data FISes (48 sectors) of the first write to the link.
-    assert writes[0]["result"] == 4 and writes[0]["sectors"] == 48
+        if w["result"] == RESULT_LINK_LOST:
+            assert reads[i]["result"] == RESULT_CHECK_FAILED and reads[i]["check_errors"] == 64
+    # The engine had handed three Data FISes (48 sectors) of the first write to the link.
+    assert writes[0]["result"] == RESULT_LINK_LOST and writes[0]["sectors"] == 48
+
+
+def trim_ranges(ranges):
+    """DSM range entries (LBA 47:0, length 63:48), one 512-byte block, as RAM words."""
+    words = []
+    for lba, n in ranges + [(0, 0)] * (64 - len(ranges)):
+        entry = lba | (n << 48)
+        words += [entry & 0xFFFFFFFF, entry >> 32]
+    return words
+
+
+def test_trim_then_read_zeros_queued_and_not(rig_exe):
+    """STAMP writes over two regions; TRIM one with DATA SET MANAGEMENT and the other with
+    SEND FPDMA QUEUED (DSM), the ranges DMA'd from RAM; both read back as zeros, checked by
+    the engine's checker, while an untrimmed region keeps its stamps."""
+    s = link_up()
+    for i in range(12):
+        queued(s, True, 8192 + 64 * i, 64, 100 + i, word=9)
+    s.wait()
+    s.ram(0, trim_ranges([(8192, 256)])).ram(128, trim_ranges([(8192 + 256, 256)]))
+    s.desc(PROTO_DMA_OUT, DSM, user_tag=20, sectors=1, features=1, data_source=DATA_RAM,
+           data_word=0).wait()
+    s.desc(PROTO_FPDMA_OUT, SEND_FPDMA, user_tag=21, sectors=1, aux=1, data_source=DATA_RAM,
+           data_word=512).wait()
+    for i in range(12):
+        zeros = i < 8
+        queued(s, False, 8192 + 64 * i, 64, 200 + i, word=0 if zeros else 9, check=True,
+               data=DATA_ZEROS if zeros else DATA_STAMP)
+    s.wait()
+    # And the other way round: trimmed LBAs do not read back as their old stamps.
+    queued(s, False, 8192, 64, 300, word=9, check=True)
+    run = run_rig(rig_exe, s)
+    assert run.returncode == 0, run.output
+    recs = run.commands
+    assert all(recs[100 + i]["result"] == RESULT_OK for i in range(12))
+    assert recs[20]["result"] == RESULT_OK and recs[20]["sectors"] == 1
+    assert recs[21]["result"] == RESULT_OK and recs[21]["ts_accept"] and recs[21]["ts_setup"]
+    for i in range(12):
+        assert recs[200 + i]["result"] == RESULT_OK and recs[200 + i]["check_errors"] == 0, (i, recs[200 + i])
+    assert recs[300]["result"] == RESULT_CHECK_FAILED and recs[300]["check_errors"] == 64
+    assert run.stats["ram_out_of_range"] == 0
+    assert_stamps_in_order(run)
+
+
+def write_then_check(count, lba=2048, sectors=32):
+    s = link_up()
+    for i in range(count):
+        queued(s, True, lba + sectors * i, sectors, 100 + i, word=3)
+    s.wait()
+    for i in range(count):
+        queued(s, False, lba + sectors * i, sectors, 200 + i, word=3, check=True)
+    return s.wait()
+
+
+def test_device_r_err_on_host_frames_is_resent_or_reported(rig_exe):
+    """The drive answers R_ERR to a share of the host's FISes and drops them: a Register H2D
+    goes again; a Data FIS the drive refused ends its command with an error the record
+    carries. Nothing hangs, and what was reported OK reads back intact."""
+    run = run_rig(rig_exe, write_then_check(32), faults="r_err_rate=0.05,seed=3")
+    assert run.returncode == 0, run.output
+    assert run.stats["r_err_injected"] > 0
+    recs = run.commands
+    assert len(recs) == 65
+    writes = [recs[100 + i] for i in range(32)]
+    assert all(w["result"] in (RESULT_OK, RESULT_ATA_ERROR, RESULT_NCQ_ABORTED) for w in writes), writes
+    for i, w in enumerate(writes):
+        r = recs[200 + i]
+        if w["result"] == RESULT_OK:
+            assert r["result"] == RESULT_OK and r["check_errors"] == 0, (w, r)
+
+
+def test_crc_error_on_read_data_ends_the_command_with_icrc(rig_exe):
+    """The drive corrupts the CRC of a share of its read Data FISes and ends that command
+    with ICRC|ABRT (an NCQ error when queued): the engine's link counts the CRC errors,
+    reads log 10h and names the failing tag; every other tag ends aborted or OK."""
+    run = run_rig(rig_exe, write_then_check(16), faults="data_fis_crc_error_rate=0.1,seed=5")
+    assert run.returncode == 0, run.output
+    recs = run.commands
+    reads = [recs[200 + i] for i in range(16)]
+    failed = [r for r in reads if r["result"] == RESULT_ATA_ERROR]
+    assert failed, reads
+    for r in failed:
+        assert r["status"] & STATUS_ERR and r["error"] & ERROR_ICRC, r
+    assert all(r["result"] in (RESULT_OK, RESULT_ATA_ERROR, RESULT_NCQ_ABORTED) for r in reads)
+    assert all(r["check_errors"] == 0 for r in reads if r["result"] == RESULT_OK)
+
+
+def test_hold_storms_slow_writes_but_lose_nothing(rig_exe):
+    """The drive throttles incoming Data FISes with HOLD bursts: LiteSATA's link holds,
+    every write completes and reads back checked."""
+    clean = run_rig(rig_exe, write_then_check(16))
+    storm = run_rig(rig_exe, write_then_check(16), faults="hold_storm_rate=1,hold_storm_us=20")
+    for run in (clean, storm):
+        assert run.returncode == 0, run.output
+        assert all(r["result"] == RESULT_OK and r["check_errors"] == 0 for r in run.commands.values())
+
+    def write_ticks(run):
+        w = [run.commands[100 + i] for i in range(16)]
+        return max(r["ts_status"] for r in w) - min(r["ts_submit"] for r in w)
+    # Each of the 32 Data FISes (16 KiB writes, 8 KiB a FIS) is held 20 us (3,000 ticks) in
+    # four bursts; the link can hide none of it, since the host cannot send while held.
+    held = storm.stats["hold_cycles_sent"]
+    assert storm.stats["holds_sent"] == 32 * 4 and held == 32 * 3000
+    assert write_ticks(storm) - write_ticks(clean) >= 0.9 * held
+
+
+def test_drive_hang_times_out_and_comreset_recovers(rig_exe):
+    """The drive stops answering after its 5th command: the engine's slot timeout ends it
+    TIMEOUT, the engine sends COMRESET, the link comes back and the drive answers again."""
+    s = link_up()
+    for i in range(6):
+        s.desc(PROTO_DMA_OUT, WRITE_DMA_EXT, user_tag=100 + i, lba=64 * i, sectors=8,
+               data_source=DATA_STAMP, data_word=1, timeout_ticks=150_000)
+        s.wait()
+    # As the firmware does after a TIMEOUT record: wait for the link the COMRESET brings back.
+    link_up(s, tag=200)
+    s.desc(PROTO_NON_DATA, FLUSH_EXT, user_tag=300).wait()  # programs NAND: over 1 ms
+    run = run_rig(rig_exe, s, faults="hang_after_commands=5")
+    assert run.returncode == 0, run.output
+    recs = run.commands
+    assert [recs[100 + i]["result"] for i in range(5)] == [RESULT_OK] * 5
+    hung = recs[105]
+    assert hung["result"] == RESULT_TIMEOUT
+    assert hung["ts_status"] - hung["ts_submit"] >= 150_000
+    assert [e["slot"] for e in run.events] == [EV_LINK_UP, EV_LINK_DOWN, EV_LINK_UP]
+    assert run.stats["comresets"] >= 2  # ours, and any OOB retry of LiteSATA's PHY control
+    assert recs[200]["result"] == RESULT_OK and recs[300]["result"] == RESULT_OK
+    assert recs[300]["ts_submit"] > run.events[2]["ts_status"]
+
+
+def test_a_stuck_run_ends_at_its_cycle_limit(rig_exe):
+    """A script whose commands can never finish in time ends with exit 3 and every record
+    taken so far, instead of hanging the test."""
+    s = link_up(rig_sim.Script(max_cycles=300_000))
+    run = run_rig(rig_exe, s)
+    assert run.returncode == 3
+    assert "stuck: 1 descriptors" in run.output

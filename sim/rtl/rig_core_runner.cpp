@@ -1,0 +1,211 @@
+// The rig core in Verilator (LiteSATA's PHY control, datapath and link, our transport,
+// engine and power controller) against the simulated drive's device side at the
+// transceiver pins, with this program standing in for the ring front end: it feeds the
+// engine descriptors from a script, serves its RAM reads and writes, and prints every
+// record the engine writes. Tests and `make bench` drive it through fisrig_hw.rig_sim.
+//
+//   Vrig_core PROFILE FAULTS SCRIPT       (FAULTS: "-" for none, else device_c.h's knobs)
+//
+// Script, one item per line, run in order:
+//   desc <64 hex digits>     a 32-byte descriptor (struct fisrig_cmd_desc) for the engine
+//   wait                     until every descriptor so far has its record (as the firmware
+//                            waits on its completion ring between the phases of a test)
+//   ram <word> <hex>...      RAM words from word address <word> (the data window's start is 0)
+//   dump <word> <n>          print n RAM words at the end
+//   max_cycles <n>           give up after n cycles (exit 3): a stuck engine never hangs a test
+// Prints "rec <160 hex digits>" per record in the order written (events included), then
+// "dump", "cycles", "wall_s", "ram_out_of_range" lines and the device's counters.
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "Vrig_core.h"
+#include "fisrig/device/device_c.h"
+#include "fisrig/device/pins.h"
+#include "fisrig/engine_if.h"
+
+namespace {
+
+struct Item {
+  enum Kind { DESC, WAIT } kind;
+  fisrig_cmd_desc desc;
+};
+
+struct Script {
+  std::deque<Item> items;
+  std::vector<std::pair<uint32_t, uint32_t>> ram;    // word, value
+  std::vector<std::pair<uint32_t, uint32_t>> dumps;  // word, count
+  uint64_t max_cycles = 100'000'000;
+};
+
+bool parse_hex_bytes(const std::string& hex, uint8_t* out, size_t n) {
+  if (hex.size() != 2 * n) return false;
+  for (size_t i = 0; i < n; ++i) {
+    unsigned v;
+    if (std::sscanf(hex.c_str() + 2 * i, "%2x", &v) != 1) return false;
+    out[i] = uint8_t(v);
+  }
+  return true;
+}
+
+bool read_script(const char* path, Script& s, std::string& why) {
+  std::ifstream in(path);
+  if (!in) {
+    why = std::string("cannot read ") + path;
+    return false;
+  }
+  std::string line;
+  for (int no = 1; std::getline(in, line); ++no) {
+    std::istringstream f(line);
+    std::string word;
+    if (!(f >> word) || word[0] == '#') continue;
+    bool ok = true;
+    if (word == "desc") {
+      Item it{Item::DESC, {}};
+      std::string hex;
+      ok = bool(f >> hex) && parse_hex_bytes(hex, reinterpret_cast<uint8_t*>(&it.desc), sizeof it.desc);
+      s.items.push_back(it);
+    } else if (word == "wait") {
+      s.items.push_back(Item{Item::WAIT, {}});
+    } else if (word == "ram") {
+      uint32_t at;
+      std::string hex;
+      ok = bool(f >> at);
+      while (ok && f >> hex) s.ram.emplace_back(at++, uint32_t(std::stoul(hex, nullptr, 16)));
+    } else if (word == "dump") {
+      uint32_t at, n;
+      ok = bool(f >> at >> n);
+      s.dumps.emplace_back(at, n);
+    } else if (word == "max_cycles") {
+      ok = bool(f >> s.max_cycles);
+    } else {
+      ok = false;
+    }
+    if (!ok) {
+      why = std::string(path) + ":" + std::to_string(no) + ": cannot read '" + line + "'";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s PROFILE FAULTS|- SCRIPT\n", argv[0]);
+    return 2;
+  }
+  Script script;
+  std::string why;
+  if (!read_script(argv[3], script, why)) {
+    std::fprintf(stderr, "%s\n", why.c_str());
+    return 2;
+  }
+  char err[256];
+  void* dev = fisrig_device_new(argv[1], std::strcmp(argv[2], "-") ? argv[2] : nullptr, err, sizeof err);
+  if (!dev) {
+    std::fprintf(stderr, "device: %s\n", err);
+    return 2;
+  }
+  std::vector<uint32_t> ram(1u << 20);  // 4 MiB data window
+  uint64_t ram_out_of_range = 0;
+  for (auto [at, v] : script.ram) {
+    if (at < ram.size()) ram[at] = v;
+    else ++ram_out_of_range;
+  }
+
+  Vrig_core top;
+  top.sys_rst = 1;
+  top.data_base = 0;
+  top.cpl_ready = 1;
+  top.ram_wr_ready = 1;
+  top.ram_rd_addr_ready = 1;
+  top.ram_rd_data_valid = 0;
+  std::deque<uint32_t> reads;  // RAM words the engine asked for, answered one a cycle
+  std::vector<uint32_t> rec;
+  uint64_t submitted = 0, completed = 0, cycle = 0;
+  fisrig_pins_out out{};
+  out.rx_idle = 1;
+  auto wall0 = std::chrono::steady_clock::now();
+  for (; cycle < script.max_cycles; ++cycle) {
+    while (!script.items.empty() && script.items.front().kind == Item::WAIT && completed == submitted)
+      script.items.pop_front();
+    if (script.items.empty() && completed == submitted) break;
+    if (cycle == 10) top.sys_rst = 0;
+    top.rx_data = out.rx_data;
+    top.rx_charisk = out.rx_charisk;
+    top.rx_idle = out.rx_idle;
+    top.rx_cominit = out.rx_cominit;
+    top.rx_comwake = out.rx_comwake;
+    bool offer = cycle > 10 && !script.items.empty() && script.items.front().kind == Item::DESC;
+    top.desc_valid = offer;
+    if (offer) std::memcpy(top.desc_raw.data(), &script.items.front().desc, 32);
+    top.ram_rd_data_valid = !reads.empty();
+    if (!reads.empty()) top.ram_rd_data_data = reads.front();
+    top.sys_clk = 0;
+    top.eval();
+    bool took = offer && top.desc_ready;
+    bool read_taken = top.ram_rd_data_valid && top.ram_rd_data_ready;
+    bool read_asked = top.ram_rd_addr_valid;
+    uint32_t read_addr = top.ram_rd_addr_address;
+    if (top.cpl_valid) rec.push_back(top.cpl_data);
+    bool rec_done = top.cpl_valid && top.cpl_last;
+    if (top.ram_wr_valid) {
+      if (top.ram_wr_address < ram.size()) ram[top.ram_wr_address] = top.ram_wr_data;
+      else ++ram_out_of_range;
+    }
+    fisrig_pins_in in{};
+    in.tx_data = top.tx_data;
+    in.tx_charisk = top.tx_charisk;
+    in.tx_idle = top.tx_idle;
+    in.tx_cominit = top.tx_cominit;
+    in.tx_comwake = top.tx_comwake;
+    in.power = top.power;  // the rig's power controller drives the rails
+    fisrig_device_clock(dev, &in, &out);
+    top.sys_clk = 1;
+    top.eval();
+    if (took) {
+      script.items.pop_front();
+      ++submitted;
+    }
+    if (read_taken) reads.pop_front();
+    if (read_asked) {
+      if (read_addr < ram.size()) reads.push_back(ram[read_addr]);
+      else {
+        reads.push_back(0);
+        ++ram_out_of_range;
+      }
+    }
+    if (rec_done) {
+      fisrig_cpl_record r;
+      std::memcpy(&r, rec.data(), sizeof r);
+      rec.clear();
+      if (r.user_tag != FISRIG_USER_TAG_EVENT) ++completed;
+      std::printf("rec ");
+      const uint8_t* b = reinterpret_cast<const uint8_t*>(&r);
+      for (size_t i = 0; i < sizeof r; ++i) std::printf("%02x", b[i]);
+      std::printf("\n");
+    }
+  }
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+  for (auto [at, n] : script.dumps) {
+    std::printf("dump %u", at);
+    for (uint32_t i = 0; i < n; ++i) std::printf(" %08x", at + i < ram.size() ? ram[at + i] : 0u);
+    std::printf("\n");
+  }
+  std::printf("cycles %llu\nwall_s %.6f\nram_out_of_range %llu\n", (unsigned long long)cycle, wall,
+              (unsigned long long)ram_out_of_range);
+  fisrig_device_stats(dev, stdout);
+  fisrig_device_free(dev);
+  bool finished = script.items.empty() && completed == submitted;
+  if (!finished) std::printf("stuck: %llu descriptors without a record after %llu cycles\n",
+                             (unsigned long long)(submitted - completed), (unsigned long long)cycle);
+  return finished ? 0 : 3;
+}
