@@ -30,7 +30,8 @@ test: native
 	.venv/bin/python -m pytest -q -p no:cacheprovider tests/host tests/link tests/hw tests/rtl
 
 bench: native
-	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-model-bench && .venv/bin/python scripts/bench_plan.py; } \
+	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-model-bench && .venv/bin/python scripts/bench_plan.py \
+	  && .venv/bin/python scripts/bench_rtl.py; } \
 	  | python3 scripts/bench_collect.py $(BUILD)/bench.json
 
 clean:

@@ -8,13 +8,17 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 
-from fisrig_hw.descriptor import (DATA_NONE, FLAG_CHECK, PROTO_FPDMA_IN, PROTO_FPDMA_OUT,
-                                  USER_TAG_EVENT, pack_desc, unpack_cpl)
+from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, FLAG_CHECK, LINK_WAIT_UP,
+                                  PROTO_FPDMA_IN, PROTO_FPDMA_OUT, PROTO_LINK, USER_TAG_EVENT,
+                                  pack_desc, unpack_cpl)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RUNNER = os.path.join(ROOT, "sim", "rtl", "rig_core_runner.cpp")
 NATIVE_LIBS = ["sim/device/libfisrig_device.a", "sim/libfisrig_drive.a", "sim/link/libfisrig_link.a"]
 INCLUDES = ["sim/device/include", "sim/drive/include", "firmware/core/include"]
+
+
+READ_FPDMA_QUEUED, WRITE_FPDMA_QUEUED = 0x60, 0x61
 
 
 class RigSimError(Exception):
@@ -32,7 +36,13 @@ def build(native_build=os.path.join(ROOT, "build"), out_dir=None):
     if missing:
         raise RigSimError("build the native parts first (make native): {}".format(missing))
     verilog = write_verilog(os.path.join(out_dir, "rig_core.v"))
-    digest = hashlib.sha256()
+    cmd = ["verilator", "--cc", "--exe", "--build", "-O3", "--x-assign", "fast",
+           "--x-initial", "fast", "--noassert", "-Wno-fatal", "-Wno-WIDTH",
+           "-Wno-CASEINCOMPLETE", "-Wno-MULTIDRIVEN", "--Mdir", os.path.join(out_dir, "obj"),
+           "-j", "2", verilog, RUNNER,
+           "-CFLAGS", "-O2 -std=c++20 " + " ".join("-I" + os.path.join(ROOT, i) for i in INCLUDES),
+           "-LDFLAGS", " ".join(libs + ["-ltomlplusplus"])]
+    digest = hashlib.sha256(" ".join(cmd).encode())
     for path in [verilog, RUNNER] + libs:
         with open(path, "rb") as f:
             digest.update(f.read())
@@ -40,13 +50,7 @@ def build(native_build=os.path.join(ROOT, "build"), out_dir=None):
     stamp = os.path.join(out_dir, "sources.sha256")
     if os.path.exists(exe) and _read(stamp) == digest.hexdigest():
         return exe
-    run = subprocess.run(
-        ["verilator", "--cc", "--exe", "--build", "-O2", "-Wno-fatal", "-Wno-WIDTH",
-         "-Wno-CASEINCOMPLETE", "-Wno-MULTIDRIVEN", "--Mdir", os.path.join(out_dir, "obj"),
-         "-j", "2", verilog, RUNNER,
-         "-CFLAGS", "-O2 -std=c++20 " + " ".join("-I" + os.path.join(ROOT, i) for i in INCLUDES),
-         "-LDFLAGS", " ".join(libs + ["-ltomlplusplus"])],
-        capture_output=True, text=True)
+    run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode:
         raise RigSimError("verilator build failed:\n" + run.stdout[-4000:] + run.stderr[-4000:])
     with open(stamp, "w") as f:
@@ -79,6 +83,19 @@ class Script:
                         compress_pct=compress_pct, flags=FLAG_CHECK if check else 0, **fields)
         self.lines.append("desc " + raw.hex())
         return self
+
+    def ncq(self, write, lba, sectors, user_tag, data_word=7, check=False,
+            data_source=DATA_STAMP):
+        """READ or WRITE FPDMA QUEUED with pattern data (checked on reads if asked)."""
+        return self.desc(PROTO_FPDMA_OUT if write else PROTO_FPDMA_IN,
+                         WRITE_FPDMA_QUEUED if write else READ_FPDMA_QUEUED, user_tag=user_tag,
+                         lba=lba, sectors=sectors, data_source=data_source,
+                         data_word=data_word, check=check)
+
+    def link_up(self, user_tag):
+        """As the firmware starts, and resumes after a COMRESET: wait for the link and the
+        drive's signature, then for that descriptor's record."""
+        return self.desc(PROTO_LINK, LINK_WAIT_UP, user_tag=user_tag).wait()
 
     def wait(self):
         self.lines.append("wait")

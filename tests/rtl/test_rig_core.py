@@ -4,7 +4,7 @@ the transceiver pins (sim/rtl/rig_core_runner.cpp plays the ring front end)."""
 from fisrig_hw import rig_sim
 from fisrig_hw.descriptor import *
 
-READ_FPDMA, WRITE_FPDMA, SEND_FPDMA = 0x60, 0x61, 0x64
+SEND_FPDMA = 0x64
 READ_DMA_EXT, WRITE_DMA_EXT, DSM, FLUSH_EXT, IDENTIFY = 0x25, 0x35, 0x06, 0xEA, 0xEC
 STATUS_ERR, ERROR_ABRT, ERROR_ICRC = 0x01, 0x04, 0x80
 PHASE_ORDER = ["ts_submit", "ts_h2d", "ts_accept", "ts_setup", "ts_data_first", "ts_data_last",
@@ -19,14 +19,11 @@ def run_rig(exe, script, faults=None):
 
 def link_up(script=None, tag=1):
     """Every script starts as the firmware does: wait for the link and the signature."""
-    script = script or rig_sim.Script(max_cycles=20_000_000)
-    return script.desc(PROTO_LINK, LINK_WAIT_UP, user_tag=tag).wait()
+    return (script or rig_sim.Script(max_cycles=20_000_000)).link_up(tag)
 
 
 def queued(script, write, lba, sectors, tag, word=7, check=False, data=DATA_STAMP):
-    return script.desc(PROTO_FPDMA_OUT if write else PROTO_FPDMA_IN,
-                       WRITE_FPDMA if write else READ_FPDMA, user_tag=tag, lba=lba,
-                       sectors=sectors, data_source=data, data_word=word, check=check)
+    return script.ncq(write, lba, sectors, tag, data_word=word, check=check, data_source=data)
 
 
 def assert_stamps_in_order(run):

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""The RTL rig's figures (issue 5), as JSON lines for scripts/bench_collect.py: the rig core
+in Verilator (LiteSATA's PHY, link and our engine) against the simulated drive, driven
+straight from descriptor scripts. Every rate is in simulated time on the engine's own
+timestamp counter (150 MHz, Gen3); only rtl.sim_khz is a wall-clock figure.
+
+The drive is fast-1gb, whose NAND and controller are far faster than the link, so the
+figures are the rig's and the link's (docs/rtl-engine.md has the ceilings' arithmetic)."""
+import json
+import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hw"))
+
+from fisrig_hw import rig_sim  # noqa: E402
+from fisrig_hw.descriptor import (EV_POWER_CUT, EVENT_DATA, POWER_OFF_AT_EVENT, POWER_ON,  # noqa: E402
+                                  PROTO_POWER, RESULT_LINK_LOST, RESULT_OK)
+
+TICK_NS = 1e9 / 150e6
+PROFILE = "fast-1gb"
+FAULTS = "boot_us=100"
+SEQ_SECTORS = 256            # 128 KiB commands
+SEQ_COMMANDS = 64            # 8 MiB each way
+RAND_COMMANDS = 3000
+RAND_SPAN = 16 << 11         # 16 MiB written first, then read at random (sectors)
+
+
+def figure(name, value, unit, what):
+    print(json.dumps({"name": name, "value": value, "unit": unit, "what": what}), flush=True)
+
+
+def run(exe, script):
+    r = rig_sim.run(exe, script, PROFILE, FAULTS)
+    if r.returncode:
+        raise SystemExit("bench: rtl run failed:\n" + r.output[-3000:])
+    return r
+
+
+def span_ticks(records):
+    return max(r["ts_status"] for r in records) - min(r["ts_submit"] for r in records)
+
+
+def ok(records, checked=False):
+    bad = [r for r in records if r["result"] != RESULT_OK or (checked and r["check_errors"])]
+    if bad:
+        raise SystemExit("bench: commands failed: {}".format(bad[:3]))
+    return records
+
+
+def sequential(exe):
+    """128 KiB FPDMA writes over 8 MiB at QD32, then the same read back checked."""
+    s = rig_sim.Script().link_up(1)
+    for i in range(SEQ_COMMANDS):
+        s.ncq(True, i * SEQ_SECTORS, SEQ_SECTORS, 1000 + i)
+    s.wait()
+    for i in range(SEQ_COMMANDS):
+        s.ncq(False, i * SEQ_SECTORS, SEQ_SECTORS, 2000 + i, check=True)
+    r = run(exe, s)
+    nbytes = SEQ_COMMANDS * SEQ_SECTORS * 512
+    for name, base, what in [("rtl.seq_write_mbps", 1000, "WRITE"), ("rtl.seq_read_mbps", 2000, "READ")]:
+        recs = ok([r.commands[base + i] for i in range(SEQ_COMMANDS)], checked=True)
+        mbps = nbytes / (span_ticks(recs) * TICK_NS * 1e-9) / 1e6
+        figure(name, round(mbps, 2), "MB/s",
+               f"{SEQ_COMMANDS} x 128 KiB {what} FPDMA QUEUED at QD32, sequential, Gen3, first submit to "
+               f"last SDB on the engine's counter (ceiling 592 MB/s for 8 KiB Data FISes)")
+    return r
+
+
+def random_4k(exe):
+    """4 KiB FPDMA writes then reads at QD32 at random aligned LBAs of a written 16 MiB."""
+    rng = random.Random(5)
+    s = rig_sim.Script().link_up(1)
+    for i in range(RAND_SPAN // SEQ_SECTORS):
+        s.ncq(True, i * SEQ_SECTORS, SEQ_SECTORS, 10 + i)
+    s.wait()
+    lbas = [rng.randrange(RAND_SPAN // 8) * 8 for _ in range(RAND_COMMANDS)]
+    for i, lba in enumerate(lbas):
+        s.ncq(False, lba, 8, 100_000 + i)
+    s.wait()
+    for i, lba in enumerate(lbas):
+        s.ncq(True, lba, 8, 200_000 + i, data_word=8)
+    r = run(exe, s)
+    for name, base, what in [("rtl.ncq_4k_randread_iops_qd32", 100_000, "READ"),
+                             ("rtl.ncq_4k_randwrite_iops_qd32", 200_000, "WRITE")]:
+        recs = ok([r.commands[base + i] for i in range(RAND_COMMANDS)])
+        iops = RAND_COMMANDS / (span_ticks(recs) * TICK_NS * 1e-9)
+        figure(name, round(iops), "IOPS",
+               f"{RAND_COMMANDS} x 4 KiB {what} FPDMA QUEUED at QD32, random over 16 MiB, first submit "
+               f"to last SDB (ceiling 136,120 IOPS, FIS by FIS)")
+    return r
+
+
+def timestamp_resolution(runs):
+    """The smallest step between two distinct stamps of the runs: one counter tick."""
+    stamps = sorted({r[k] for run in runs for r in run.records for k in
+                     ("ts_submit", "ts_h2d", "ts_accept", "ts_setup", "ts_data_first",
+                      "ts_data_last", "ts_status") if r[k]})
+    step = min(b - a for a, b in zip(stamps, stamps[1:]))
+    figure("rtl.timestamp_resolution_ns", round(step * TICK_NS, 3), "ns",
+           "smallest step between two distinct phase stamps of the benchmark runs "
+           f"({len(stamps)} stamps): one tick of the 64-bit counter in the SATA clock domain")
+
+
+def power_cut_jitter(exe, runs=6):
+    """Rails cut `delay` ticks after the 1st Data FIS of a queued write, with different
+    traffic before it each run: the spread of (cut - first data dword - delay)."""
+    offsets = []
+    for k in range(runs):
+        delay = 40 + 17 * k
+        s = rig_sim.Script().link_up(1)
+        for i in range(k * 3):  # shifts everything that follows by a different amount
+            s.ncq(True, 50_000 + 64 * i, 8 + 8 * k, 10 + i)
+        s.wait()
+        s.desc(PROTO_POWER, POWER_OFF_AT_EVENT, user_tag=2, features=EVENT_DATA, count=1,
+               timeout_ticks=delay)
+        s.ncq(True, 4096 * (k + 1), 64, 100)
+        s.wait().desc(PROTO_POWER, POWER_ON, user_tag=3).wait()
+        r = run(exe, s)
+        cut = [e for e in r.events if e["slot"] == EV_POWER_CUT]
+        write = r.commands[100]
+        if len(cut) != 1 or write["result"] != RESULT_LINK_LOST or not write["ts_data_first"]:
+            raise SystemExit(f"bench: power cut run {k} did not cut mid-write: {cut} {write}")
+        offsets.append(cut[0]["ts_status"] - write["ts_data_first"] - delay)
+    figure("rtl.power_cut_jitter_ticks", max(offsets) - min(offsets), "ticks",
+           f"spread over {runs} runs of the cut's tick relative to its trigger (the 1st Data FIS of "
+           f"a queued write, delay 40..125 ticks, different traffic before it); offsets {offsets}")
+
+
+def main() -> int:
+    print("bench: rtl: building the rig core in Verilator", file=sys.stderr, flush=True)
+    exe = rig_sim.build()
+    seq = sequential(exe)
+    rnd = random_4k(exe)
+    timestamp_resolution([seq, rnd])
+    cycles = seq.stats["cycles"] + rnd.stats["cycles"]
+    wall = seq.stats["wall_s"] + rnd.stats["wall_s"]
+    figure("rtl.sim_khz", round(cycles / wall / 1000, 1), "kHz",
+           f"simulated SATA clock cycles per wall second, rig core (PHY, link, engine) and the "
+           f"simulated drive in Verilator, no CPU ({cycles} cycles; wall clock, varies with the machine)")
+    power_cut_jitter(exe)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
