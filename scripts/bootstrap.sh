@@ -16,6 +16,10 @@ declare -A WHY=(
   [python3-six]="fio_jsonplus_clat2csv imports it"
   [python3]="collects benchmark figures; runs host/ (in .venv)"
   [verilator]="simulates the gateware for the cocotb benches (Debian 5.006)"
+  [gcc-riscv64-unknown-elf]="builds the LiteX BIOS for the rig SoC's VexRiscv"
+  [meson]="builds picolibc for the LiteX BIOS"
+  [libevent-dev]="litex_sim's event loop"
+  [libjson-c-dev]="litex_sim's configuration, and our drive module's arguments"
 )
 
 missing=()

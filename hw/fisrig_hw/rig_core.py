@@ -15,12 +15,15 @@ from fisrig_hw.transport import LinkTxResult
 
 
 class RigCore(Module):
-    def __init__(self):
-        self.clock_domains.cd_sys = ClockDomain()
+    """with_sys_domain: the core owns its clock (the Verilator harness drives sys_clk);
+    inside an SoC the CRG's sys domain is the SATA clock."""
+    def __init__(self, with_sys_domain=True):
+        if with_sys_domain:
+            self.clock_domains.cd_sys = ClockDomain()
         self.clock_domains.cd_sata_tx = ClockDomain()
         self.clock_domains.cd_sata_rx = ClockDomain()
         for cd in [self.cd_sata_tx, self.cd_sata_rx]:
-            self.comb += [cd.clk.eq(self.cd_sys.clk), cd.rst.eq(self.cd_sys.rst)]
+            self.comb += [cd.clk.eq(ClockSignal("sys")), cd.rst.eq(ResetSignal("sys"))]
         self.submodules.phy = phy = SimSATAPHY()
         # The link starts clean whenever the PHY is not ready (a frame cut by a power loss
         # must not reach the next link-up).

@@ -1,0 +1,149 @@
+"""The rig SoC for simulation: VexRiscv, ROM (LiteX BIOS), SRAM and main RAM, a UART, the
+SATA core (simulated transceiver, LiteSATA's PHY control, datapath and link, our transport,
+engine, counter and power controller) and the engine's ring front end as a bus master, in
+one 150 MHz domain. In litex_sim the simulated drive (sim/device) answers on the
+transceiver's pins through our extra module sim/litex_sim/fisrig_drive.
+
+    python -m fisrig_hw.sim_soc --build-dir build/rtl/soc [--no-compile] [--run]
+"""
+
+import argparse
+import glob
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+
+from migen import *
+from migen.genlib.io import CRG
+
+from litex.build.generic_platform import Pins, Subsignal
+from litex.build.sim import SimPlatform
+from litex.build.sim.config import SimConfig
+from litex.soc.integration.builder import Builder
+from litex.soc.integration.soc_core import SoCCore
+
+from fisrig_hw.rig_core import RigCore
+from fisrig_hw.rig_sim import NATIVE_LIBS
+from fisrig_hw.rings import EngineRings
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SATA_CLK_HZ = 150_000_000
+DRIVE_MODULE = os.path.join(ROOT, "sim", "litex_sim", "fisrig_drive")
+
+
+def litex_version():
+    from importlib.metadata import version
+    return version("litex"), version("litesata"), version("pythondata-cpu-vexriscv")
+
+# The transceiver's pins, named as sim/device's pins.h (host drives tx_* and power).
+_sata_pins = [("tx_data", 32), ("tx_charisk", 4), ("tx_idle", 1), ("tx_cominit", 1),
+              ("tx_comwake", 1), ("power", 1), ("rx_data", 32), ("rx_charisk", 4),
+              ("rx_idle", 1), ("rx_cominit", 1), ("rx_comwake", 1)]
+
+_io = [
+    ("sys_clk", 0, Pins(1)),
+    ("sys_rst", 0, Pins(1)),
+    ("serial", 0,
+        Subsignal("source_valid", Pins(1)), Subsignal("source_ready", Pins(1)),
+        Subsignal("source_data", Pins(8)),
+        Subsignal("sink_valid", Pins(1)), Subsignal("sink_ready", Pins(1)),
+        Subsignal("sink_data", Pins(8))),
+    ("sata", 0) + tuple(Subsignal(name, Pins(width)) for name, width in _sata_pins),
+]
+
+
+class FisrigSimSoC(SoCCore):
+    def __init__(self, main_ram_size=0x40000, **kwargs):
+        platform = SimPlatform("SIM", _io)
+        self.crg = CRG(platform.request("sys_clk"))
+        SoCCore.__init__(self, platform, clk_freq=SATA_CLK_HZ, cpu_type="vexriscv",
+                         cpu_variant="standard", uart_name="sim",
+                         integrated_rom_size=0x10000, integrated_sram_size=0x2000,
+                         integrated_main_ram_size=main_ram_size,
+                         ident="fisrig rig SoC (simulation)", **kwargs)
+        # Simulated time is dear: the BIOS goes straight to its prompt (no serialboot wait,
+        # no test of a RAM that is a Verilog array).
+        self.add_config("BIOS_NO_BOOT")
+        self.add_config("BIOS_NO_DELAYS")
+        self.add_config("MAIN_RAM_INIT")
+        # The SATA clock is the system clock: stamps, power edges and the CPU share it.
+        self.sata = sata = RigCore(with_sys_domain=False)
+        pads = platform.request("sata")
+        for name, _ in _sata_pins:
+            pin, pad = getattr(sata.phy.pins, name), getattr(pads, name)
+            self.comb += (pad.eq(pin) if name.startswith("tx_") or name == "power" else pin.eq(pad))
+        self.rings = EngineRings(engine=sata.engine)
+        self.bus.add_master(name="engine_rings", master=self.rings.bus)
+
+
+def sim_config(profile="tiny-1gb", faults="boot_us=100"):
+    config = SimConfig()
+    config.add_clocker("sys_clk", freq_hz=SATA_CLK_HZ)
+    config.add_module("serial2console", "serial")
+    config.add_module("fisrig_drive", "sata", clocks="sys_clk",
+                      args={"profile": profile, "faults": faults})
+    return config
+
+
+def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=True,
+          run=False, profile="tiny-1gb", faults="boot_us=100"):
+    """Elaborates the SoC, builds the BIOS and (compile_gateware) the Verilator simulation
+    with the drive module; returns the Builder. LiteX writes its module variables beside the
+    extra modules, so they are built from a copy inside build_dir. Nothing is redone when
+    the sources, the native libraries and the packages are those of the last build."""
+    gateware = os.path.join(build_dir, "gateware")
+    libs = [os.path.join(native_build, p) for p in NATIVE_LIBS]
+    sources = sorted(glob.glob(os.path.join(ROOT, "hw", "fisrig_hw", "*.py")) +
+                     glob.glob(os.path.join(DRIVE_MODULE, "*")) + libs)
+    digest = hashlib.sha256(repr((profile, faults, litex_version())).encode())
+    for path in sources:
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    stamp = os.path.join(build_dir, "sources.sha256")
+    if compile_gateware and not run and os.path.exists(os.path.join(gateware, "obj_dir", "Vsim")):
+        try:
+            with open(stamp) as f:
+                if f.read() == digest.hexdigest():
+                    return None  # built from these sources already
+        except OSError:
+            pass
+    # LiteX's software Makefiles run `python3 -m litex...`: this interpreter's, with LiteX.
+    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
+    soc = FisrigSimSoC()
+    builder = Builder(soc, output_dir=build_dir, compile_software=compile_gateware,
+                      compile_gateware=compile_gateware)
+    mods = os.path.join(os.path.abspath(build_dir), "extra_mods")
+    shutil.rmtree(mods, ignore_errors=True)
+    shutil.copytree(DRIVE_MODULE, os.path.join(mods, "fisrig_drive"))
+    with open(os.path.join(mods, "fisrig_drive", "fisrig_paths.mak"), "w") as f:
+        f.write("FISRIG_ROOT = {}\nFISRIG_BUILD = {}\n".format(ROOT, os.path.abspath(native_build)))
+    builder.build(sim_config=sim_config(profile, faults), run=False, extra_mods=["fisrig_drive"],
+                  extra_mods_path=mods, opt_level="O2", threads=1, jobs=2)
+    if compile_gateware:
+        # LiteX compiles the simulation only on its way to running it (interactively);
+        # the script it wrote does the compile alone.
+        subprocess.run(["bash", "build_sim.sh"], cwd=gateware, check=True,
+                       stdout=subprocess.DEVNULL if not run else None)
+        with open(stamp, "w") as f:
+            f.write(digest.hexdigest())
+    if run:
+        subprocess.run([os.path.join("obj_dir", "Vsim")], cwd=gateware, check=True)
+    return builder
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build-dir", default=os.path.join(ROOT, "build", "rtl", "soc"))
+    parser.add_argument("--no-compile", action="store_true", help="elaborate only")
+    parser.add_argument("--run", action="store_true", help="run the simulation after building")
+    parser.add_argument("--profile", default="tiny-1gb")
+    parser.add_argument("--faults", default="boot_us=100")
+    args = parser.parse_args()
+    build(args.build_dir, compile_gateware=not args.no_compile, run=args.run,
+          profile=args.profile, faults=args.faults)
+
+
+if __name__ == "__main__":
+    main()
