@@ -25,12 +25,17 @@ from litex.soc.integration.builder import Builder
 from litex.soc.integration.soc_core import SoCCore
 
 from fisrig_hw.rig_core import RigCore
+from fisrig_hw.rig_status import RigStatus
 from fisrig_hw.rig_sim import NATIVE_LIBS
 from fisrig_hw.rings import EngineRings
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SATA_CLK_HZ = 150_000_000
 DRIVE_MODULE = os.path.join(ROOT, "sim", "litex_sim", "fisrig_drive")
+
+
+# Modules of fisrig_hw that run on the host side of a simulation, not in the SoC.
+HOST_SIDE = {"bios_console.py", "soc_run.py", "rig_sim.py"}
 
 
 def litex_version():
@@ -55,7 +60,7 @@ _io = [
 
 
 class FisrigSimSoC(SoCCore):
-    def __init__(self, main_ram_size=0x40000, **kwargs):
+    def __init__(self, main_ram_size=0x80000, **kwargs):
         platform = SimPlatform("SIM", _io)
         self.crg = CRG(platform.request("sys_clk"))
         SoCCore.__init__(self, platform, clk_freq=SATA_CLK_HZ, cpu_type="vexriscv",
@@ -74,6 +79,7 @@ class FisrigSimSoC(SoCCore):
         for name, _ in _sata_pins:
             pin, pad = getattr(sata.phy.pins, name), getattr(pads, name)
             self.comb += (pad.eq(pin) if name.startswith("tx_") or name == "power" else pin.eq(pad))
+        self.rig = RigStatus(sata)
         self.rings = EngineRings(engine=sata.engine)
         self.bus.add_master(name="engine_rings", master=self.rings.bus)
 
@@ -95,8 +101,9 @@ def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=
     the sources, the native libraries and the packages are those of the last build."""
     gateware = os.path.join(build_dir, "gateware")
     libs = [os.path.join(native_build, p) for p in NATIVE_LIBS]
-    sources = sorted(glob.glob(os.path.join(ROOT, "hw", "fisrig_hw", "*.py")) +
-                     glob.glob(os.path.join(DRIVE_MODULE, "*")) + libs)
+    gateware_py = [p for p in glob.glob(os.path.join(ROOT, "hw", "fisrig_hw", "*.py"))
+                   if os.path.basename(p) not in HOST_SIDE]
+    sources = sorted(gateware_py + glob.glob(os.path.join(DRIVE_MODULE, "*")) + libs)
     digest = hashlib.sha256(repr((profile, faults, litex_version())).encode())
     for path in sources:
         with open(path, "rb") as f:
@@ -124,13 +131,43 @@ def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=
     if compile_gateware:
         # LiteX compiles the simulation only on its way to running it (interactively);
         # the script it wrote does the compile alone.
-        subprocess.run(["bash", "build_sim.sh"], cwd=gateware, check=True,
-                       stdout=subprocess.DEVNULL if not run else None)
+        done = subprocess.run(["bash", "build_sim.sh"], cwd=gateware, capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError("the SoC's Verilator build failed:\n" + done.stdout[-3000:] +
+                               done.stderr[-3000:])
         with open(stamp, "w") as f:
             f.write(digest.hexdigest())
     if run:
         subprocess.run([os.path.join("obj_dir", "Vsim")], cwd=gateware, check=True)
     return builder
+
+
+FIRMWARE = os.path.join(ROOT, "firmware", "baremetal")
+PROGRAM_OFFSET = 0x20000  # firmware/baremetal/main.c
+
+
+def build_firmware(build_dir):
+    """The rig firmware (firmware/baremetal) for a built SoC; returns firmware.bin's path."""
+    out = os.path.join(build_dir, "firmware")
+    os.makedirs(out, exist_ok=True)
+    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+    subprocess.run(["make", "-s", "-C", out, "-f", os.path.join(FIRMWARE, "Makefile"),
+                    "BUILD_DIR=" + os.path.abspath(build_dir), "FISRIG_ROOT=" + ROOT],
+                   check=True, env=env, capture_output=True)
+    return os.path.join(out, "firmware.bin")
+
+
+def main_ram_image(firmware, program):
+    """main RAM's contents for a run, as the $readmemh file litex_sim loads at start: the
+    firmware at 0, the program (its size, then its bytes) at PROGRAM_OFFSET."""
+    with open(firmware, "rb") as f:
+        fw = f.read()
+    if len(fw) > PROGRAM_OFFSET:
+        raise ValueError("the firmware is larger than its area of main RAM")
+    image = fw.ljust(PROGRAM_OFFSET, b"\0") + len(program).to_bytes(4, "little") + program
+    image = image.ljust((len(image) + 3) & ~3, b"\0")
+    return "".join("{:08x}\n".format(int.from_bytes(image[i:i + 4], "little"))
+                   for i in range(0, len(image), 4))
 
 
 def main():

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from bios_console import BiosConsole
 from fisrig_hw import sim_soc
+from fisrig_hw.bios_console import BiosConsole
 from fisrig_hw.descriptor import *
 
 IDENTIFY, WRITE_DMA_EXT, READ_DMA_EXT = 0xEC, 0x35, 0x25

@@ -1,6 +1,6 @@
 """Drives the rig SoC in litex_sim through the LiteX BIOS console (serial2console on the
-simulation's stdin/stdout): memory and CSR reads and writes, the way a person at the
-console would, until the rig's own firmware exists. Every wait is bounded."""
+simulation's stdin/stdout): memory and CSR reads and writes the way a person at the console
+would, `boot` of the firmware, and the lines the firmware prints. Every wait is bounded."""
 import csv
 import os
 import re
@@ -9,6 +9,7 @@ import subprocess
 import time
 
 PROMPT = re.compile(rb"litex\x1b\[0m> |litex> ")
+LINE_END = re.compile(rb"\r?\n")
 DUMP_LINE = re.compile(r"0x([0-9a-f]{8})  ((?:[0-9a-f]{2} )+)")  # lines end "\n\r"
 
 
@@ -29,38 +30,53 @@ def csr_map(build_dir):
 
 
 class BiosConsole:
-    def __init__(self, build_dir, boot_timeout=600):
+    """sim_dir: where the simulation runs (its sim_config.js and *.init files); the build's
+    gateware directory unless a run has its own."""
+    def __init__(self, build_dir, sim_dir=None, boot_timeout=600):
         gateware = os.path.join(build_dir, "gateware")
         self.regs, self.mems = csr_map(build_dir)
-        self.proc = subprocess.Popen([os.path.join(gateware, "obj_dir", "Vsim")], cwd=gateware,
+        self.proc = subprocess.Popen([os.path.join(gateware, "obj_dir", "Vsim")],
+                                     cwd=sim_dir or gateware,
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
         self.log = b""         # not yet consumed by a command
         self.transcript = b""  # everything the simulation printed
         self.expect_prompt(boot_timeout)
 
-    def expect_prompt(self, timeout):
-        """Output up to the next prompt (the BIOS is ready for a command)."""
+    def _until(self, pattern, timeout, what):
+        """Output up to the next match of pattern, and the match."""
         deadline = time.monotonic() + timeout
-        start = len(self.log)
+        start = 0
         while True:
-            m = PROMPT.search(self.log, start)
+            m = pattern.search(self.log, start)
             if m:
                 out, self.log = self.log[:m.start()], self.log[m.end():]
-                return out.decode(errors="replace")
+                return out.decode(errors="replace"), m
+            start = max(0, len(self.log) - 64)
             left = deadline - time.monotonic()
             if left <= 0 or self.proc.poll() is not None:
-                raise ConsoleTimeout("no BIOS prompt; output so far:\n" +
-                                     self.log[-3000:].decode(errors="replace"))
+                raise ConsoleTimeout("no {}; output so far:\n{}".format(
+                    what, self.log[-3000:].decode(errors="replace")))
             ready, _, _ = select.select([self.proc.stdout], [], [], min(left, 1.0))
             if ready:
                 chunk = os.read(self.proc.stdout.fileno(), 65536)
                 self.log += chunk
                 self.transcript += chunk
 
-    def command(self, line, timeout=120):
+    def expect_prompt(self, timeout):
+        """Output up to the next prompt (the BIOS is ready for a command)."""
+        return self._until(PROMPT, timeout, "BIOS prompt")[0]
+
+    def read_line(self, timeout):
+        """The next line the simulation prints (without its line end)."""
+        return self._until(LINE_END, timeout, "line")[0].strip("\r")
+
+    def send(self, line):
         self.proc.stdin.write(line.encode() + b"\n")
         self.proc.stdin.flush()
+
+    def command(self, line, timeout=120):
+        self.send(line)
         return self.expect_prompt(timeout)
 
     def write32(self, addr, value):

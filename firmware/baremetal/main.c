@@ -1,0 +1,148 @@
+/*
+ * The rig's firmware, bare metal on LiteX's libbase (the build the RTL simulation runs):
+ * the portable core's VM (firmware/core) against the engine's rings in main RAM, streaming
+ * every run record over the UART as it comes.
+ *
+ * The host puts the compiled program at PROGRAM_OFFSET in main RAM (a 32-bit size, then
+ * the program) and starts this from the BIOS (`boot <main_ram>`). Output, one line each:
+ *   "R <192 hex digits>"   a struct fisrig_run_record, in the order the VM emits them
+ *   "{...}"                the run's outcome, the JSON line fisrig-model prints
+ */
+#include <generated/csr.h>
+#include <generated/mem.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <system.h>
+
+#include "fisrig/vm.h"
+
+#define PROGRAM_OFFSET 0x20000u  /* from MAIN_RAM_BASE; the firmware lives below it */
+#define SQ_ENTRIES 128u
+#define CQ_ENTRIES 128u
+
+static struct fisrig_cmd_desc sq[SQ_ENTRIES] __attribute__((aligned(32)));
+static struct fisrig_cpl_record cq[CQ_ENTRIES] __attribute__((aligned(32)));
+static uint8_t data_window[FISRIG_VM_INFLIGHT * FISRIG_VM_DSM_BYTES] __attribute__((aligned(32)));
+static struct fisrig_vm vm;
+static uint64_t records;
+
+void isr(void);
+void isr(void) {} /* nothing here raises interrupts */
+
+static uint64_t now(void *ctx) {
+  (void)ctx;
+  rig_ts_latch_write(1);
+  return rig_ts_read();
+}
+
+static void doorbell(void *ctx, uint32_t sq_tail) {
+  (void)ctx;
+  rings_sq_tail_write(sq_tail);
+}
+
+static uint32_t sq_head(void *ctx) {
+  (void)ctx;
+  return rings_sq_head_read();
+}
+
+static uint32_t cq_tail(void *ctx) {
+  (void)ctx;
+  uint32_t tail = rings_cq_tail_read();
+  /* The engine writes records into RAM behind the data cache: drop what the cache holds
+     before the VM reads them. */
+  flush_cpu_dcache();
+  return tail;
+}
+
+static void cq_consumed(void *ctx, uint32_t cq_head) {
+  (void)ctx;
+  rings_cq_head_write(cq_head);
+}
+
+static void wait(void *ctx, uint64_t until) {
+  (void)ctx;
+  (void)until; /* the VM polls; the engine needs nothing from the CPU meanwhile */
+}
+
+static int emit(void *ctx, const struct fisrig_run_record *r) {
+  (void)ctx;
+  static const char hex[] = "0123456789abcdef";
+  const uint8_t *b = (const uint8_t *)r;
+  putchar('R');
+  putchar(' ');
+  for (unsigned i = 0; i < sizeof *r; ++i) {
+    putchar(hex[b[i] >> 4]);
+    putchar(hex[b[i] & 15]);
+  }
+  putchar('\n');
+  ++records;
+  return 0;
+}
+
+/* picolibc's integer printf may lack 64-bit conversions: decimal by hand. */
+static const char *u64_text(uint64_t v, char buf[21]) {
+  char *p = buf + 20;
+  *p = 0;
+  do {
+    *--p = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  return p;
+}
+
+static const char *status_name(enum fisrig_vm_status s) {
+  switch (s) {
+    case FISRIG_VM_DONE: return "done";
+    case FISRIG_VM_BAD_PROGRAM: return "bad_program";
+    case FISRIG_VM_EXPECT_FAILED: return "expect_failed";
+    case FISRIG_VM_ENGINE_STUCK: return "engine_stuck";
+    case FISRIG_VM_SINK_FULL: return "records_lost";
+    case FISRIG_VM_STOPPED: return "stopped";
+  }
+  return "unknown";
+}
+
+int main(void) {
+  const uint8_t *image = (const uint8_t *)(MAIN_RAM_BASE + PROGRAM_OFFSET);
+  uint32_t size = *(const uint32_t *)image;
+  const struct fisrig_engine_ops ops = {
+    .ctx = 0, .sq = sq, .sq_entries = SQ_ENTRIES, .cq = cq, .cq_entries = CQ_ENTRIES,
+    .data_window = data_window, .data_window_bytes = sizeof data_window,
+    .doorbell = doorbell, .sq_head = sq_head, .cq_tail = cq_tail, .cq_consumed = cq_consumed,
+    .now = now, .wait = wait,
+  };
+  const struct fisrig_record_sink sink = {0, emit};
+
+  printf("fisrig firmware: program of %lu bytes\n", (unsigned long)size);
+  rings_enable_write(0); /* empty rings, whatever the BIOS or a last run left */
+  rings_sq_base_write((uint32_t)(uintptr_t)sq);
+  rings_sq_entries_write(SQ_ENTRIES);
+  rings_cq_base_write((uint32_t)(uintptr_t)cq);
+  rings_cq_entries_write(CQ_ENTRIES);
+  rings_data_base_write((uint32_t)(uintptr_t)data_window);
+  rings_sq_tail_write(0);
+  rings_cq_head_write(0);
+  rings_enable_write(1);
+
+  /* The drive is powered at reset: its signature arrives as the engine's first event
+     record once LiteSATA calls the link ready (5 ms). A program starts on a live link. */
+  uint64_t give_up = now(0) + 20ull * FISRIG_TICK_HZ / 1000;
+  while (!(rig_link_ready_read() && cq_tail(0) != 0) && now(0) < give_up) {
+  }
+  printf("fisrig firmware: link %s\n", rig_link_ready_read() ? "up" : "down");
+  rings_cq_head_write(rings_cq_tail_read());
+
+  fisrig_vm_init(&vm, &ops, &sink);
+  enum fisrig_vm_status st = size > MAIN_RAM_SIZE - PROGRAM_OFFSET - 4
+                                 ? FISRIG_VM_BAD_PROGRAM
+                                 : fisrig_vm_run(&vm, image + 4, size);
+  char b[4][21];
+  printf("{\"status\": \"%s\", \"records\": %s, \"commands\": %s, \"errors\": %s, "
+         "\"sim_ns\": %s, \"wall_s\": 0, \"error_offset\": %lu, \"error\": \"%s\"}\n",
+         status_name(st), u64_text(records, b[0]), u64_text(vm.commands, b[1]),
+         u64_text(vm.errors, b[2]), u64_text(now(0) * 20 / 3, b[3]), /* ticks of 6.667 ns */
+         (unsigned long)vm.error_offset,
+         vm.error_text ? vm.error_text : (st == FISRIG_VM_BAD_PROGRAM ? "program too large" : ""));
+  for (;;) {
+  }
+}
