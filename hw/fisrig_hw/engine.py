@@ -465,6 +465,9 @@ class RawCommandEngine(Module):
                         NextState("REFUSE")
                     )
                 ).Else(NextState("IDLE"))
+            ).Elif(wait_link,
+                # Behind a LINK descriptor still waiting for the link: it goes once that ends.
+                NextState("IDLE")
             ).Elif(~self.link_up,
                 # Nothing to send it to: it ends at once, nothing waits on a dead link.
                 If(any_free,

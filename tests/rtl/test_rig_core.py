@@ -47,6 +47,21 @@ def test_link_comes_up_against_the_simulated_drive(rig_exe):
     assert s["protocol_errors"] == 0 and s["frames_aborted"] == 0
 
 
+def test_commands_behind_a_link_wait_go_once_the_link_is_up(rig_exe):
+    """Descriptors sent right behind LINK WAIT_UP, before the link is up, wait for it
+    instead of ending LINK_LOST (the host bridge can ring the doorbell that early)."""
+    s = rig_sim.Script(max_cycles=20_000_000)
+    s.desc(PROTO_LINK, LINK_WAIT_UP, user_tag=1)
+    s.desc(PROTO_PIO_IN, IDENTIFY, user_tag=2, data_source=DATA_RAM)
+    queued(s, True, 0, 8, 3)
+    run = run_rig(rig_exe, s.wait())
+    assert run.returncode == 0, run.output
+    recs = run.commands
+    assert [recs[t]["result"] for t in (1, 2, 3)] == [RESULT_OK] * 3
+    up = run.events[0]
+    assert up["slot"] == EV_LINK_UP and recs[2]["ts_h2d"] > up["ts_status"]
+
+
 def test_commands_through_litesata_to_the_simulated_drive(rig_exe):
     """IDENTIFY into RAM, 32 queued STAMP writes and 32 queued checked reads, checked DMA
     reads (one with the right sequence, one with a wrong one), FLUSH: the whole path."""
