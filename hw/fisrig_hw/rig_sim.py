@@ -15,7 +15,7 @@ from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, FLAG_CHECK, LINK_WAIT_U
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RUNNER = os.path.join(ROOT, "sim", "rtl", "rig_core_runner.cpp")
 NATIVE_LIBS = ["sim/device/libfisrig_device.a", "sim/libfisrig_drive.a", "sim/link/libfisrig_link.a"]
-INCLUDES = ["sim/device/include", "sim/drive/include", "firmware/core/include"]
+INCLUDES = ["sim/device/include", "sim/drive/include", "sim/link/include", "firmware/core/include"]
 
 
 READ_FPDMA_QUEUED, WRITE_FPDMA_QUEUED = 0x60, 0x61
@@ -105,6 +105,11 @@ class Script:
         self.lines.append("ram {} {}".format(word, " ".join("{:x}".format(v) for v in values)))
         return self
 
+    def trace(self, first_cycle, end_cycle):
+        """Print the wire, both directions, for cycles [first_cycle, end_cycle)."""
+        self.lines.append("trace {} {}".format(first_cycle, end_cycle))
+        return self
+
     def dump(self, word, count):
         self.lines.append("dump {} {}".format(word, count))
         return self
@@ -120,6 +125,7 @@ class Run:
     stats: dict            # the runner's and the device's counters
     returncode: int
     output: str = field(repr=False)
+    wire: list = field(default_factory=list, repr=False)  # (cycle, tx, rx) in traced cycles
 
     @property
     def commands(self):
@@ -142,7 +148,7 @@ def run(exe, script, profile="tiny-1gb", faults=None, timeout=900):
         os.unlink(f.name)
     if proc.returncode == 2:
         raise RigSimError(proc.stderr.strip())
-    records, dumps, stats = [], {}, {}
+    records, dumps, stats, wire = [], {}, {}, []
     for line in proc.stdout.splitlines():
         words = line.split()
         if not words:
@@ -151,11 +157,13 @@ def run(exe, script, profile="tiny-1gb", faults=None, timeout=900):
             rec = unpack_cpl(bytes.fromhex(words[1]))
             rec["d2h_lba"] = rec.pop("lba")
             records.append(rec)
+        elif words[0] == "w":
+            wire.append((int(words[1]), words[2], words[3]))
         elif words[0] == "dump":
             dumps[int(words[1])] = [int(w, 16) for w in words[2:]]
         elif len(words) == 2:
             stats[words[0]] = _number(words[1])
-    return Run(records, dumps, stats, proc.returncode, proc.stdout + proc.stderr)
+    return Run(records, dumps, stats, proc.returncode, proc.stdout + proc.stderr, wire)
 
 
 def _number(text):

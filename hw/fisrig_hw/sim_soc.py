@@ -1,4 +1,5 @@
 """The rig SoC for simulation: VexRiscv, ROM (LiteX BIOS), SRAM and main RAM, a UART, the
+host bridge (UARTBone), the
 SATA core (simulated transceiver, LiteSATA's PHY control, datapath and link, our transport,
 engine, counter and power controller) and the engine's ring front end as a bus master, in
 one 150 MHz domain. In litex_sim the simulated drive (sim/device) answers on the
@@ -22,6 +23,7 @@ from litex.build.generic_platform import Pins, Subsignal
 from litex.build.sim import SimPlatform
 from litex.build.sim.config import SimConfig
 from litex.soc.integration.builder import Builder
+from litex.soc.cores.uart import RS232PHYModel, UARTBone
 from litex.soc.integration.soc_core import SoCCore
 
 from fisrig_hw.rig_core import RigCore
@@ -56,7 +58,14 @@ _io = [
         Subsignal("sink_valid", Pins(1)), Subsignal("sink_ready", Pins(1)),
         Subsignal("sink_data", Pins(8))),
     ("sata", 0) + tuple(Subsignal(name, Pins(width)) for name, width in _sata_pins),
+    # The host bridge's byte stream; litex_sim's serial2tcp takes only pads named "serial".
+    ("serial", 1,
+        Subsignal("source_valid", Pins(1)), Subsignal("source_ready", Pins(1)),
+        Subsignal("source_data", Pins(8)),
+        Subsignal("sink_valid", Pins(1)), Subsignal("sink_ready", Pins(1)),
+        Subsignal("sink_data", Pins(8))),
 ]
+BRIDGE_PORT = 2430  # the built configuration's; each run picks its own (soc_run)
 
 
 class FisrigSimSoC(SoCCore):
@@ -79,6 +88,12 @@ class FisrigSimSoC(SoCCore):
         for name, _ in _sata_pins:
             pin, pad = getattr(sata.phy.pins, name), getattr(pads, name)
             self.comb += (pad.eq(pin) if name.startswith("tx_") or name == "power" else pin.eq(pad))
+        # The host bridge (DESIGN.md decision 9): UARTBone, a Wishbone master the host
+        # reaches even when the firmware is stuck.
+        self.bridge_phy = RS232PHYModel(platform.request("serial", 1))
+        self.bridge = UARTBone(self.bridge_phy, clk_freq=SATA_CLK_HZ,
+                               address_width=self.bus.address_width)
+        self.bus.add_master(name="bridge", master=self.bridge.wishbone)
         self.rig = RigStatus(sata)
         self.rings = EngineRings(engine=sata.engine)
         self.bus.add_master(name="engine_rings", master=self.rings.bus)
@@ -88,6 +103,7 @@ def sim_config(profile="tiny-1gb", faults="boot_us=100"):
     config = SimConfig()
     config.add_clocker("sys_clk", freq_hz=SATA_CLK_HZ)
     config.add_module("serial2console", "serial")
+    config.add_module("serial2tcp", ("serial", 1), args={"port": BRIDGE_PORT})
     config.add_module("fisrig_drive", "sata", clocks="sys_clk",
                       args={"profile": profile, "faults": faults})
     return config

@@ -7,6 +7,7 @@ files with the build or with each other."""
 import json
 import os
 import shutil
+import socket
 
 from fisrig_hw import sim_soc
 from fisrig_hw.bios_console import BiosConsole, ConsoleTimeout
@@ -18,9 +19,17 @@ class SocRunError(RuntimeError):
     pass
 
 
-def prepare(build_dir, run_dir, firmware, program, profile, faults):
+def free_port():
+    """A loopback TCP port nobody listens on now, for this run's host bridge."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def prepare(build_dir, run_dir, firmware, program, profile, faults, bridge_port=None):
     """run_dir gets links to the built simulation's files, its own sim_config.js (the
-    drive's profile and faults) and its own main RAM image."""
+    drive's profile and faults, the bridge's port) and its own main RAM image (the build's
+    when there is no firmware)."""
     gateware = os.path.join(build_dir, "gateware")
     os.makedirs(run_dir, exist_ok=True)
     for name in os.listdir(gateware):
@@ -34,17 +43,19 @@ def prepare(build_dir, run_dir, firmware, program, profile, faults):
     for module in config:
         if module.get("module") == "fisrig_drive":
             module["args"] = {"profile": profile, "faults": faults}
+        if module.get("module") == "serial2tcp" and bridge_port:
+            module["args"] = {"port": bridge_port}
     with open(os.path.join(run_dir, "sim_config.js"), "w") as f:
         json.dump(config, f, indent=2)
     with open(os.path.join(run_dir, "sim_main_ram.init"), "w") as f:
-        f.write(sim_soc.main_ram_image(firmware, program))
+        f.write(sim_soc.main_ram_image(firmware, program) if firmware else "")
 
 
 def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
         faults="boot_us=100", timeout=1800):
     """Runs program; on_record(bytes) gets each 96-byte record; returns the firmware's
     outcome (the JSON fisrig-model prints) with the simulation's transcript."""
-    prepare(build_dir, run_dir, firmware, program, profile, faults)
+    prepare(build_dir, run_dir, firmware, program, profile, faults, free_port())
     console = BiosConsole(build_dir, sim_dir=run_dir)
     try:
         console.send("boot 0x{:08x}".format(console.mems["main_ram"]))

@@ -1,15 +1,16 @@
-"""The whole rig SoC in litex_sim: VexRiscv running the LiteX BIOS, main RAM, the engine's
-ring front end on the bus and the SATA core on the simulated drive's pins (our litex_sim
-module). Descriptors go into the submission ring in main RAM and the doorbell is rung
-through the BIOS console; the engine fetches them, runs them against the drive and writes
-its records into the completion ring, where they are read back the same way."""
+"""The whole rig SoC in litex_sim: VexRiscv running the LiteX BIOS, main RAM, the host
+bridge, the engine's ring front end on the bus and the SATA core on the simulated drive's
+pins (our litex_sim module). Descriptors go into the submission ring in main RAM and the
+doorbell is rung, through the BIOS console or through the host bridge; the engine fetches
+them, runs them against the drive and writes its records into the completion ring, where
+they are read back the same way."""
 import os
 import struct
 import time
 
 import pytest
 
-from fisrig_hw import sim_soc
+from fisrig_hw import bridge, sim_soc, soc_run
 from fisrig_hw.bios_console import BiosConsole
 from fisrig_hw.descriptor import *
 
@@ -25,53 +26,89 @@ def soc_dir():
     return build_dir
 
 
-def records(console, ram, count):
-    raw = console.read_bytes(ram + CQ, 80 * count)
+class BridgeAccess:
+    """The host bridge (UARTBone through serial2tcp), with the console's four verbs."""
+    def __init__(self, bridge, regs):
+        self.bridge, self.regs = bridge, regs
+        self.write_bytes, self.read_bytes = bridge.write_bytes, bridge.read_bytes
+
+    def csr_write(self, name, value):
+        self.bridge.write(self.regs[name], value)
+
+    def csr_read(self, name):
+        return self.bridge.read(self.regs[name])
+
+
+@pytest.fixture(params=["bios_console", "host_bridge"])
+def access(request, soc_dir, tmp_path):
+    """The SoC running in its own directory, reached through the BIOS console (the CPU does
+    each access) or through the host bridge (a Wishbone master of its own)."""
+    port = soc_run.free_port()
+    soc_run.prepare(soc_dir, str(tmp_path), None, b"", "tiny-1gb", "boot_us=100", port)
+    console = BiosConsole(soc_dir, sim_dir=str(tmp_path))
+    b = None
+    try:
+        if request.param == "bios_console":
+            yield console, console
+        else:
+            b = bridge.connect(port)
+            b.open()
+            yield BridgeAccess(b, console.regs), console
+    finally:
+        if b:
+            b.close()
+        out = console.close()
+    assert "[fisrig_drive] link up at cycle" in out, out[-2000:]
+
+
+def records(io, ram, count):
+    raw = io.read_bytes(ram + CQ, 80 * count)
     return [unpack_cpl(raw[80 * i:80 * (i + 1)]) for i in range(count)]
 
 
-def test_cpu_drives_the_engine_through_the_rings(soc_dir):
-    console = BiosConsole(soc_dir)
-    try:
-        ram = console.mems["main_ram"]
-        descs = [
-            pack_desc(protocol=PROTO_LINK, command=LINK_WAIT_UP, user_tag=1),
-            pack_desc(protocol=PROTO_PIO_IN, command=IDENTIFY, user_tag=2, device=0x40,
-                      data_source=DATA_RAM, data_word=0),
-            pack_desc(protocol=PROTO_DMA_OUT, command=WRITE_DMA_EXT, user_tag=3, device=0x40,
-                      lba=4096, count=16, data_source=DATA_STAMP, data_word=11, compress_pct=100),
-            pack_desc(protocol=PROTO_DMA_IN, command=READ_DMA_EXT, user_tag=4, device=0x40,
-                      lba=4096, count=16, data_source=DATA_STAMP, data_word=11, compress_pct=100,
-                      flags=FLAG_CHECK),
-        ]
-        for i, d in enumerate(descs):
-            console.write_bytes(ram + SQ + 32 * i, d)
-        for name, value in [("rings_sq_base", ram + SQ), ("rings_sq_entries", ENTRIES),
-                            ("rings_cq_base", ram + CQ), ("rings_cq_entries", ENTRIES),
-                            ("rings_data_base", ram + DATA), ("rings_enable", 1)]:
-            console.csr_write(name, value)
-        console.csr_write("rings_sq_tail", len(descs))  # the doorbell
-        # The link-up event record, then one record per descriptor.
-        deadline = time.monotonic() + 300
-        while console.csr_read("rings_cq_tail") < len(descs) + 1:
-            assert time.monotonic() < deadline, "records did not arrive"
-        assert console.csr_read("rings_sq_head") == len(descs)
-        recs = records(console, ram, len(descs) + 1)
-        event, by_tag = recs[0], {r["user_tag"]: r for r in recs[1:]}
-        assert event["user_tag"] == USER_TAG_EVENT and event["slot"] == EV_LINK_UP
-        assert sorted(by_tag) == [1, 2, 3, 4]
-        for tag, r in by_tag.items():
-            assert r["result"] == RESULT_OK and r["check_errors"] == 0, (tag, r)
-        assert by_tag[3]["sectors"] == 16 and by_tag[4]["sectors"] == 16
-        # The IDENTIFY page came into the data window by DMA: words 27..46, the model.
-        page = console.read_bytes(ram + DATA, 512)
-        words = struct.unpack("<256H", page)
-        model = b"".join(struct.pack(">H", w) for w in words[27:47]).decode().strip()
-        assert model == "fisrig SIM-T1 tiny"
-        # One clock: the stamps of each command are in phase order on the engine's counter.
-        for r in by_tag.values():
-            stamps = [r[k] for k in PHASES if r[k]]
-            assert stamps == sorted(stamps), r
-    finally:
-        out = console.close()
-    assert "[fisrig_drive] link up at cycle" in out, out[-2000:]
+def test_descriptors_through_the_rings(access):
+    io, console = access
+    ram = console.mems["main_ram"]
+    assert io.csr_read("ctrl_scratch") == 0x12345678  # LiteX's reset value: the path works
+    descs = [
+        pack_desc(protocol=PROTO_LINK, command=LINK_WAIT_UP, user_tag=1),
+        pack_desc(protocol=PROTO_PIO_IN, command=IDENTIFY, user_tag=2, device=0x40,
+                  data_source=DATA_RAM, data_word=0),
+        pack_desc(protocol=PROTO_DMA_OUT, command=WRITE_DMA_EXT, user_tag=3, device=0x40,
+                  lba=4096, count=16, data_source=DATA_STAMP, data_word=11, compress_pct=100),
+        pack_desc(protocol=PROTO_DMA_IN, command=READ_DMA_EXT, user_tag=4, device=0x40,
+                  lba=4096, count=16, data_source=DATA_STAMP, data_word=11, compress_pct=100,
+                  flags=FLAG_CHECK),
+    ]
+    for i, d in enumerate(descs):
+        io.write_bytes(ram + SQ + 32 * i, d)
+    for name, value in [("rings_sq_base", ram + SQ), ("rings_sq_entries", ENTRIES),
+                        ("rings_cq_base", ram + CQ), ("rings_cq_entries", ENTRIES),
+                        ("rings_data_base", ram + DATA), ("rings_enable", 1)]:
+        io.csr_write(name, value)
+    io.csr_write("rings_sq_tail", len(descs))  # the doorbell
+    # The link-up event record, then one record per descriptor.
+    deadline = time.monotonic() + 300
+    while io.csr_read("rings_cq_tail") < len(descs) + 1:
+        assert time.monotonic() < deadline, "records did not arrive"
+    assert io.csr_read("rings_sq_head") == len(descs)
+    assert io.csr_read("rig_link_ready") == 1
+    recs = records(io, ram, len(descs) + 1)
+    event, by_tag = recs[0], {r["user_tag"]: r for r in recs[1:]}
+    assert event["user_tag"] == USER_TAG_EVENT and event["slot"] == EV_LINK_UP
+    assert sorted(by_tag) == [1, 2, 3, 4]
+    for tag, r in by_tag.items():
+        assert r["result"] == RESULT_OK and r["check_errors"] == 0, (tag, r)
+    assert by_tag[3]["sectors"] == 16 and by_tag[4]["sectors"] == 16
+    # The IDENTIFY page came into the data window by DMA: words 27..46, the model.
+    words = struct.unpack("<256H", io.read_bytes(ram + DATA, 512))
+    model = b"".join(struct.pack(">H", w) for w in words[27:47]).decode().strip()
+    assert model == "fisrig SIM-T1 tiny"
+    # One clock: the stamps of each command are in phase order on the engine's counter,
+    # and the counter the CPU reads runs on past them.
+    for r in by_tag.values():
+        stamps = [r[k] for k in PHASES if r[k]]
+        assert stamps == sorted(stamps), r
+    io.csr_write("rig_ts_latch", 1)
+    hi, lo = struct.unpack("<2I", io.read_bytes(console.regs["rig_ts"], 8))  # CSR words: high first
+    assert (hi << 32 | lo) > by_tag[4]["ts_status"]
