@@ -13,6 +13,8 @@
 //   ram <word> <hex>...      RAM words from word address <word> (the data window's start is 0)
 //   dump <word> <n>          print n RAM words at the end
 //   max_cycles <n>           give up after n cycles (exit 3): a stuck engine never hangs a test
+//   trace <from> <to>        print the wire in cycles [from, to): "w <cycle> <tx> <rx>", each a
+//                            primitive's name, a data dword in hex, or "idle"
 // Prints "rec <160 hex digits>" per record in the order written (events included), then
 // "dump", "cycles", "wall_s", "ram_out_of_range" lines and the device's counters.
 #include <chrono>
@@ -29,6 +31,7 @@
 #include "fisrig/device/device_c.h"
 #include "fisrig/device/pins.h"
 #include "fisrig/engine_if.h"
+#include "fisrig/link/primitives.h"
 
 namespace {
 
@@ -42,7 +45,25 @@ struct Script {
   std::vector<std::pair<uint32_t, uint32_t>> ram;    // word, value
   std::vector<std::pair<uint32_t, uint32_t>> dumps;  // word, count
   uint64_t max_cycles = 100'000'000;
+  uint64_t trace_from = 0, trace_to = 0;
 };
+
+// What crossed the pins in one direction this cycle, as a person reads a SATA trace.
+std::string wire_word(uint32_t data, uint8_t charisk, uint8_t idle) {
+  namespace p = fisrig::link::prim;
+  static const std::pair<uint32_t, const char*> names[] = {
+      {p::kAlign, "ALIGN"}, {p::kCont, "CONT"}, {p::kSync, "SYNC"}, {p::kRRdy, "R_RDY"},
+      {p::kROk, "R_OK"}, {p::kRErr, "R_ERR"}, {p::kRIp, "R_IP"}, {p::kXRdy, "X_RDY"},
+      {p::kWtrm, "WTRM"}, {p::kSof, "SOF"}, {p::kEof, "EOF"}, {p::kHold, "HOLD"},
+      {p::kHolda, "HOLDA"}};
+  if (idle) return "idle";
+  if (charisk & 1)
+    for (auto [code, name] : names)
+      if (code == data) return name;
+  char hex[16];
+  std::snprintf(hex, sizeof hex, charisk & 1 ? "K%08x" : "%08x", data);
+  return hex;
+}
 
 bool parse_hex_bytes(const std::string& hex, uint8_t* out, size_t n) {
   if (hex.size() != 2 * n) return false;
@@ -84,6 +105,8 @@ bool read_script(const char* path, Script& s, std::string& why) {
       s.dumps.emplace_back(at, n);
     } else if (word == "max_cycles") {
       ok = bool(f >> s.max_cycles);
+    } else if (word == "trace") {
+      ok = bool(f >> s.trace_from >> s.trace_to);
     } else {
       ok = false;
     }
@@ -168,6 +191,10 @@ int main(int argc, char** argv) {
     in.tx_cominit = top.tx_cominit;
     in.tx_comwake = top.tx_comwake;
     in.power = top.power;  // the rig's power controller drives the rails
+    if (cycle >= script.trace_from && cycle < script.trace_to)
+      std::printf("w %llu %s %s\n", (unsigned long long)cycle,
+                  wire_word(in.tx_data, in.tx_charisk, in.tx_idle).c_str(),
+                  wire_word(top.rx_data, top.rx_charisk, top.rx_idle).c_str());
     fisrig_device_clock(dev, &in, &out);
     top.sys_clk = 1;
     top.eval();

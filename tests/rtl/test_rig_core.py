@@ -33,7 +33,7 @@ def assert_stamps_in_order(run):
 
 
 def test_link_comes_up_against_the_simulated_drive(rig_exe):
-    run = run_rig(rig_exe, link_up())
+    run = run_rig(rig_exe, link_up().trace(751_000, 751_600))
     assert run.returncode == 0, run.output
     up = run.events[0]
     assert up["slot"] == EV_LINK_UP
@@ -42,6 +42,13 @@ def test_link_comes_up_against_the_simulated_drive(rig_exe):
     assert 750_000 <= up["ts_status"] < 760_000, up
     assert run.commands[1]["result"] == RESULT_OK
     assert run.commands[1]["ts_status"] >= up["ts_status"]
+    # The signature FIS on the wire, as the runner's trace names it: the drive's X_RDY, SOF,
+    # the frame, EOF and WTRM; LiteSATA's R_RDY, R_IP and R_OK.
+    assert run.wire and run.wire[0][0] == 751_000
+    host, drive = [w[1] for w in run.wire], [w[2] for w in run.wire]
+    assert {"X_RDY", "SOF", "EOF", "WTRM"} <= set(drive)
+    assert drive.index("X_RDY") < drive.index("SOF") < drive.index("EOF") < drive.index("WTRM")
+    assert host.index("R_RDY") < host.index("R_IP") < host.index("R_OK")
     s = run.stats
     assert s["link_ups"] == 1 and s["comresets"] == 1 and s["fis_sent.reg_d2h"] == 1
     assert s["protocol_errors"] == 0 and s["frames_aborted"] == 0
