@@ -127,6 +127,38 @@ def power_cut_jitter(exe, runs=6):
            f"a queued write, delay 40..125 ticks, different traffic before it); offsets {offsets}")
 
 
+def soc_speed(seconds=10):
+    """The whole SoC (VexRiscv idling in the BIOS, the link up, the drive module) in
+    litex_sim: timestamp ticks the counter advanced per wall second, read over the bridge."""
+    import tempfile
+    import time
+    from fisrig_hw import bridge, sim_soc, soc_run
+    from fisrig_hw.bios_console import BiosConsole
+    build_dir = str(Path(sim_soc.ROOT) / "build" / "rtl" / "soc")
+    print("bench: rtl: building the rig SoC (cached)", file=sys.stderr, flush=True)
+    sim_soc.build_quietly(build_dir)
+    with tempfile.TemporaryDirectory() as tmp:
+        port = soc_run.free_port()
+        soc_run.prepare(build_dir, tmp, None, b"", PROFILE, FAULTS, port)
+        console = BiosConsole(build_dir, sim_dir=tmp)
+        b = bridge.connect(port)
+        b.open()
+        try:
+            def ticks():
+                b.write(console.regs["rig_ts_latch"], 1)
+                hi, lo = b.read(console.regs["rig_ts"], 2)  # CSR words: high first
+                return (hi << 32 | lo), time.monotonic()
+            t0, w0 = ticks()
+            time.sleep(seconds)
+            t1, w1 = ticks()
+        finally:
+            b.close()
+            console.close()
+    figure("rtl.soc_sim_khz", round((t1 - t0) / (w1 - w0) / 1000, 1), "kHz",
+           "simulated SATA clock cycles per wall second of the whole rig SoC in litex_sim "
+           "(VexRiscv in the BIOS, link up, the drive module), over the host bridge; wall clock")
+
+
 def main() -> int:
     print("bench: rtl: building the rig core in Verilator", file=sys.stderr, flush=True)
     exe = rig_sim.build()
@@ -139,6 +171,7 @@ def main() -> int:
            f"simulated SATA clock cycles per wall second, rig core (PHY, link, engine) and the "
            f"simulated drive in Verilator, no CPU ({cycles} cycles; wall clock, varies with the machine)")
     power_cut_jitter(exe)
+    soc_speed()
     return 0
 
 

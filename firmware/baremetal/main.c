@@ -3,10 +3,14 @@
  * the portable core's VM (firmware/core) against the engine's rings in main RAM, streaming
  * every run record over the UART as it comes.
  *
- * The host puts the compiled program at PROGRAM_OFFSET in main RAM (a 32-bit size, then
- * the program) and starts this from the BIOS (`boot <main_ram>`). Output, one line each:
- *   "R <192 hex digits>"   a struct fisrig_run_record, in the order the VM emits them
- *   "{...}"                the run's outcome, the JSON line fisrig-model prints
+ * The host puts the compiled program at PROGRAM_OFFSET in main RAM (its size, the record
+ * sink, then the program; 32-bit words) and starts this from the BIOS (`boot <main_ram>`).
+ * Records go where the host asked, in the order the VM emits them:
+ *   RECORDS_TO_RING  into a ring in main RAM that the host drains through its bridge (the
+ *                    line "fisrig firmware: record ring at 0x<address>" says where); the
+ *                    firmware waits while the ring is full, so nothing is lost
+ *   RECORDS_TO_UART  as lines "R <192 hex digits>" on the console (no bridge needed)
+ * and the run's outcome ends it on the console: the JSON line fisrig-model prints.
  */
 #include <generated/csr.h>
 #include <generated/mem.h>
@@ -19,6 +23,18 @@
 #define PROGRAM_OFFSET 0x20000u  /* from MAIN_RAM_BASE; the firmware lives below it */
 #define SQ_ENTRIES 128u
 #define CQ_ENTRIES 128u
+#define RING_RECORDS 128u
+enum { RECORDS_TO_UART = 0, RECORDS_TO_RING = 1 };
+
+/* The record ring, as the host reads it through the bridge: tail is ours, head the host's. */
+struct record_ring {
+  uint32_t entries;
+  volatile uint32_t tail; /* records written */
+  volatile uint32_t head; /* records the host has taken */
+  uint32_t reserved;
+  struct fisrig_run_record rec[RING_RECORDS];
+};
+static struct record_ring ring __attribute__((aligned(32)));
 
 static struct fisrig_cmd_desc sq[SQ_ENTRIES] __attribute__((aligned(32)));
 static struct fisrig_cpl_record cq[CQ_ENTRIES] __attribute__((aligned(32)));
@@ -64,7 +80,19 @@ static void wait(void *ctx, uint64_t until) {
   (void)until; /* the VM polls; the engine needs nothing from the CPU meanwhile */
 }
 
-static int emit(void *ctx, const struct fisrig_run_record *r) {
+static int emit_to_ring(void *ctx, const struct fisrig_run_record *r) {
+  (void)ctx;
+  for (;;) {
+    flush_cpu_dcache(); /* head is written by the host, behind the cache */
+    if (ring.tail - ring.head < RING_RECORDS) break;
+  }
+  ring.rec[ring.tail % RING_RECORDS] = *r;
+  ring.tail = ring.tail + 1; /* after the record: the data cache writes through, in order */
+  ++records;
+  return 0;
+}
+
+static int emit_to_uart(void *ctx, const struct fisrig_run_record *r) {
   (void)ctx;
   static const char hex[] = "0123456789abcdef";
   const uint8_t *b = (const uint8_t *)r;
@@ -104,16 +132,20 @@ static const char *status_name(enum fisrig_vm_status s) {
 
 int main(void) {
   const uint8_t *image = (const uint8_t *)(MAIN_RAM_BASE + PROGRAM_OFFSET);
-  uint32_t size = *(const uint32_t *)image;
+  uint32_t size = ((const uint32_t *)image)[0];
+  uint32_t to = ((const uint32_t *)image)[1];
   const struct fisrig_engine_ops ops = {
     .ctx = 0, .sq = sq, .sq_entries = SQ_ENTRIES, .cq = cq, .cq_entries = CQ_ENTRIES,
     .data_window = data_window, .data_window_bytes = sizeof data_window,
     .doorbell = doorbell, .sq_head = sq_head, .cq_tail = cq_tail, .cq_consumed = cq_consumed,
     .now = now, .wait = wait,
   };
-  const struct fisrig_record_sink sink = {0, emit};
+  const struct fisrig_record_sink sink = {0, to == RECORDS_TO_RING ? emit_to_ring : emit_to_uart};
 
   printf("fisrig firmware: program of %lu bytes\n", (unsigned long)size);
+  ring.entries = RING_RECORDS;
+  if (to == RECORDS_TO_RING)
+    printf("fisrig firmware: record ring at 0x%08lx\n", (unsigned long)(uintptr_t)&ring);
   rings_enable_write(0); /* empty rings, whatever the BIOS or a last run left */
   rings_sq_base_write((uint32_t)(uintptr_t)sq);
   rings_sq_entries_write(SQ_ENTRIES);
@@ -133,9 +165,9 @@ int main(void) {
   rings_cq_head_write(rings_cq_tail_read());
 
   fisrig_vm_init(&vm, &ops, &sink);
-  enum fisrig_vm_status st = size > MAIN_RAM_SIZE - PROGRAM_OFFSET - 4
+  enum fisrig_vm_status st = size > MAIN_RAM_SIZE - PROGRAM_OFFSET - 8
                                  ? FISRIG_VM_BAD_PROGRAM
-                                 : fisrig_vm_run(&vm, image + 4, size);
+                                 : fisrig_vm_run(&vm, image + 8, size);
   char b[4][21];
   printf("{\"status\": \"%s\", \"records\": %s, \"commands\": %s, \"errors\": %s, "
          "\"sim_ns\": %s, \"wall_s\": 0, \"error_offset\": %lu, \"error\": \"%s\"}\n",

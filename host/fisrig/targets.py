@@ -93,11 +93,7 @@ class RtlTarget(ModelTarget):
         soc_dir = build_dir() / "rtl" / "soc"
         if not quiet:
             print("fisrig: rtl: building the rig SoC (cached after the first time)", file=sys.stderr)
-        # LiteX and the BIOS build talk a lot: a child process, its output shown on failure.
-        built = subprocess.run([sys.executable, "-m", "fisrig_hw.sim_soc", "--build-dir", str(soc_dir)],
-                               cwd=REPO / "hw", capture_output=True, text=True)
-        if built.returncode:
-            raise RuntimeError("rtl target: the SoC build failed:\n" + built.stdout[-3000:] + built.stderr[-3000:])
+        sim_soc.build_quietly(soc_dir)
         firmware = sim_soc.build_firmware(str(soc_dir))
         faults = ",".join(["boot_us=100"] + self.faults)
         t0 = time.monotonic()
@@ -108,7 +104,7 @@ class RtlTarget(ModelTarget):
                 out.write(raw)
                 out.flush()  # a run stopped half-way keeps every record it took
             try:
-                o, _ = soc_run.run(str(soc_dir), tmp, firmware, program.read_bytes(), keep,
+                o = soc_run.run(str(soc_dir), tmp, firmware, program.read_bytes(), keep,
                                    profile=self.profile, faults=faults)
             except soc_run.SocRunError as e:
                 raise RuntimeError(f"rtl target: {e}") from None

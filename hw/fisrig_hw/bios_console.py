@@ -71,6 +71,22 @@ class BiosConsole:
         """The next line the simulation prints (without its line end)."""
         return self._until(LINE_END, timeout, "line")[0].strip("\r")
 
+    def poll_line(self):
+        """The next whole line if one has come, else None; never waits."""
+        if not LINE_END.search(self.log):
+            ready, _, _ = select.select([self.proc.stdout], [], [], 0)
+            if ready:
+                chunk = os.read(self.proc.stdout.fileno(), 65536)
+                self.log += chunk
+                self.transcript += chunk
+        m = LINE_END.search(self.log)
+        if not m:
+            if self.proc.poll() is not None:
+                raise ConsoleTimeout("the simulation ended:\n" + self.log[-3000:].decode(errors="replace"))
+            return None
+        out, self.log = self.log[:m.start()], self.log[m.end():]
+        return out.decode(errors="replace").strip("\r")
+
     def send(self, line):
         self.proc.stdin.write(line.encode() + b"\n")
         self.proc.stdin.flush()

@@ -77,6 +77,7 @@ class RawCommandEngine(Module):
         self.stat_tx_r_errs = Signal(32)
         self.stat_timeouts = Signal(32)
         self.stat_ncq_errors = Signal(32)
+        self.stat_events_lost = Signal(32)
 
         # # #
 
@@ -238,8 +239,13 @@ class RawCommandEngine(Module):
         ]
 
         # ---- engine events (records of their own) ----
-        evq = stream.SyncFIFO([("code", 8), ("result", 3), ("time", 64)], 4)
+        # Events come at link speed or slower (a cut, the link falling, a signature), and
+        # wait here while the record stream is held (a full completion ring); one that finds
+        # no room is counted, never silently dropped.
+        evq = stream.SyncFIFO([("code", 8), ("result", 3), ("time", 64)], 16)
         self.submodules.evq = evq
+        self.sync += If(evq.sink.valid & ~evq.sink.ready,
+                        self.stat_events_lost.eq(self.stat_events_lost + 1))
         ev_push_code, ev_push_res, ev_push_time, ev_push = Signal(8), Signal(3), Signal(64), Signal()
         self.comb += [
             evq.sink.valid.eq(ev_push | self.power_cut | (link_fell & ~self.power_cut)),

@@ -18,7 +18,9 @@ class RigStatus(LiteXModule):
         counters = [("rx_crc_errors", e.stat_rx_crc_errors, "Data FISes received with a bad CRC."),
                     ("tx_r_errs", e.stat_tx_r_errs, "Frames the drive answered with R_ERR."),
                     ("timeouts", e.stat_timeouts, "Slots that ended TIMEOUT."),
-                    ("ncq_errors", e.stat_ncq_errors, "Set Device Bits FISes with ERR.")]
+                    ("ncq_errors", e.stat_ncq_errors, "Set Device Bits FISes with ERR."),
+                    ("events_lost", e.stat_events_lost, "Engine events (power cut, link down or "
+                     "up) that found the event queue full while records were held.")]
         for name, signal, what in counters:
             csr = CSRStatus(32, name=name, description=what)
             setattr(self, name, csr)

@@ -158,6 +158,15 @@ def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=
     return builder
 
 
+def build_quietly(build_dir):
+    """build() in a child process whose output (LiteX's, the BIOS's, Verilator's) is shown
+    only when the build fails."""
+    done = subprocess.run([sys.executable, "-m", "fisrig_hw.sim_soc", "--build-dir", str(build_dir)],
+                          cwd=os.path.join(ROOT, "hw"), capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError("the rig SoC's build failed:\n" + done.stdout[-3000:] + done.stderr[-3000:])
+
+
 FIRMWARE = os.path.join(ROOT, "firmware", "baremetal")
 PROGRAM_OFFSET = 0x20000  # firmware/baremetal/main.c
 
@@ -173,14 +182,18 @@ def build_firmware(build_dir):
     return os.path.join(out, "firmware.bin")
 
 
-def main_ram_image(firmware, program):
+RECORDS_TO_UART, RECORDS_TO_RING = 0, 1  # firmware/baremetal/main.c
+
+
+def main_ram_image(firmware, program, records_to=RECORDS_TO_RING):
     """main RAM's contents for a run, as the $readmemh file litex_sim loads at start: the
-    firmware at 0, the program (its size, then its bytes) at PROGRAM_OFFSET."""
+    firmware at 0; at PROGRAM_OFFSET the program's size, where the records go, the program."""
     with open(firmware, "rb") as f:
         fw = f.read()
     if len(fw) > PROGRAM_OFFSET:
         raise ValueError("the firmware is larger than its area of main RAM")
-    image = fw.ljust(PROGRAM_OFFSET, b"\0") + len(program).to_bytes(4, "little") + program
+    image = (fw.ljust(PROGRAM_OFFSET, b"\0") + len(program).to_bytes(4, "little") +
+             records_to.to_bytes(4, "little") + program)
     image = image.ljust((len(image) + 3) & ~3, b"\0")
     return "".join("{:08x}\n".format(int.from_bytes(image[i:i + 4], "little"))
                    for i in range(0, len(image), 4))

@@ -1,18 +1,22 @@
 """A compiled program on the rig SoC in litex_sim: the firmware and the program go into
-main RAM's image, the BIOS boots the firmware, and each record the firmware prints is
-handed on as it comes (so a run stopped half-way keeps what it took). Each run has its own
+main RAM's image, the BIOS boots the firmware, and each record the firmware writes into its
+record ring is drained through the host bridge and handed on as it comes (so a run stopped
+half-way keeps what it took). Each run has its own
 directory (its main RAM image and its drive's profile and faults), so runs never share
 files with the build or with each other."""
 
 import json
 import os
+import re
 import shutil
 import socket
+import time
 
-from fisrig_hw import sim_soc
+from fisrig_hw import bridge, sim_soc
 from fisrig_hw.bios_console import BiosConsole, ConsoleTimeout
 
 RECORD_BYTES = 96  # struct fisrig_run_record
+RING_LINE = re.compile(r"record ring at 0x([0-9a-f]{8})")
 
 
 class SocRunError(RuntimeError):
@@ -51,28 +55,76 @@ def prepare(build_dir, run_dir, firmware, program, profile, faults, bridge_port=
         f.write(sim_soc.main_ram_image(firmware, program) if firmware else "")
 
 
+class RingDrain:
+    """Takes records out of the firmware's record ring in main RAM through the bridge
+    (firmware/baremetal/main.c: entries, tail, head, then the records)."""
+    BURST = 10  # records a bridge read: 240 words, under UARTBone's 255
+
+    def __init__(self, bridge, address, on_record):
+        self.bridge, self.address, self.on_record = bridge, address, on_record
+        self.entries = bridge.read(address)
+        self.head = 0
+
+    def once(self):
+        """Takes what has been written since the last call; returns how many."""
+        tail = self.bridge.read(self.address + 4)
+        taken = 0
+        while self.head != tail:
+            slot = self.head % self.entries
+            n = min((tail - self.head) & 0xFFFFFFFF, self.BURST, self.entries - slot)
+            raw = self.bridge.read_bytes(self.address + 16 + RECORD_BYTES * slot, RECORD_BYTES * n)
+            for i in range(n):
+                self.on_record(raw[RECORD_BYTES * i:RECORD_BYTES * (i + 1)])
+            self.head = (self.head + n) & 0xFFFFFFFF
+            taken += n
+            self.bridge.write(self.address + 8, self.head)  # room for the firmware again
+        return taken
+
+
 def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
         faults="boot_us=100", timeout=1800):
-    """Runs program; on_record(bytes) gets each 96-byte record; returns the firmware's
-    outcome (the JSON fisrig-model prints) with the simulation's transcript."""
-    prepare(build_dir, run_dir, firmware, program, profile, faults, free_port())
+    """Runs program; on_record(bytes) gets each 96-byte record as the firmware writes it
+    into its record ring, drained through the host bridge; returns the firmware's outcome
+    (the JSON fisrig-model prints)."""
+    port = free_port()
+    prepare(build_dir, run_dir, firmware, program, profile, faults, port)
     console = BiosConsole(build_dir, sim_dir=run_dir)
+    link = None
+    deadline = time.monotonic() + timeout
     try:
         console.send("boot 0x{:08x}".format(console.mems["main_ram"]))
-        while True:
-            line = console.read_line(timeout)
-            if line.startswith("R "):
-                raw = bytes.fromhex(line[2:])
-                if len(raw) != RECORD_BYTES:
-                    raise SocRunError("a record line of {} bytes: {!r}".format(len(raw), line))
-                on_record(raw)
+        ring = None
+        while ring is None:
+            line = console.read_line(120)
+            m = RING_LINE.search(line)
+            if m:
+                ring = int(m.group(1), 16)
             elif line.startswith("{"):
-                return json.loads(line), console
-            elif "illegal" in line.lower() or "trap" in line.lower():
-                raise SocRunError("the firmware crashed: " + line)
-    except ConsoleTimeout as e:
+                return json.loads(line)  # ended before it could run (a bad program)
+        link = bridge.connect(port)
+        link.open()
+        drain = RingDrain(link, ring, on_record)
+        outcome, taken = None, 0
+        while outcome is None or taken < outcome["records"]:
+            got = drain.once()
+            taken += got
+            line = console.poll_line()
+            while line is not None:
+                if line.startswith("{"):
+                    outcome = json.loads(line)
+                elif "illegal" in line.lower() or "trap" in line.lower():
+                    raise SocRunError("the firmware crashed: " + line)
+                line = console.poll_line()
+            if time.monotonic() > deadline:
+                raise SocRunError("the run took longer than {} s; {} records taken".format(timeout, taken))
+            if not got:
+                time.sleep(0.005)
+        return outcome
+    except (ConsoleTimeout, bridge.BridgeTimeout) as e:
         raise SocRunError(str(e)) from None
     finally:
+        if link:
+            link.close()
         console.close()
 
 

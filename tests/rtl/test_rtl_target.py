@@ -1,6 +1,6 @@
 """`fisrig run --target rtl`: a plan compiled by the host runs in the firmware's VM on the
 rig SoC's VexRiscv, through the engine's rings, LiteSATA and the engine, against the
-simulated drive; its records come back over the UART into the same run directory the
+simulated drive; its records come back through the host bridge into the same run directory the
 model target writes. The same plan on the model target is the yardstick (DESIGN.md,
 decision 7: the model's timing is checked against the RTL's on the same small plans)."""
 import sys
