@@ -118,18 +118,6 @@ static const char *u64_text(uint64_t v, char buf[21]) {
   return p;
 }
 
-static const char *status_name(enum fisrig_vm_status s) {
-  switch (s) {
-    case FISRIG_VM_DONE: return "done";
-    case FISRIG_VM_BAD_PROGRAM: return "bad_program";
-    case FISRIG_VM_EXPECT_FAILED: return "expect_failed";
-    case FISRIG_VM_ENGINE_STUCK: return "engine_stuck";
-    case FISRIG_VM_SINK_FULL: return "records_lost";
-    case FISRIG_VM_STOPPED: return "stopped";
-  }
-  return "unknown";
-}
-
 int main(void) {
   const uint8_t *image = (const uint8_t *)(MAIN_RAM_BASE + PROGRAM_OFFSET);
   uint32_t size = ((const uint32_t *)image)[0];
@@ -171,7 +159,7 @@ int main(void) {
   char b[4][21];
   printf("{\"status\": \"%s\", \"records\": %s, \"commands\": %s, \"errors\": %s, "
          "\"sim_ns\": %s, \"wall_s\": 0, \"error_offset\": %lu, \"error\": \"%s\"}\n",
-         status_name(st), u64_text(records, b[0]), u64_text(vm.commands, b[1]),
+         fisrig_vm_status_name(st), u64_text(records, b[0]), u64_text(vm.commands, b[1]),
          u64_text(vm.errors, b[2]), u64_text(now(0) * 20 / 3, b[3]), /* ticks of 6.667 ns */
          (unsigned long)vm.error_offset,
          vm.error_text ? vm.error_text : (st == FISRIG_VM_BAD_PROGRAM ? "program too large" : ""));

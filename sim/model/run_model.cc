@@ -69,18 +69,6 @@ int emit(void* ctx, const fisrig_run_record* r) {
   return 0;
 }
 
-const char* status_name(fisrig_vm_status s) {
-  switch (s) {
-    case FISRIG_VM_DONE: return "done";
-    case FISRIG_VM_BAD_PROGRAM: return "bad_program";
-    case FISRIG_VM_EXPECT_FAILED: return "expect_failed";
-    case FISRIG_VM_ENGINE_STUCK: return "engine_stuck";
-    case FISRIG_VM_SINK_FULL: return "records_lost";
-    case FISRIG_VM_STOPPED: return "stopped";
-  }
-  return "unknown";
-}
-
 int usage() {
   std::fprintf(stderr,
                "usage: fisrig-model --program P.bin --records OUT.rec [--profile P]\n"
@@ -160,7 +148,7 @@ int main(int argc, char** argv) {
 
   std::printf("{\"status\": \"%s\", \"records\": %llu, \"commands\": %llu, \"errors\": %llu, "
               "\"sim_ns\": %llu, \"wall_s\": %.3f, \"error_offset\": %u, \"error\": \"%s\"}\n",
-              status_name(st), (unsigned long long)out.written, (unsigned long long)vm.commands,
+              fisrig_vm_status_name(st), (unsigned long long)out.written, (unsigned long long)vm.commands,
               (unsigned long long)vm.errors, (unsigned long long)engine.now_ns(), wall,
               vm.error_offset, vm.error_text ? vm.error_text : "");
   return st == FISRIG_VM_DONE ? 0 : 3;

@@ -45,6 +45,18 @@ static enum fisrig_vm_status bad(struct fisrig_vm *vm, uint32_t offset, const ch
   return FISRIG_VM_BAD_PROGRAM;
 }
 
+const char *fisrig_vm_status_name(enum fisrig_vm_status status) {
+  switch (status) {
+    case FISRIG_VM_DONE: return "done";
+    case FISRIG_VM_BAD_PROGRAM: return "bad_program";
+    case FISRIG_VM_EXPECT_FAILED: return "expect_failed";
+    case FISRIG_VM_ENGINE_STUCK: return "engine_stuck";
+    case FISRIG_VM_SINK_FULL: return "records_lost";
+    case FISRIG_VM_STOPPED: return "stopped";
+  }
+  return "unknown";
+}
+
 void fisrig_vm_init(struct fisrig_vm *vm, const struct fisrig_engine_ops *ops,
                     const struct fisrig_record_sink *sink) {
   memset(vm, 0, sizeof *vm);

@@ -88,6 +88,9 @@ struct fisrig_vm {
   struct fisrig_cpl_record last_failed;
 };
 
+/* The status's name as run outcomes and reports spell it ("done", "expect_failed", ...). */
+const char *fisrig_vm_status_name(enum fisrig_vm_status status);
+
 void fisrig_vm_init(struct fisrig_vm *vm, const struct fisrig_engine_ops *ops,
                     const struct fisrig_record_sink *sink);
 /* Checks a program's structure without running it; returns DONE or BAD_PROGRAM. */
