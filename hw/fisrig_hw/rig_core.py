@@ -44,9 +44,12 @@ class RigCore(Module):
         self.now = Signal(64)
         self.sync += self.now.eq(self.now + 1)
         self.submodules.power = power = PowerController()
+        # Rails off / on from the CPU or the bridge (RigStatus), besides POWER descriptors.
+        self.power_off_csr, self.power_on_csr = Signal(), Signal()
         self.comb += [
             engine.now.eq(self.now), power.now.eq(self.now),
-            power.off.eq(engine.power_off), power.on.eq(engine.power_on),
+            power.off.eq(engine.power_off | self.power_off_csr),
+            power.on.eq(engine.power_on | self.power_on_csr),
             power.arm.eq(engine.power_arm), power.arm_event.eq(engine.power_arm_event),
             power.arm_count.eq(engine.power_arm_count), power.arm_delay.eq(engine.power_arm_delay),
             power.event.eq(engine.fis_event), power.event_kind.eq(engine.fis_event_kind),

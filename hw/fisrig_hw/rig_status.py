@@ -1,5 +1,6 @@
-"""CSRs that let the rig's CPU see the SATA core: the timestamp counter (latched, so that a
-64-bit read is never torn), the link state and the engine's error counters."""
+"""CSRs that let the rig's CPU (and the host, through the bridge) see the SATA core: the
+timestamp counter (latched, so that a 64-bit read is never torn), the link state, the
+drive's rails (and switching them) and the engine's error counters."""
 
 from migen import *
 
@@ -14,6 +15,14 @@ class RigStatus(LiteXModule):
         self.ts = CSRStatus(64, description="The timestamp counter (engine_if.h ticks, 150 MHz) "
                             "at the last write of ts_latch.")
         self.link_ready = CSRStatus(description="1 while LiteSATA's PHY and link are up.")
+        self.power_off = CSR()
+        self.power_off.description = "Write: the drive's rails off now (a POWER descriptor does " \
+            "the same in the command stream, and can cut at a protocol event)."
+        self.power_on = CSR()
+        self.power_on.description = "Write: the drive's rails on now."
+        self.rails = CSRStatus(description="1 while the drive's rails are on.")
+        self.comb += [core.power_off_csr.eq(self.power_off.re), core.power_on_csr.eq(self.power_on.re),
+                      self.rails.status.eq(core.power.rails)]
         e = core.engine
         counters = [("rx_crc_errors", e.stat_rx_crc_errors, "Data FISes received with a bad CRC."),
                     ("tx_r_errs", e.stat_tx_r_errs, "Frames the drive answered with R_ERR."),

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from fisrig_hw import bridge, sim_soc, soc_run
+from fisrig_hw import bridge, soc_build, soc_run
 from fisrig_hw.bios_console import BiosConsole
 from fisrig_hw.descriptor import *
 
@@ -21,8 +21,8 @@ ENTRIES = 8
 
 @pytest.fixture(scope="module")
 def soc_dir():
-    build_dir = os.path.join(sim_soc.ROOT, "build", "rtl", "soc")
-    sim_soc.build(build_dir)
+    build_dir = os.path.join(soc_build.ROOT, "build", "rtl", "soc")
+    soc_build.build(build_dir)
     return build_dir
 
 
@@ -109,6 +109,20 @@ def test_descriptors_through_the_rings(access):
     for r in by_tag.values():
         stamps = [r[k] for k in PHASES if r[k]]
         assert stamps == sorted(stamps), r
+    # The rails from a CSR: off (the link goes down, an event record), on (it comes back).
+    def wait_records(n):
+        deadline = time.monotonic() + 300
+        while io.csr_read("rings_cq_tail") < n:
+            assert time.monotonic() < deadline, "records did not arrive"
+    io.csr_write("rig_power_off", 1)
+    assert io.csr_read("rig_rails") == 0
+    wait_records(len(descs) + 2)
+    io.csr_write("rig_power_on", 1)
+    assert io.csr_read("rig_rails") == 1
+    wait_records(len(descs) + 3)
+    down, up = records(io, ram, len(descs) + 3)[-2:]
+    assert (down["slot"], up["slot"]) == (EV_LINK_DOWN, EV_LINK_UP)
+    assert up["ts_status"] - down["ts_status"] > 750_000  # LiteSATA's 5 ms stability wait
     io.csr_write("rig_ts_latch", 1)
     hi, lo = struct.unpack("<2I", io.read_bytes(console.regs["rig_ts"], 8))  # CSR words: high first
     assert (hi << 32 | lo) > by_tag[4]["ts_status"]
