@@ -132,11 +132,11 @@ def soc_speed(seconds=10):
     litex_sim: timestamp ticks the counter advanced per wall second, read over the bridge."""
     import tempfile
     import time
-    from fisrig_hw import bridge, sim_soc, soc_run
+    from fisrig_hw import bridge, soc_build, soc_run
     from fisrig_hw.bios_console import BiosConsole
-    build_dir = str(Path(sim_soc.ROOT) / "build" / "rtl" / "soc")
+    build_dir = str(Path(soc_build.ROOT) / "build" / "rtl" / "soc")
     print("bench: rtl: building the rig SoC (cached)", file=sys.stderr, flush=True)
-    sim_soc.build_quietly(build_dir)
+    soc_build.build_quietly(build_dir)
     with tempfile.TemporaryDirectory() as tmp:
         port = soc_run.free_port()
         soc_run.prepare(build_dir, tmp, None, b"", PROFILE, FAULTS, port)

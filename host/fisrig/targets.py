@@ -89,12 +89,12 @@ class RtlTarget(ModelTarget):
         from . import program_format as pf
         if str(REPO / "hw") not in sys.path:
             sys.path.insert(0, str(REPO / "hw"))
-        from fisrig_hw import sim_soc, soc_run
+        from fisrig_hw import soc_build, soc_run
         soc_dir = build_dir() / "rtl" / "soc"
         if not quiet:
             print("fisrig: rtl: building the rig SoC (cached after the first time)", file=sys.stderr)
-        sim_soc.build_quietly(soc_dir)
-        firmware = sim_soc.build_firmware(str(soc_dir))
+        soc_build.build_quietly(soc_dir)
+        firmware = soc_build.build_firmware(str(soc_dir))
         faults = ",".join(["boot_us=100"] + self.faults)
         t0 = time.monotonic()
         with open(records, "wb") as out, tempfile.TemporaryDirectory(prefix="fisrig-rtl-") as tmp:

@@ -1,20 +1,11 @@
 """The rig SoC for simulation: VexRiscv, ROM (LiteX BIOS), SRAM and main RAM, a UART, the
-host bridge (UARTBone), the
-SATA core (simulated transceiver, LiteSATA's PHY control, datapath and link, our transport,
-engine, counter and power controller) and the engine's ring front end as a bus master, in
-one 150 MHz domain. In litex_sim the simulated drive (sim/device) answers on the
-transceiver's pins through our extra module sim/litex_sim/fisrig_drive.
+host bridge (UARTBone), the SATA core (simulated transceiver, LiteSATA's PHY control,
+datapath and link, our transport, engine, counter and power controller) and the engine's
+ring front end as a bus master, in one 150 MHz domain. In litex_sim the simulated drive
+(sim/device) answers on the transceiver's pins through our extra module
+sim/litex_sim/fisrig_drive. fisrig_hw.soc_build builds it."""
 
-    python -m fisrig_hw.sim_soc --build-dir build/rtl/soc [--no-compile] [--run]
-"""
-
-import argparse
-import glob
-import hashlib
 import os
-import shutil
-import subprocess
-import sys
 
 from migen import *
 from migen.genlib.io import CRG
@@ -22,27 +13,15 @@ from migen.genlib.io import CRG
 from litex.build.generic_platform import Pins, Subsignal
 from litex.build.sim import SimPlatform
 from litex.build.sim.config import SimConfig
-from litex.soc.integration.builder import Builder
 from litex.soc.cores.uart import RS232PHYModel, UARTBone
 from litex.soc.integration.soc_core import SoCCore
 
 from fisrig_hw.rig_core import RigCore
 from fisrig_hw.rig_status import RigStatus
-from fisrig_hw.rig_sim import NATIVE_LIBS
 from fisrig_hw.rings import EngineRings
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SATA_CLK_HZ = 150_000_000
-DRIVE_MODULE = os.path.join(ROOT, "sim", "litex_sim", "fisrig_drive")
-
-
-# Modules of fisrig_hw that run on the host side of a simulation, not in the SoC.
-HOST_SIDE = {"bios_console.py", "soc_run.py", "rig_sim.py"}
-
-
-def litex_version():
-    from importlib.metadata import version
-    return version("litex"), version("litesata"), version("pythondata-cpu-vexriscv")
 
 # The transceiver's pins, named as sim/device's pins.h (host drives tx_* and power).
 _sata_pins = [("tx_data", 32), ("tx_charisk", 4), ("tx_idle", 1), ("tx_cominit", 1),
@@ -107,109 +86,3 @@ def sim_config(profile="tiny-1gb", faults="boot_us=100"):
     config.add_module("fisrig_drive", "sata", clocks="sys_clk",
                       args={"profile": profile, "faults": faults})
     return config
-
-
-def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=True,
-          run=False, profile="tiny-1gb", faults="boot_us=100"):
-    """Elaborates the SoC, builds the BIOS and (compile_gateware) the Verilator simulation
-    with the drive module; returns the Builder. LiteX writes its module variables beside the
-    extra modules, so they are built from a copy inside build_dir. Nothing is redone when
-    the sources, the native libraries and the packages are those of the last build."""
-    gateware = os.path.join(build_dir, "gateware")
-    libs = [os.path.join(native_build, p) for p in NATIVE_LIBS]
-    gateware_py = [p for p in glob.glob(os.path.join(ROOT, "hw", "fisrig_hw", "*.py"))
-                   if os.path.basename(p) not in HOST_SIDE]
-    sources = sorted(gateware_py + glob.glob(os.path.join(DRIVE_MODULE, "*")) + libs)
-    digest = hashlib.sha256(repr((profile, faults, litex_version())).encode())
-    for path in sources:
-        with open(path, "rb") as f:
-            digest.update(f.read())
-    stamp = os.path.join(build_dir, "sources.sha256")
-    if compile_gateware and not run and os.path.exists(os.path.join(gateware, "obj_dir", "Vsim")):
-        try:
-            with open(stamp) as f:
-                if f.read() == digest.hexdigest():
-                    return None  # built from these sources already
-        except OSError:
-            pass
-    # LiteX's software Makefiles run `python3 -m litex...`: this interpreter's, with LiteX.
-    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
-    soc = FisrigSimSoC()
-    builder = Builder(soc, output_dir=build_dir, compile_software=compile_gateware,
-                      compile_gateware=compile_gateware)
-    mods = os.path.join(os.path.abspath(build_dir), "extra_mods")
-    shutil.rmtree(mods, ignore_errors=True)
-    shutil.copytree(DRIVE_MODULE, os.path.join(mods, "fisrig_drive"))
-    with open(os.path.join(mods, "fisrig_drive", "fisrig_paths.mak"), "w") as f:
-        f.write("FISRIG_ROOT = {}\nFISRIG_BUILD = {}\n".format(ROOT, os.path.abspath(native_build)))
-    builder.build(sim_config=sim_config(profile, faults), run=False, extra_mods=["fisrig_drive"],
-                  extra_mods_path=mods, opt_level="O2", threads=1, jobs=2)
-    if compile_gateware:
-        # LiteX compiles the simulation only on its way to running it (interactively);
-        # the script it wrote does the compile alone.
-        done = subprocess.run(["bash", "build_sim.sh"], cwd=gateware, capture_output=True, text=True)
-        if done.returncode:
-            raise RuntimeError("the SoC's Verilator build failed:\n" + done.stdout[-3000:] +
-                               done.stderr[-3000:])
-        with open(stamp, "w") as f:
-            f.write(digest.hexdigest())
-    if run:
-        subprocess.run([os.path.join("obj_dir", "Vsim")], cwd=gateware, check=True)
-    return builder
-
-
-def build_quietly(build_dir):
-    """build() in a child process whose output (LiteX's, the BIOS's, Verilator's) is shown
-    only when the build fails."""
-    done = subprocess.run([sys.executable, "-m", "fisrig_hw.sim_soc", "--build-dir", str(build_dir)],
-                          cwd=os.path.join(ROOT, "hw"), capture_output=True, text=True)
-    if done.returncode:
-        raise RuntimeError("the rig SoC's build failed:\n" + done.stdout[-3000:] + done.stderr[-3000:])
-
-
-FIRMWARE = os.path.join(ROOT, "firmware", "baremetal")
-PROGRAM_OFFSET = 0x20000  # firmware/baremetal/main.c
-
-
-def build_firmware(build_dir):
-    """The rig firmware (firmware/baremetal) for a built SoC; returns firmware.bin's path."""
-    out = os.path.join(build_dir, "firmware")
-    os.makedirs(out, exist_ok=True)
-    env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
-    subprocess.run(["make", "-s", "-C", out, "-f", os.path.join(FIRMWARE, "Makefile"),
-                    "BUILD_DIR=" + os.path.abspath(build_dir), "FISRIG_ROOT=" + ROOT],
-                   check=True, env=env, capture_output=True)
-    return os.path.join(out, "firmware.bin")
-
-
-RECORDS_TO_UART, RECORDS_TO_RING = 0, 1  # firmware/baremetal/main.c
-
-
-def main_ram_image(firmware, program, records_to=RECORDS_TO_RING):
-    """main RAM's contents for a run, as the $readmemh file litex_sim loads at start: the
-    firmware at 0; at PROGRAM_OFFSET the program's size, where the records go, the program."""
-    with open(firmware, "rb") as f:
-        fw = f.read()
-    if len(fw) > PROGRAM_OFFSET:
-        raise ValueError("the firmware is larger than its area of main RAM")
-    image = (fw.ljust(PROGRAM_OFFSET, b"\0") + len(program).to_bytes(4, "little") +
-             records_to.to_bytes(4, "little") + program)
-    image = image.ljust((len(image) + 3) & ~3, b"\0")
-    return "".join("{:08x}\n".format(int.from_bytes(image[i:i + 4], "little"))
-                   for i in range(0, len(image), 4))
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--build-dir", default=os.path.join(ROOT, "build", "rtl", "soc"))
-    parser.add_argument("--no-compile", action="store_true", help="elaborate only")
-    parser.add_argument("--run", action="store_true", help="run the simulation after building")
-    parser.add_argument("--profile", default="tiny-1gb")
-    parser.add_argument("--faults", default="boot_us=100")
-    args = parser.parse_args()
-    build(args.build_dir, compile_gateware=not args.no_compile, run=args.run,
-          profile=args.profile, faults=args.faults)
-
-
-if __name__ == "__main__":
-    main()

@@ -12,7 +12,7 @@ import shutil
 import socket
 import time
 
-from fisrig_hw import bridge, sim_soc
+from fisrig_hw import bridge, soc_build
 from fisrig_hw.bios_console import BiosConsole, ConsoleTimeout
 
 RECORD_BYTES = 96  # struct fisrig_run_record
@@ -52,7 +52,7 @@ def prepare(build_dir, run_dir, firmware, program, profile, faults, bridge_port=
     with open(os.path.join(run_dir, "sim_config.js"), "w") as f:
         json.dump(config, f, indent=2)
     with open(os.path.join(run_dir, "sim_main_ram.init"), "w") as f:
-        f.write(sim_soc.main_ram_image(firmware, program) if firmware else "")
+        f.write(soc_build.main_ram_image(firmware, program) if firmware else "")
 
 
 class RingDrain:
