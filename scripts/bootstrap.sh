@@ -20,6 +20,7 @@ declare -A WHY=(
   [meson]="builds picolibc for the LiteX BIOS"
   [libevent-dev]="litex_sim's event loop"
   [libjson-c-dev]="litex_sim's configuration, and our drive module's arguments"
+  [zlib1g-dev]="litex_sim links it"
 )
 
 missing=()
