@@ -6,9 +6,9 @@ from migen import *
 
 from litex.build.sim.common import sim_special_overrides
 from litex.gen.fhdl.verilog import convert
-from litesata.core.link import LiteSATALink
 
 from fisrig_hw.engine import RawCommandEngine
+from fisrig_hw.link import RigSATALink
 from fisrig_hw.power import PowerController
 from fisrig_hw.sim_phy import SimSATAPHY
 from fisrig_hw.transport import LinkTxResult
@@ -16,18 +16,18 @@ from fisrig_hw.transport import LinkTxResult
 
 class RigCore(Module):
     """with_sys_domain: the core owns its clock (the Verilator harness drives sys_clk);
-    inside an SoC the CRG's sys domain is the SATA clock."""
-    def __init__(self, with_sys_domain=True):
+    inside an SoC the CRG's sys domain is the SATA clock. datapath: see SimSATAPHY."""
+    def __init__(self, with_sys_domain=True, datapath="same_clock"):
         if with_sys_domain:
             self.clock_domains.cd_sys = ClockDomain()
         self.clock_domains.cd_sata_tx = ClockDomain()
         self.clock_domains.cd_sata_rx = ClockDomain()
         for cd in [self.cd_sata_tx, self.cd_sata_rx]:
             self.comb += [cd.clk.eq(ClockSignal("sys")), cd.rst.eq(ResetSignal("sys"))]
-        self.submodules.phy = phy = SimSATAPHY()
+        self.submodules.phy = phy = SimSATAPHY(datapath=datapath)
         # The link starts clean whenever the PHY is not ready (a frame cut by a power loss
         # must not reach the next link-up).
-        self.submodules.link = link = ResetInserter()(LiteSATALink(phy))
+        self.submodules.link = link = ResetInserter()(RigSATALink(phy))
         self.comb += link.reset.eq(~phy.ready)
         self.submodules.engine = engine = RawCommandEngine()
         self.submodules.tx_result = tx_result = LinkTxResult(link.tx)
@@ -58,8 +58,8 @@ class RigCore(Module):
         ]
 
 
-def write_verilog(path):
-    core = RigCore()
+def write_verilog(path, datapath="same_clock"):
+    core = RigCore(datapath=datapath)
     ios = {core.cd_sys.clk, core.cd_sys.rst, core.link_ready}
     for name, sig in [("sys_clk", core.cd_sys.clk), ("sys_rst", core.cd_sys.rst),
                       ("link_ready", core.link_ready)]:

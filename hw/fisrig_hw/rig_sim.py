@@ -25,17 +25,19 @@ class RigSimError(Exception):
     pass
 
 
-def build(native_build=os.path.join(ROOT, "build"), out_dir=None):
+def build(native_build=os.path.join(ROOT, "build"), out_dir=None, datapath="same_clock"):
     """Builds the runner once per source change; returns the executable's path. The
-    Verilog is regenerated each time (seconds) and compared by hash with the last build."""
+    Verilog is regenerated each time (seconds) and compared by hash with the last build.
+    datapath: the PHY datapath (fisrig_hw.sim_phy.SimSATAPHY)."""
     from fisrig_hw.rig_core import write_verilog
-    out_dir = out_dir or os.path.join(native_build, "rtl", "rig_core")
+    default_dir = "rig_core" if datapath == "same_clock" else "rig_core_" + datapath
+    out_dir = out_dir or os.path.join(native_build, "rtl", default_dir)
     os.makedirs(out_dir, exist_ok=True)
     libs = [os.path.join(native_build, p) for p in NATIVE_LIBS]
     missing = [p for p in libs if not os.path.exists(p)]
     if missing:
         raise RigSimError("build the native parts first (make native): {}".format(missing))
-    verilog = write_verilog(os.path.join(out_dir, "rig_core.v"))
+    verilog = write_verilog(os.path.join(out_dir, "rig_core.v"), datapath=datapath)
     cmd = ["verilator", "--cc", "--exe", "--build", "-O3", "--x-assign", "fast",
            "--x-initial", "fast", "--noassert", "-Wno-fatal", "-Wno-WIDTH",
            "-Wno-CASEINCOMPLETE", "-Wno-MULTIDRIVEN", "--Mdir", os.path.join(out_dir, "obj"),

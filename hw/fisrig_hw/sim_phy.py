@@ -14,6 +14,8 @@ from litesata.common import phy_description
 from litesata.phy.ctrl import LiteSATAPHYCtrl
 from litesata.phy.datapath import LiteSATAPHYDatapath
 
+from fisrig_hw.phy_datapath import SameClockSATAPHYDatapath
+
 COMRESET_CYCLES = 384  # six bursts and gaps: 2.56 us at 150 MHz (pins.h)
 COMWAKE_CYCLES = 192
 
@@ -77,8 +79,9 @@ class SimSATATransceiver(Module):
 class SimSATAPHY(Module):
     """LiteSATAPHY's composition (control + datapath) on the simulated transceiver, in one
     clock domain: sys = sata_tx = sata_rx = the 150 MHz SATA clock. `comreset` restarts the
-    PHY control, which then sends COMRESET as it does at power-up."""
-    def __init__(self, clk_freq=150e6):
+    PHY control, which then sends COMRESET as it does at power-up. datapath: "same_clock"
+    (phy_datapath.py, the rig's) or "litesata" (LiteSATA's, with its clock crossings)."""
+    def __init__(self, clk_freq=150e6, datapath="same_clock"):
         self.submodules.trx = trx = SimSATATransceiver()
         self.crg = crg = Module()
         crg.tx_reset = Signal()
@@ -86,7 +89,8 @@ class SimSATAPHY(Module):
         self.comreset = Signal()
         self.submodules.ctrl = ctrl = ResetInserter()(LiteSATAPHYCtrl(trx, crg, clk_freq))
         self.comb += ctrl.reset.eq(self.comreset)
-        self.submodules.datapath = datapath = LiteSATAPHYDatapath(trx, ctrl)
+        datapath_class = {"same_clock": SameClockSATAPHYDatapath, "litesata": LiteSATAPHYDatapath}[datapath]
+        self.submodules.datapath = datapath = datapath_class(trx, ctrl)
         self.comb += [ctrl.rx_idle.eq(datapath.rx_idle), ctrl.misalign.eq(datapath.misalign)]
         self.sink, self.source = datapath.sink, datapath.source
         self.ready = Signal()
