@@ -16,15 +16,15 @@ from fisrig_hw.transport import LinkTxResult
 
 class RigCore(Module):
     """with_sys_domain: the core owns its clock (the Verilator harness drives sys_clk);
-    inside an SoC the CRG's sys domain is the SATA clock. datapath: see SimSATAPHY."""
-    def __init__(self, with_sys_domain=True, datapath="same_clock"):
+    inside an SoC the CRG's sys domain is the SATA clock. datapath, gen: see SimSATAPHY."""
+    def __init__(self, with_sys_domain=True, datapath="same_clock", gen=3):
         if with_sys_domain:
             self.clock_domains.cd_sys = ClockDomain()
         self.clock_domains.cd_sata_tx = ClockDomain()
         self.clock_domains.cd_sata_rx = ClockDomain()
         for cd in [self.cd_sata_tx, self.cd_sata_rx]:
             self.comb += [cd.clk.eq(ClockSignal("sys")), cd.rst.eq(ResetSignal("sys"))]
-        self.submodules.phy = phy = SimSATAPHY(datapath=datapath)
+        self.submodules.phy = phy = SimSATAPHY(datapath=datapath, gen=gen)
         # The link starts clean whenever the PHY is not ready (a frame cut by a power loss
         # must not reach the next link-up).
         self.submodules.link = link = ResetInserter()(RigSATALink(phy))
@@ -58,8 +58,8 @@ class RigCore(Module):
         ]
 
 
-def write_verilog(path, datapath="same_clock"):
-    core = RigCore(datapath=datapath)
+def write_verilog(path, datapath="same_clock", gen=3):
+    core = RigCore(datapath=datapath, gen=gen)
     ios = {core.cd_sys.clk, core.cd_sys.rst, core.link_ready}
     for name, sig in [("sys_clk", core.cd_sys.clk), ("sys_rst", core.cd_sys.rst),
                       ("link_ready", core.link_ready)]:

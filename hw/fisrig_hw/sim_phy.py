@@ -4,7 +4,12 @@ it: the cut sits exactly where a GTX wrapper would be (DESIGN.md decision 1).
 SimSATATransceiver gives LiteSATA's PHY control what a 7-series GTX wrapper gives it (32-bit
 data and charisk per cycle, COMINIT/COMWAKE strobes and their acknowledgements, idle,
 ready) and exports pins that the simulated drive (sim/device, pins.h) answers on. The
-pins' names match struct fisrig_pins_in / fisrig_pins_out."""
+pins' names match struct fisrig_pins_in / fisrig_pins_out.
+
+Speed: the core runs on the 150 MHz SATA clock whatever the link's speed, so that every
+timestamp is the same 6.67 ns tick. At Gen2 (Gen1) a dword crosses the pins every 2nd (4th)
+cycle, as a transceiver's 16-bit (slower) interface through a width converter delivers
+them; the other cycles are gaps (`dword_gap`) in which neither side moves a dword."""
 
 from migen import *
 
@@ -18,11 +23,13 @@ from fisrig_hw.phy_datapath import SameClockSATAPHYDatapath
 
 COMRESET_CYCLES = 384  # six bursts and gaps: 2.56 us at 150 MHz (pins.h)
 COMWAKE_CYCLES = 192
+CYCLES_PER_DWORD = {1: 4, 2: 2, 3: 1}  # by SATA generation, at 150 MHz
 
 
 class SimSATATransceiver(Module):
-    def __init__(self):
+    def __init__(self, gen=3):
         self.data_width = 32
+        self.gen = gen
         self.sink = stream.Endpoint(phy_description(32))    # from the datapath (to the drive)
         self.source = stream.Endpoint(phy_description(32))  # to the datapath (from the drive)
         # What LiteSATA's PHY control drives and reads.
@@ -41,19 +48,26 @@ class SimSATATransceiver(Module):
         # Pins to the simulated drive.
         self.pins = pins = Record([
             ("tx_data", 32), ("tx_charisk", 4), ("tx_idle", 1), ("tx_cominit", 1),
-            ("tx_comwake", 1), ("power", 1),
+            ("tx_comwake", 1), ("power", 1), ("dword_gap", 1),
             ("rx_data", 32), ("rx_charisk", 4), ("rx_idle", 1), ("rx_cominit", 1),
             ("rx_comwake", 1),
         ])
 
         # # #
 
+        dword = Signal(reset=1)
+        period = CYCLES_PER_DWORD[gen]
+        if period > 1:
+            phase = Signal(max=period)
+            self.sync += phase.eq(Mux(phase == period - 1, 0, phase + 1))
+            self.comb += dword.eq(phase == 0)
         self.comb += [
-            self.sink.ready.eq(1),
+            pins.dword_gap.eq(~dword),
+            self.sink.ready.eq(dword),
             pins.tx_data.eq(self.sink.data),
             pins.tx_charisk.eq(self.sink.charisk),
             pins.tx_idle.eq(self.tx_idle),
-            self.source.valid.eq(~pins.rx_idle),
+            self.source.valid.eq(dword & ~pins.rx_idle),
             self.source.data.eq(pins.rx_data),
             self.source.charisk.eq(pins.rx_charisk),
             self.rx_idle.eq(pins.rx_idle),
@@ -80,9 +94,10 @@ class SimSATAPHY(Module):
     """LiteSATAPHY's composition (control + datapath) on the simulated transceiver, in one
     clock domain: sys = sata_tx = sata_rx = the 150 MHz SATA clock. `comreset` restarts the
     PHY control, which then sends COMRESET as it does at power-up. datapath: "same_clock"
-    (phy_datapath.py, the rig's) or "litesata" (LiteSATA's, with its clock crossings)."""
-    def __init__(self, clk_freq=150e6, datapath="same_clock"):
-        self.submodules.trx = trx = SimSATATransceiver()
+    (phy_datapath.py, the rig's) or "litesata" (LiteSATA's, with its clock crossings).
+    gen: the link's speed, 1, 2 or 3 (SimSATATransceiver)."""
+    def __init__(self, clk_freq=150e6, datapath="same_clock", gen=3):
+        self.submodules.trx = trx = SimSATATransceiver(gen)
         self.crg = crg = Module()
         crg.tx_reset = Signal()
         crg.rx_reset = Signal()

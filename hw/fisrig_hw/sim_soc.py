@@ -25,7 +25,7 @@ SATA_CLK_HZ = 150_000_000
 
 # The transceiver's pins, named as sim/device's pins.h (host drives tx_* and power).
 _sata_pins = [("tx_data", 32), ("tx_charisk", 4), ("tx_idle", 1), ("tx_cominit", 1),
-              ("tx_comwake", 1), ("power", 1), ("rx_data", 32), ("rx_charisk", 4),
+              ("tx_comwake", 1), ("power", 1), ("dword_gap", 1), ("rx_data", 32), ("rx_charisk", 4),
               ("rx_idle", 1), ("rx_cominit", 1), ("rx_comwake", 1)]
 
 _io = [
@@ -66,7 +66,7 @@ class FisrigSimSoC(SoCCore):
         pads = platform.request("sata")
         for name, _ in _sata_pins:
             pin, pad = getattr(sata.phy.pins, name), getattr(pads, name)
-            self.comb += (pad.eq(pin) if name.startswith("tx_") or name == "power" else pin.eq(pad))
+            self.comb += (pad.eq(pin) if name.startswith("tx_") or name in ("power", "dword_gap") else pin.eq(pad))
         # The host bridge (DESIGN.md decision 9): UARTBone, a Wishbone master the host
         # reaches even when the firmware is stuck.
         self.bridge_phy = RS232PHYModel(platform.request("serial", 1))

@@ -191,6 +191,7 @@ int main(int argc, char** argv) {
     in.tx_cominit = top.tx_cominit;
     in.tx_comwake = top.tx_comwake;
     in.power = top.power;  // the rig's power controller drives the rails
+    in.dword_gap = top.dword_gap;
     if (cycle >= script.trace_from && cycle < script.trace_to)
       std::printf("w %llu %s %s\n", (unsigned long long)cycle,
                   wire_word(in.tx_data, in.tx_charisk, in.tx_idle).c_str(),

@@ -103,3 +103,70 @@ TEST(DeviceOob, TheSignatureWaitsForTheDriveAfterComreset) {
   EXPECT_GE(device::cycle_ns(r.cycles), r.dev.drive().ready_at());
   EXPECT_GE(r.cycles - before, device::us_cycles(1000));
 }
+
+namespace {
+// DeviceOob alone against a host at `host_gen` that sends COMWAKE when asked and ALIGNs on
+// its dword cycles; returns the cycle the device linked at (0: not within max_cycles) and
+// every cycle on which the device's pins carried an ALIGN before that.
+struct Negotiation {
+  uint64_t linked_at = 0;
+  uint64_t align_start = 0;  // the device's first cycle in kSendAlign
+  std::vector<uint64_t> aligns_out;
+  int gen = 0;
+};
+Negotiation negotiate(int device_max_gen, int host_gen, uint64_t max_cycles) {
+  DeviceOob oob(device_max_gen);
+  Negotiation n;
+  const uint64_t period = host_gen == 3 ? 1 : host_gen == 2 ? 2 : 4;
+  for (uint64_t cycle = 0; cycle < max_cycles; ++cycle) {
+    fisrig_pins_in in{};
+    in.power = 1;
+    in.dword_gap = cycle % period != 0;
+    in.tx_comwake = oob.state() == DeviceOob::State::kAwaitComwake;
+    bool aligning = oob.state() == DeviceOob::State::kSendAlign;
+    in.tx_idle = !aligning;
+    in.tx_charisk = 1;
+    in.tx_data = prim::kAlign;
+    oob.clock(in, cycle, 0);
+    if (oob.linked()) {
+      n.linked_at = cycle;
+      break;
+    }
+    if (oob.state() == DeviceOob::State::kSendAlign) {
+      if (!n.align_start) n.align_start = cycle;
+      fisrig_pins_out out{};
+      oob.drive_pins(out);
+      if (out.rx_charisk == 1 && out.rx_data == prim::kAlign) n.aligns_out.push_back(cycle);
+    }
+  }
+  n.gen = oob.gen();
+  return n;
+}
+}  // namespace
+
+TEST(DeviceOob, SpeedNegotiationStepsDownEvery54usUntilTheHostsSpeed) {
+  // A Gen3 device and a Gen1 host: 54.6 us of Gen3 ALIGNs and 54.6 us of Gen2 ALIGNs the host
+  // cannot decode, then Gen1 ALIGNs, which the host answers.
+  Negotiation n = negotiate(3, 1, 100'000);
+  ASSERT_NE(n.linked_at, 0u);
+  EXPECT_EQ(n.gen, 1);
+  ASSERT_FALSE(n.aligns_out.empty());
+  EXPECT_EQ(n.aligns_out.front() - n.align_start, 2 * FISRIG_ALIGN_TIMEOUT_CYCLES);
+  EXPECT_LE(n.linked_at - n.aligns_out.front(), 4u);  // the host's next dword
+
+  Negotiation gen2 = negotiate(3, 2, 100'000);
+  EXPECT_EQ(gen2.gen, 2);
+  EXPECT_EQ(gen2.aligns_out.front() - gen2.align_start, FISRIG_ALIGN_TIMEOUT_CYCLES);
+
+  Negotiation same = negotiate(2, 2, 100'000);
+  EXPECT_EQ(same.gen, 2);
+  EXPECT_EQ(same.aligns_out.front(), same.align_start);
+}
+
+TEST(DeviceOob, ADeviceSlowerThanAFixedSpeedHostNeverSendsItAnAlign) {
+  // LiteSATA's host does not step down: a Gen2 device never links with a Gen3 host.
+  Negotiation n = negotiate(2, 3, 100'000);
+  EXPECT_EQ(n.linked_at, 0u);
+  EXPECT_TRUE(n.aligns_out.empty());
+  EXPECT_EQ(n.gen, 1);  // it tried its speeds down to Gen1
+}

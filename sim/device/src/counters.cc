@@ -29,6 +29,7 @@ std::string DeviceCounters::text() const {
   };
   put("cycles", cycles);
   put("link_ups", link_ups);
+  put("link_gen", link_gen);
   put("comresets", comresets);
   put("power_offs", power_offs);
   put("power_ons", power_ons);

@@ -21,11 +21,14 @@ void set_error(char* err, size_t errlen, const std::string& msg) {
 }
 
 // "key=value,key=value"; a piece without '=' continues the value before it (range lists).
-void apply_faults(fisrig::drive::DriveConfig& cfg, const std::string& spec) {
+void apply_faults(fisrig::drive::DriveConfig& cfg, int& max_gen, const std::string& spec) {
   std::string key, value;
   auto flush = [&] {
     if (key.empty()) return;
-    if (key == "boot_us") {
+    if (key == "max_gen") {
+      if (value != "1" && value != "2" && value != "3") throw std::invalid_argument("max_gen: '" + value + "' is not 1, 2 or 3");
+      max_gen = value[0] - '0';
+    } else if (key == "boot_us") {
       size_t used = 0;
       double us = std::stod(value, &used);
       if (used != value.size() || us < 0) throw std::invalid_argument("boot_us: '" + value + "' is not a time in us");
@@ -64,9 +67,10 @@ void* fisrig_device_new(const char* profile, const char* faults, char* err, size
   try {
     if (!profile || !*profile) throw std::invalid_argument("no profile given");
     fisrig::drive::DriveConfig cfg = fisrig::drive::load_profile(profile);
-    if (faults) apply_faults(cfg, faults);
+    int max_gen = 3;
+    if (faults) apply_faults(cfg, max_gen, faults);
     cfg.validate();
-    return new SataDevice(std::move(cfg));
+    return new SataDevice(std::move(cfg), max_gen);
   } catch (const std::exception& e) {
     set_error(err, errlen, e.what());
   } catch (...) {

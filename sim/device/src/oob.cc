@@ -4,8 +4,17 @@
 
 namespace fisrig::device {
 
+namespace {
+constexpr uint32_t kUndecodable = 0x4A4A4A4A;  // D10.2, as a mismatched receiver might deliver
+int gen_of_period(uint64_t cycles_per_dword) { return cycles_per_dword >= 4 ? 1 : cycles_per_dword == 2 ? 2 : 3; }
+}  // namespace
+
 DeviceOob::Event DeviceOob::clock(const fisrig_pins_in& in, uint64_t cycle, uint64_t ready_cycle) {
   Event ev = Event::kNone;
+  if (!in.dword_gap) {
+    host_gen_ = gen_of_period(cycle - last_dword_);
+    last_dword_ = cycle;
+  }
   if (state_ == State::kOff) return ev;
   if (in.tx_cominit) {
     burst_end_ = cycle + FISRIG_COMRESET_CYCLES;
@@ -44,10 +53,18 @@ DeviceOob::Event DeviceOob::clock(const fisrig_pins_in& in, uint64_t cycle, uint
       if (cycle >= until_) enter(State::kSendComwake, cycle + FISRIG_COMWAKE_CYCLES);
       break;
     case State::kSendComwake:
-      if (cycle >= until_) enter(State::kSendAlign, 0);
+      if (cycle >= until_) {
+        gen_ = max_gen_;
+        enter(State::kSendAlign, cycle + FISRIG_ALIGN_TIMEOUT_CYCLES);
+      }
       break;
     case State::kSendAlign:
-      if (!in.tx_idle && (in.tx_charisk & 1) && in.tx_data == link::prim::kAlign) enter(State::kLinked, 0);
+      if (gen_ == host_gen_ && !in.dword_gap && !in.tx_idle && (in.tx_charisk & 1) && in.tx_data == link::prim::kAlign)
+        enter(State::kLinked, 0);
+      else if (cycle >= until_ && gen_ > 1) {
+        --gen_;
+        until_ = cycle + FISRIG_ALIGN_TIMEOUT_CYCLES;
+      }
       break;
     case State::kOff:
     case State::kLinked:
@@ -59,9 +76,11 @@ DeviceOob::Event DeviceOob::clock(const fisrig_pins_in& in, uint64_t cycle, uint
 void DeviceOob::drive_pins(fisrig_pins_out& out) const {
   out.rx_cominit = state_ == State::kSendCominit;
   out.rx_comwake = state_ == State::kSendComwake;
-  bool align = state_ == State::kSendAlign;
-  out.rx_idle = !align;
-  out.rx_data = align ? link::prim::kAlign : 0;
+  bool sending = state_ == State::kSendAlign;
+  // At a speed the host's receiver is not at, it sees symbols it cannot decode: data, never an ALIGN.
+  bool align = sending && gen_ == host_gen_;
+  out.rx_idle = !sending;
+  out.rx_data = align ? link::prim::kAlign : sending ? kUndecodable : 0;
   out.rx_charisk = align ? 1 : 0;
 }
 

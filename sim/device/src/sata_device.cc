@@ -14,10 +14,10 @@ drive::DriveConfig without_link_faults(drive::DriveConfig c) {
 constexpr uint64_t kIdleTickMask = (1u << 14) - 1;  // about every 109 us
 }  // namespace
 
-SataDevice::SataDevice(drive::DriveConfig config)
+SataDevice::SataDevice(drive::DriveConfig config, int max_gen)
     : faults_(config.faults),
       drive_(without_link_faults(std::move(config))),
-      oob_(),
+      oob_(max_gen),
       link_(counters_, faults_),
       commands_(drive_, codec_, counters_) {}
 
@@ -65,12 +65,18 @@ void SataDevice::clock(const fisrig_pins_in& in, fisrig_pins_out& out) {
     }
   }
 
+  // Below Gen3 the link layer moves a dword only on the transceiver's dword cycles.
+  if (in.dword_gap) {
+    out = held_;
+    return;
+  }
   link::LinkWord rx{in.tx_data, (in.tx_charisk & 1) != 0};
   bool have = !in.tx_idle;
   if (!up_ && have && rx.k && rx.data != link::prim::kAlign) {
     // The host's PHY control has seen our SYNCs and is READY: the link is up.
     up_ = true;
     ++counters_.link_ups;
+    counters_.link_gen = oob_.gen();
     link_.enable(true);
     commands_.link_up();
   }
@@ -84,6 +90,7 @@ void SataDevice::clock(const fisrig_pins_in& in, fisrig_pins_out& out) {
   out.rx_idle = 0;
   out.rx_cominit = 0;
   out.rx_comwake = 0;
+  held_ = out;
 }
 
 std::string SataDevice::stats_text() const {

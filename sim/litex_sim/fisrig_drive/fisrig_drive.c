@@ -21,7 +21,7 @@
 struct session_s {
   char *sys_clk;
   uint32_t *tx_data;
-  uint8_t *tx_charisk, *tx_idle, *tx_cominit, *tx_comwake, *power;
+  uint8_t *tx_charisk, *tx_idle, *tx_cominit, *tx_comwake, *power, *dword_gap;
   uint32_t *rx_data;
   uint8_t *rx_charisk, *rx_idle, *rx_cominit, *rx_comwake;
   clk_edge_state_t edge;
@@ -80,6 +80,7 @@ static int drive_add_pads(void *sess, struct pad_list_s *plist) {
     {"tx_data", (void **)&s->tx_data}, {"tx_charisk", (void **)&s->tx_charisk},
     {"tx_idle", (void **)&s->tx_idle}, {"tx_cominit", (void **)&s->tx_cominit},
     {"tx_comwake", (void **)&s->tx_comwake}, {"power", (void **)&s->power},
+    {"dword_gap", (void **)&s->dword_gap},
     {"rx_data", (void **)&s->rx_data}, {"rx_charisk", (void **)&s->rx_charisk},
     {"rx_idle", (void **)&s->rx_idle}, {"rx_cominit", (void **)&s->rx_cominit},
     {"rx_comwake", (void **)&s->rx_comwake},
@@ -96,6 +97,7 @@ static int drive_tick(void *sess, uint64_t time_ps) {
   struct fisrig_pins_in in = {
     .tx_data = *s->tx_data, .tx_charisk = *s->tx_charisk, .tx_idle = *s->tx_idle,
     .tx_cominit = *s->tx_cominit, .tx_comwake = *s->tx_comwake, .power = *s->power,
+    .dword_gap = *s->dword_gap,
   };
   fisrig_device_clock(s->dev, &in, &s->out);
   *s->rx_data = s->out.rx_data;

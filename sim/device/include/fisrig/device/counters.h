@@ -10,6 +10,7 @@ namespace fisrig::device {
 struct DeviceCounters {
   uint64_t cycles = 0;
   uint64_t link_ups = 0;        // OOB done and the host's first primitive after its ALIGNs
+  uint64_t link_gen = 0;        // the speed negotiated at the last link-up (1, 2, 3)
   uint64_t comresets = 0;       // COMRESETs taken (while powered and booted)
   uint64_t power_offs = 0;
   uint64_t power_ons = 0;

@@ -2,7 +2,8 @@
  * The simulated transceiver's pins: the contract between the rig's gateware (LiteSATA's
  * PHY control and datapath, simulated in Verilator) and the simulated drive's device
  * side. One sample per 150 MHz SATA clock cycle (Gen3: one 32-bit dword per cycle,
- * 6.667 ns). C-compatible, so that the litex_sim module (C) shares it.
+ * 6.667 ns; Gen2 a dword every 2nd cycle, Gen1 every 4th, marked by dword_gap).
+ * C-compatible, so that the litex_sim module (C) shares it.
  */
 #ifndef FISRIG_DEVICE_PINS_H
 #define FISRIG_DEVICE_PINS_H
@@ -21,9 +22,11 @@ struct fisrig_pins_in {
   uint8_t tx_cominit;  /* 1 for one cycle: the host starts COMRESET (bursts for 384 cycles) */
   uint8_t tx_comwake;  /* 1 for one cycle: the host starts COMWAKE (192 cycles) */
   uint8_t power;       /* drive rails: 1 on, 0 off (the rig's power controller) */
+  uint8_t dword_gap;   /* 1 on a cycle that carries no dword either way: the host's transceiver
+                          runs at Gen2 (every 2nd cycle carries one) or Gen1 (every 4th); 0 at Gen3 */
 };
 
-/* What the device drives for the next cycle. */
+/* What the device drives for the next cycle (held through dword gaps). */
 struct fisrig_pins_out {
   uint32_t rx_data;
   uint8_t rx_charisk;
@@ -34,6 +37,9 @@ struct fisrig_pins_out {
 
 #define FISRIG_COMRESET_CYCLES 384u /* a COMRESET/COMINIT burst sequence, 2.56 us */
 #define FISRIG_COMWAKE_CYCLES 192u  /* a COMWAKE burst sequence, 1.28 us */
+#define FISRIG_ALIGN_TIMEOUT_CYCLES 8190u /* 54.6 us (2048 Gen1 dwords): a device that has not
+                                             seen the host's ALIGN by then tries the next
+                                             lower speed */
 
 #ifdef __cplusplus
 }

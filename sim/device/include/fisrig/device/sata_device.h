@@ -29,7 +29,8 @@ class SataDevice {
  public:
   // The link-level fault knobs of config.faults (r_err_rate, hold_storm_*) act on the
   // wire here and are taken out of the Drive's copy so that they do not act twice.
-  explicit SataDevice(drive::DriveConfig config);
+  // max_gen: the fastest SATA speed the device negotiates (1..3).
+  explicit SataDevice(drive::DriveConfig config, int max_gen = 3);
 
   // One SATA clock cycle: the host's pins at this edge in, the device's for the next out.
   void clock(const fisrig_pins_in& in, fisrig_pins_out& out);
@@ -43,6 +44,7 @@ class SataDevice {
   DeviceOob::State oob_state() const { return oob_.state(); }
   DeviceLink::State link_state() const { return link_.state(); }
   bool link_up() const { return up_; }
+  int gen() const { return oob_.gen(); }
   uint64_t cycle() const { return cycle_; }
   drive::SimTime now_ns() const { return cycle_ns(cycle_); }
 
@@ -64,6 +66,7 @@ class SataDevice {
   uint64_t ready_cycle_ = 0;  // power-on: the first cycle the drive answers OOB
   bool power_ = true;         // the Drive starts powered and ready
   bool up_ = false;
+  fisrig_pins_out held_{};    // the last dword sent, on the wire through the dword gaps
 };
 
 }  // namespace fisrig::device
