@@ -36,11 +36,15 @@ TXK_H2D, TXK_DATA, TXK_RECOVERY = 0, 1, 2
 
 
 def lowest_set(mask, width, out):
-    """out = index of the lowest set bit of mask (a priority encoder)."""
-    stmt = None
-    for i in reversed(range(width)):
-        stmt = If(mask[i], out.eq(i)) if stmt is None else If(mask[i], out.eq(i)).Else(stmt)
-    return stmt
+    """out = index of the lowest set bit of mask (0 when none): a priority encoder. The bit
+    is isolated arithmetically (mask & -mask) and its one-hot position encoded by masks,
+    not by a 32-deep if-chain, which Verilator evaluated branch by branch every cycle."""
+    low = Signal(width)
+    stmts = [low.eq(mask & (~mask + 1))]
+    for k in range(len(out)):
+        positions = sum(1 << i for i in range(width) if (i >> k) & 1)
+        stmts.append(out[k].eq((low & positions) != 0))
+    return stmts
 
 
 class RawCommandEngine(Module):
