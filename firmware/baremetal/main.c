@@ -6,7 +6,7 @@
  * The host puts the compiled program at PROGRAM_OFFSET in main RAM (its size, the record
  * sink, then the program; 32-bit words) and starts this from the BIOS (`boot <main_ram>`).
  * Records go where the host asked, in the order the VM emits them:
- *   RECORDS_TO_RING  into a ring in main RAM that the host drains through its bridge (the
+ *   RECORDS_TO_RING  into a ring in the ring RAM that the host drains through its bridge (the
  *                    line "fisrig firmware: record ring at 0x<address>" says where); the
  *                    firmware waits while the ring is full, so nothing is lost
  *   RECORDS_TO_UART  as lines "R <192 hex digits>" on the console (no bridge needed)
@@ -34,10 +34,20 @@ struct record_ring {
   uint32_t reserved;
   struct fisrig_run_record rec[RING_RECORDS];
 };
-static struct record_ring ring __attribute__((aligned(32)));
 
-static struct fisrig_cmd_desc sq[SQ_ENTRIES] __attribute__((aligned(32)));
-static struct fisrig_cpl_record cq[CQ_ENTRIES] __attribute__((aligned(32)));
+/* The engine's rings and the record ring live in the SoC's ring RAM, which the CPU never
+   caches: the engine writes completions and the host the ring's head behind the data
+   cache, which in main RAM had to be dropped whole before every look (VexRiscv has no
+   per-line invalidate), taking everything else the VM had cached with it. */
+struct ring_ram {
+  struct fisrig_cmd_desc sq[SQ_ENTRIES];
+  struct fisrig_cpl_record cq[CQ_ENTRIES];
+  struct record_ring ring;
+};
+_Static_assert(sizeof(struct ring_ram) <= RING_RAM_SIZE, "the rings do not fit the ring RAM");
+#define RINGS ((struct ring_ram *)RING_RAM_BASE)
+static struct record_ring *const ring = &RINGS->ring;
+
 static uint8_t data_window[FISRIG_VM_INFLIGHT * FISRIG_VM_DSM_BYTES] __attribute__((aligned(32)));
 static struct fisrig_vm vm;
 static uint64_t records;
@@ -63,11 +73,7 @@ static uint32_t sq_head(void *ctx) {
 
 static uint32_t cq_tail(void *ctx) {
   (void)ctx;
-  uint32_t tail = rings_cq_tail_read();
-  /* The engine writes records into RAM behind the data cache: drop what the cache holds
-     before the VM reads them. */
-  flush_cpu_dcache();
-  return tail;
+  return rings_cq_tail_read();
 }
 
 static void cq_consumed(void *ctx, uint32_t cq_head) {
@@ -82,12 +88,10 @@ static void wait(void *ctx, uint64_t until) {
 
 static int emit_to_ring(void *ctx, const struct fisrig_run_record *r) {
   (void)ctx;
-  for (;;) {
-    flush_cpu_dcache(); /* head is written by the host, behind the cache */
-    if (ring.tail - ring.head < RING_RECORDS) break;
-  }
-  ring.rec[ring.tail % RING_RECORDS] = *r;
-  ring.tail = ring.tail + 1; /* after the record: the data cache writes through, in order */
+  while (ring->tail - ring->head >= RING_RECORDS) {
+  } /* the host is behind: wait for it */
+  ring->rec[ring->tail % RING_RECORDS] = *r;
+  ring->tail = ring->tail + 1; /* after the record: uncached stores reach the RAM in order */
   ++records;
   return 0;
 }
@@ -123,7 +127,7 @@ int main(void) {
   uint32_t size = ((const uint32_t *)image)[0];
   uint32_t to = ((const uint32_t *)image)[1];
   const struct fisrig_engine_ops ops = {
-    .ctx = 0, .sq = sq, .sq_entries = SQ_ENTRIES, .cq = cq, .cq_entries = CQ_ENTRIES,
+    .ctx = 0, .sq = RINGS->sq, .sq_entries = SQ_ENTRIES, .cq = RINGS->cq, .cq_entries = CQ_ENTRIES,
     .data_window = data_window, .data_window_bytes = sizeof data_window,
     .doorbell = doorbell, .sq_head = sq_head, .cq_tail = cq_tail, .cq_consumed = cq_consumed,
     .now = now, .wait = wait,
@@ -131,13 +135,13 @@ int main(void) {
   const struct fisrig_record_sink sink = {0, to == RECORDS_TO_RING ? emit_to_ring : emit_to_uart};
 
   printf("fisrig firmware: program of %lu bytes\n", (unsigned long)size);
-  ring.entries = RING_RECORDS;
+  ring->entries = RING_RECORDS;
   if (to == RECORDS_TO_RING)
-    printf("fisrig firmware: record ring at 0x%08lx\n", (unsigned long)(uintptr_t)&ring);
+    printf("fisrig firmware: record ring at 0x%08lx\n", (unsigned long)(uintptr_t)ring);
   rings_enable_write(0); /* empty rings, whatever the BIOS or a last run left */
-  rings_sq_base_write((uint32_t)(uintptr_t)sq);
+  rings_sq_base_write((uint32_t)(uintptr_t)RINGS->sq);
   rings_sq_entries_write(SQ_ENTRIES);
-  rings_cq_base_write((uint32_t)(uintptr_t)cq);
+  rings_cq_base_write((uint32_t)(uintptr_t)RINGS->cq);
   rings_cq_entries_write(CQ_ENTRIES);
   rings_data_base_write((uint32_t)(uintptr_t)data_window);
   rings_sq_tail_write(0);

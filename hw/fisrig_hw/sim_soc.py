@@ -14,7 +14,9 @@ from litex.build.generic_platform import Pins, Subsignal
 from litex.build.sim import SimPlatform
 from litex.build.sim.config import SimConfig
 from litex.soc.cores.uart import RS232PHYModel, UARTBone
+from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
+from litex.soc.interconnect import wishbone
 
 from fisrig_hw.rig_core import RigCore
 from fisrig_hw.rig_status import RigStatus
@@ -45,6 +47,11 @@ _io = [
         Subsignal("sink_data", Pins(8))),
 ]
 BRIDGE_PORT = 2430  # the built configuration's; each run picks its own (soc_run)
+# The rings' RAM, in the CPU's IO region (0x8000_0000 up: never cached). The engine writes
+# completions and the host the record ring's head behind the CPU's back; in cached RAM the
+# firmware had to drop its whole data cache (VexRiscv has no per-line invalidate) before
+# every look, and then missed on everything else it touched.
+RING_RAM_BASE, RING_RAM_SIZE = 0x9000_0000, 0x8000
 
 
 class FisrigSimSoC(SoCCore):
@@ -76,6 +83,10 @@ class FisrigSimSoC(SoCCore):
         self.rig = RigStatus(sata)
         self.rings = EngineRings(engine=sata.engine)
         self.bus.add_master(name="engine_rings", master=self.rings.bus)
+        self.ring_ram = wishbone.SRAM(RING_RAM_SIZE, bus=wishbone.Interface(
+            data_width=32, address_width=self.bus.address_width))
+        self.bus.add_slave("ring_ram", self.ring_ram.bus,
+                           SoCRegion(origin=RING_RAM_BASE, size=RING_RAM_SIZE, cached=False))
 
 
 def sim_config(profile="tiny-1gb", faults="boot_us=100"):
