@@ -79,3 +79,23 @@ def test_litesata_datapath_runs_the_same_commands_with_longer_turnarounds(rig_ex
     # once for an answer of the host's (R_RDY, R_OK), six cycles later on LiteSATA's
     # datapath (three through each FIFO); 36 cycles in all when measured.
     assert latency["litesata"] - latency["same_clock"] >= 4 * 6, latency
+
+
+def test_a_hold_storm_lasts_its_time_at_gen2():
+    """Fault knobs given in time act for that time at any speed: a 20 us storm on each
+    8 KiB Data FIS at Gen2 is 1,500 held dwords (3,000 ticks), and the writes take that
+    much longer; every write still reads back checked."""
+    exe = rig_sim.build(gen=2)
+    clean = run(exe, write_then_read(2, 3_000_000))
+    storm = run(exe, write_then_read(2, 3_000_000), ",hold_storm_rate=1,hold_storm_us=20")
+    for r in (clean, storm):
+        assert r.returncode == 0, r.output[-2000:]
+        assert all(c["result"] == RESULT_OK and c["check_errors"] == 0 for c in r.commands.values())
+
+    def write_ticks(r):
+        w = [r.commands[100 + i] for i in range(2)]
+        return max(c["ts_status"] for c in w) - min(c["ts_submit"] for c in w)
+    fises = 2 * SECTORS * 512 // 8192
+    assert storm.stats["holds_sent"] == fises * 4
+    assert storm.stats["hold_cycles_sent"] == fises * 1500  # dwords: 3,000 ticks at Gen2
+    assert write_ticks(storm) - write_ticks(clean) >= 0.9 * fises * 3000

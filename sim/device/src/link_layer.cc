@@ -49,7 +49,7 @@ void DeviceLink::end_frame(Events& ev, bool ok) {
 
 void DeviceLink::start_hold_storm() {
   storm_bursts_ = kStormBursts;
-  storm_burst_cycles_ = std::max<uint64_t>(1, faults_.hold_storm_ns * 3 / 20 / kStormBursts);
+  storm_burst_cycles_ = std::max<uint64_t>(1, faults_.hold_storm_ns * 3 / 20 / kStormBursts / cycles_per_dword_);
   storm_next_at_ = kStormFirstAt;
 }
 

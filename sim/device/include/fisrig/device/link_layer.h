@@ -61,6 +61,9 @@ class DeviceLink {
   void load() { loaded_ = true; }
   // Transmission starts only once the host's link is up (its first SYNC after OOB).
   void enable(bool on) { enabled_ = on; }
+  // 150 MHz cycles a dword takes at the negotiated speed (Gen3 1, Gen2 2, Gen1 4): the
+  // fault knobs given in time (hold_storm_us) last as long at every speed.
+  void set_cycles_per_dword(uint32_t n) { cycles_per_dword_ = n; }
   // Back to idle with nothing in flight (COMRESET, power, OOB restart).
   void reset();
 
@@ -93,7 +96,8 @@ class DeviceLink {
   bool rx_result_ok_ = false;
   // Hold storm while receiving a Data FIS: bursts left, cycles each, where the next starts.
   uint32_t storm_bursts_ = 0;
-  uint64_t storm_burst_cycles_ = 0;
+  uint64_t storm_burst_cycles_ = 0;  // dwords a HOLD burst lasts
+  uint32_t cycles_per_dword_ = 1;
   uint64_t storm_left_ = 0;  // cycles left in the current burst
   size_t storm_next_at_ = 0;
   bool storm_checked_ = false;
