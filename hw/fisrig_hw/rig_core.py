@@ -44,14 +44,26 @@ class RigCore(Module):
         self.now = Signal(64)
         self.sync += self.now.eq(self.now + 1)
         self.submodules.power = power = PowerController()
-        # Rails off / on from the CPU or the bridge (RigStatus), besides POWER descriptors.
+        # Rails off / on, and a cut armed, from the CPU or the bridge (RigStatus), besides
+        # POWER descriptors. The CSR's arming takes the cycle if both come in the same one.
         self.power_off_csr, self.power_on_csr = Signal(), Signal()
+        self.power_arm_csr = Signal()
+        self.power_arm_event_csr, self.power_arm_count_csr = Signal(3), Signal(16)
+        self.power_arm_delay_csr = Signal(32)
         self.comb += [
             engine.now.eq(self.now), power.now.eq(self.now),
             power.off.eq(engine.power_off | self.power_off_csr),
             power.on.eq(engine.power_on | self.power_on_csr),
-            power.arm.eq(engine.power_arm), power.arm_event.eq(engine.power_arm_event),
-            power.arm_count.eq(engine.power_arm_count), power.arm_delay.eq(engine.power_arm_delay),
+            power.arm.eq(engine.power_arm | self.power_arm_csr),
+            If(self.power_arm_csr,
+                power.arm_event.eq(self.power_arm_event_csr),
+                power.arm_count.eq(self.power_arm_count_csr),
+                power.arm_delay.eq(self.power_arm_delay_csr),
+            ).Else(
+                power.arm_event.eq(engine.power_arm_event),
+                power.arm_count.eq(engine.power_arm_count),
+                power.arm_delay.eq(engine.power_arm_delay),
+            ),
             power.event.eq(engine.fis_event), power.event_kind.eq(engine.fis_event_kind),
             engine.power_cut.eq(power.cut),
             phy.pins.power.eq(power.rails),

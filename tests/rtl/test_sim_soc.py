@@ -15,7 +15,9 @@ from fisrig_hw.bios_console import BiosConsole
 from fisrig_hw.descriptor import *
 
 IDENTIFY, WRITE_DMA_EXT, READ_DMA_EXT = 0xEC, 0x35, 0x25
-SQ, CQ, DATA = 0x0000, 0x1000, 0x4000  # offsets in main RAM
+# Offsets in the ring RAM, which the CPU does not cache: through the BIOS console the
+# records are read by the CPU, which would see stale lines of cached main RAM.
+SQ, CQ, DATA = 0x0000, 0x1000, 0x4000
 ENTRIES = 8
 
 
@@ -68,7 +70,7 @@ def records(io, ram, count):
 
 def test_descriptors_through_the_rings(access):
     io, console = access
-    ram = console.mems["main_ram"]
+    ram = console.mems["ring_ram"]
     assert io.csr_read("ctrl_scratch") == 0x12345678  # LiteX's reset value: the path works
     descs = [
         pack_desc(protocol=PROTO_LINK, command=LINK_WAIT_UP, user_tag=1),
@@ -126,3 +128,27 @@ def test_descriptors_through_the_rings(access):
     io.csr_write("rig_ts_latch", 1)
     hi, lo = struct.unpack("<2I", io.read_bytes(console.regs["rig_ts"], 8))  # CSR words: high first
     assert (hi << 32 | lo) > by_tag[4]["ts_status"]
+    # A cut armed from CSRs (no descriptor): 300 ticks after the 1st Data FIS of a write;
+    # the write ends LINK_LOST and a POWER_CUT event carries the cut's tick.
+    taken = len(descs) + 3
+    io.csr_write("rings_cq_head", taken)  # room in the 8-entry completion ring
+    io.csr_write("rig_power_trigger", EVENT_DATA | 1 << 8)
+    io.csr_write("rig_power_delay", 300)
+    io.csr_write("rig_power_arm", 1)
+    assert io.csr_read("rig_power_armed") == 1
+    io.write_bytes(ram + SQ + 32 * len(descs), pack_desc(
+        protocol=PROTO_DMA_OUT, command=WRITE_DMA_EXT, user_tag=5, device=0x40, lba=8192,
+        count=64, data_source=DATA_STAMP, data_word=12))
+    io.csr_write("rings_sq_tail", len(descs) + 1)
+    wait_records(taken + 2)
+    time.sleep(1)  # a LINK_DOWN event may follow the two
+    tail = io.csr_read("rings_cq_tail")
+    after = [unpack_cpl(io.read_bytes(ram + CQ + 80 * (i % ENTRIES), 80)) for i in range(taken, tail)]
+    cut = [r for r in after if r["user_tag"] == USER_TAG_EVENT and r["slot"] == EV_POWER_CUT]
+    write = [r for r in after if r["user_tag"] == 5]
+    assert len(cut) == 1 and len(write) == 1, [(r["user_tag"], r["slot"], r["result"]) for r in after]
+    assert write[0]["result"] == RESULT_LINK_LOST and write[0]["ts_data_first"]
+    # The bench's rtl.power_cut_jitter_ticks finds the cut one tick before first dword + delay.
+    assert abs(cut[0]["ts_status"] - write[0]["ts_data_first"] - 300) <= 1, (cut, write)
+    assert io.csr_read("rig_power_armed") == 0 and io.csr_read("rig_rails") == 0
+    io.csr_write("rig_power_on", 1)
