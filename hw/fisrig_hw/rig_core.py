@@ -1,6 +1,7 @@
 """The rig's SATA core without a CPU: simulated transceiver, LiteSATA's PHY control, the
 one-clock datapath (or LiteSATA's), LiteSATA's link layer, our transport and the raw command
-engine, in the one 150 MHz domain. The SoC builds on it; a Verilator harness drives its pins against sim/device."""
+engine, in the one 150 MHz domain. The SoC builds on it; a Verilator harness drives its
+pins against sim/device."""
 
 from migen import *
 
