@@ -1,7 +1,7 @@
 /*
  * The rig's firmware, bare metal on LiteX's libbase (the build the RTL simulation runs):
- * the portable core's VM (firmware/core) against the engine's rings in main RAM, streaming
- * every run record over the UART as it comes.
+ * the portable core's VM (firmware/core) against the engine's rings in the ring RAM,
+ * handing every run record to the host as it comes (below).
  *
  * The host puts the compiled program at PROGRAM_OFFSET in main RAM (its size, the record
  * sink, then the program; 32-bit words) and starts this from the BIOS (`boot <main_ram>`).

@@ -1,5 +1,5 @@
 """The raw command engine's ring front end: the submission and completion rings of
-engine_if.h in main RAM, reached over the SoC's Wishbone bus, on the engine's streams.
+engine_if.h in RAM (the SoC's ring RAM), reached over the SoC's Wishbone bus, on the engine's streams.
 
 - Descriptor fetch: while sq_head != sq_tail, the 8 dwords of entry sq_head & (sq_entries-1)
   are read from sq_base + 32 * index and offered to the engine as one 256-bit beat (dword 0

@@ -1,6 +1,7 @@
-"""The rig SoC for simulation: VexRiscv, ROM (LiteX BIOS), SRAM and main RAM, a UART, the
-host bridge (UARTBone), the SATA core (simulated transceiver, LiteSATA's PHY control,
-datapath and link, our transport, engine, counter and power controller) and the engine's
+"""The rig SoC for simulation: VexRiscv, ROM (LiteX BIOS), SRAM, main RAM and the uncached
+ring RAM, a UART, the host bridge (UARTBone), the SATA core (simulated transceiver,
+LiteSATA's PHY control, the rig's datapath, LiteSATA's link, our transport, engine, counter
+and power controller) and the engine's
 ring front end as a bus master, in one 150 MHz domain. In litex_sim the simulated drive
 (sim/device) answers on the transceiver's pins through our extra module
 sim/litex_sim/fisrig_drive. fisrig_hw.soc_build builds it."""

@@ -56,7 +56,7 @@ def prepare(build_dir, run_dir, firmware, program, profile, faults, bridge_port=
 
 
 class RingDrain:
-    """Takes records out of the firmware's record ring in main RAM through the bridge
+    """Takes records out of the firmware's record ring in the ring RAM through the bridge
     (firmware/baremetal/main.c: entries, tail, head, then the records)."""
     BURST = 10  # records a bridge read: 240 words, under UARTBone's 255
 

@@ -117,7 +117,7 @@ struct Negotiation {
 Negotiation negotiate(int device_max_gen, int host_gen, uint64_t max_cycles) {
   DeviceOob oob(device_max_gen);
   Negotiation n;
-  const uint64_t period = host_gen == 3 ? 1 : host_gen == 2 ? 2 : 4;
+  const uint64_t period = device::cycles_per_dword(host_gen);
   for (uint64_t cycle = 0; cycle < max_cycles; ++cycle) {
     fisrig_pins_in in{};
     in.power = 1;

@@ -5,10 +5,10 @@ import pytest
 
 from fisrig_hw import rig_sim
 from fisrig_hw.descriptor import EV_LINK_UP, RESULT_OK
+from fisrig_hw.sim_phy import CYCLES_PER_DWORD
 
 SECTORS = 256                 # 128 KiB commands
 GEN3_READ_CEILING = 591e6     # B/s, 128 KiB queued reads in 8 KiB Data FISes (docs/rtl-engine.md)
-CYCLES_PER_DWORD = {1: 4, 2: 2, 3: 1}
 
 
 def run(exe, script, faults=""):

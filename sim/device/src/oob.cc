@@ -6,7 +6,11 @@ namespace fisrig::device {
 
 namespace {
 constexpr uint32_t kUndecodable = 0x4A4A4A4A;  // D10.2, as a mismatched receiver might deliver
-int gen_of_period(uint64_t cycles_per_dword) { return cycles_per_dword >= 4 ? 1 : cycles_per_dword == 2 ? 2 : 3; }
+int gen_of_period(uint64_t period) {
+  for (int gen = 3; gen > 1; --gen)
+    if (period <= cycles_per_dword(gen)) return gen;
+  return 1;
+}
 }  // namespace
 
 DeviceOob::Event DeviceOob::clock(const fisrig_pins_in& in, uint64_t cycle, uint64_t ready_cycle) {

@@ -77,7 +77,7 @@ void SataDevice::clock(const fisrig_pins_in& in, fisrig_pins_out& out) {
     up_ = true;
     ++counters_.link_ups;
     counters_.link_gen = oob_.gen();
-    link_.set_cycles_per_dword(oob_.gen() == 3 ? 1 : oob_.gen() == 2 ? 2 : 4);
+    link_.set_cycles_per_dword(cycles_per_dword(oob_.gen()));
     link_.enable(true);
     commands_.link_up();
   }

@@ -25,6 +25,9 @@
 
 namespace fisrig::device {
 
+// 150 MHz cycles a dword takes at a SATA speed (pins.h: the cycles between are dword_gap).
+constexpr uint32_t cycles_per_dword(int gen) { return gen >= 3 ? 1 : gen == 2 ? 2 : 4; }
+
 class DeviceOob {
  public:
   enum class State : uint8_t {
