@@ -7,6 +7,7 @@ from migen import *
 
 from litex.build.sim.common import sim_special_overrides
 from litex.gen.fhdl.verilog import convert
+from litex.soc.interconnect import stream
 
 from fisrig_hw.engine import RawCommandEngine
 from fisrig_hw.link import RigSATALink
@@ -71,8 +72,27 @@ class RigCore(Module):
         ]
 
 
+class HarnessPorts(Module):
+    """The engine's descriptor, record and RAM streams as ports for a harness without a CPU,
+    each through a buffer registered both ways (as the SoC's ring and bus logic would be):
+    no logic of the core hangs combinationally off a port, so the simulator's pass between
+    clock edges stays small."""
+    def __init__(self, engine):
+        self.ports = {}
+        for name, inward in [("desc", True), ("cpl", False), ("ram_wr", False),
+                             ("ram_rd_addr", False), ("ram_rd_data", True)]:
+            inner = getattr(engine, name)
+            buf = stream.Buffer(inner.description, pipe_valid=True, pipe_ready=True)
+            self.submodules += buf
+            self.comb += buf.source.connect(inner) if inward else inner.connect(buf.sink)
+            self.ports[name] = buf.sink if inward else buf.source
+        self.data_base = Signal(len(engine.data_base))
+        self.sync += engine.data_base.eq(self.data_base)
+
+
 def write_verilog(path, datapath="same_clock", gen=3):
     core = RigCore(datapath=datapath, gen=gen)
+    core.submodules.harness = harness = HarnessPorts(core.engine)
     ios = {core.cd_sys.clk, core.cd_sys.rst, core.link_ready}
     for name, sig in [("sys_clk", core.cd_sys.clk), ("sys_rst", core.cd_sys.rst),
                       ("link_ready", core.link_ready)]:
@@ -82,14 +102,12 @@ def write_verilog(path, datapath="same_clock", gen=3):
         sig.name_override = name
         ios.add(sig)
     # The engine's descriptor, record and RAM-write streams, for a harness without a CPU.
-    e = core.engine
-    for prefix, ep in [("desc", e.desc), ("cpl", e.cpl), ("ram_wr", e.ram_wr),
-                       ("ram_rd_addr", e.ram_rd_addr), ("ram_rd_data", e.ram_rd_data)]:
+    for prefix, ep in harness.ports.items():
         for name, *_ in [("valid",), ("ready",), ("last",)] + list(ep.payload.layout):
             sig = getattr(ep, name)
             sig.name_override = prefix + "_" + name
             ios.add(sig)
-    e.data_base.name_override = "data_base"
-    ios.add(e.data_base)
+    harness.data_base.name_override = "data_base"
+    ios.add(harness.data_base)
     convert(core, ios=ios, name="rig_core", special_overrides=sim_special_overrides).write(path)
     return path

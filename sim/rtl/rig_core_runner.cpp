@@ -151,6 +151,7 @@ int main(int argc, char** argv) {
   top.ram_wr_ready = 1;
   top.ram_rd_addr_ready = 1;
   top.ram_rd_data_valid = 0;
+  top.rx_idle = 1;
   std::deque<uint32_t> reads;  // RAM words the engine asked for, answered one a cycle
   std::vector<uint32_t> rec;
   uint64_t submitted = 0, completed = 0, cycle = 0;
@@ -162,11 +163,6 @@ int main(int argc, char** argv) {
       script.items.pop_front();
     if (script.items.empty() && completed == submitted) break;
     if (cycle == 10) top.sys_rst = 0;
-    top.rx_data = out.rx_data;
-    top.rx_charisk = out.rx_charisk;
-    top.rx_idle = out.rx_idle;
-    top.rx_cominit = out.rx_cominit;
-    top.rx_comwake = out.rx_comwake;
     bool offer = cycle > 10 && !script.items.empty() && script.items.front().kind == Item::DESC;
     top.desc_valid = offer;
     if (offer) std::memcpy(top.desc_raw.data(), &script.items.front().desc, 32);
@@ -197,6 +193,12 @@ int main(int argc, char** argv) {
                   wire_word(in.tx_data, in.tx_charisk, in.tx_idle).c_str(),
                   wire_word(top.rx_data, top.rx_charisk, top.rx_idle).c_str());
     fisrig_device_clock(dev, &in, &out);
+    // The drive's answer to this cycle goes into the transceiver's RX register at this edge.
+    top.rx_data = out.rx_data;
+    top.rx_charisk = out.rx_charisk;
+    top.rx_idle = out.rx_idle;
+    top.rx_cominit = out.rx_cominit;
+    top.rx_comwake = out.rx_comwake;
     top.sys_clk = 1;
     top.eval();
     if (took) {
