@@ -136,7 +136,7 @@ def soc_speed(seconds=10):
     import time
     from fisrig_hw import bridge, soc_build, soc_run
     from fisrig_hw.bios_console import BiosConsole
-    build_dir = str(Path(soc_build.ROOT) / "build" / "rtl" / "soc")
+    build_dir = soc_build.default_build_dir()
     print("bench: rtl: building the rig SoC (cached)", file=sys.stderr, flush=True)
     soc_build.build_quietly(build_dir)
     with tempfile.TemporaryDirectory() as tmp:

@@ -23,9 +23,10 @@ def cmd_run(a) -> int:
     plan = plan_mod.load(plan_mod.find(a.plan))
     out = Path(a.out or f"runs/{plan.name}")
     if not a.quiet:
-        print(f"fisrig: running plan '{plan.name}' on target {a.target} ({a.profile or plan.profile}) into {out}",
-              flush=True)
-    r = run_plan(plan, out, a.target, a.profile, a.fault, quiet=a.quiet)
+        speed = f", SATA Gen{a.link_gen}" if a.link_gen else ""
+        print(f"fisrig: running plan '{plan.name}' on target {a.target} ({a.profile or plan.profile}{speed}) "
+              f"into {out}", flush=True)
+    r = run_plan(plan, out, a.target, a.profile, a.fault, quiet=a.quiet, link_gen=a.link_gen)
     _print_report(r.run_dir, r.phases, r.plots, r.status)
     return 0 if r.status == "done" else 3
 
@@ -50,7 +51,7 @@ def cmd_report(a) -> int:
 
 
 def cmd_identify(a) -> int:
-    f = identify_fields(make_target(a.target, a.profile).identify())
+    f = identify_fields(make_target(a.target, a.profile, link_gen=a.link_gen).identify())
     print(f"model:     {f['model']}\nserial:    {f['serial']}\nfirmware:  {f['firmware']}")
     print(f"capacity:  {f['lba48_sectors']} sectors ({f['lba48_sectors'] * 512 / 1e9:.1f} GB)")
     print(f"NCQ depth: {f['ncq_depth']}\nTRIM:      {'yes' if f['trim'] else 'no'}")
@@ -64,7 +65,7 @@ def cmd_raw(a) -> int:
         step["protocol"] = a.protocol
     plan = plan_mod.from_dict({"plan": {"name": "raw"}, "step": [step]}, "<raw>")
     with tempfile.TemporaryDirectory() as tmp:
-        r = run_plan(plan, Path(tmp), a.target, a.profile, quiet=True)
+        r = run_plan(plan, Path(tmp), a.target, a.profile, quiet=True, link_gen=a.link_gen)
         import pyarrow.parquet as pq
         row = pq.read_table(Path(tmp) / "records.parquet").to_pylist()[0]
     print(f"command {a.command:#04x}: {row['result']}  status {row['status']:#04x}  error {row['error']:#04x}"
@@ -91,7 +92,7 @@ def cmd_replay(a) -> int:
     plan = plan_mod.from_dict({"plan": {"name": f"replay-{trace.stem}", "profile": a.profile or "consumer-256gb"},
                                "step": steps}, str(trace))
     out = Path(a.out or f"runs/replay-{trace.stem}")
-    r = run_plan(plan, out, a.target, a.profile, a.fault, quiet=a.quiet)
+    r = run_plan(plan, out, a.target, a.profile, a.fault, quiet=a.quiet, link_gen=a.link_gen)
     _print_report(r.run_dir, r.phases, r.plots, r.status)
     return 0 if r.status == "done" else 3
 
@@ -105,6 +106,8 @@ def parser() -> argparse.ArgumentParser:
         sp.add_argument("--target", default="model", choices=sorted(TARGETS), help="where to run (default: model)")
         if with_profile:
             sp.add_argument("--profile", help="simulated drive profile (model/rtl targets)")
+        sp.add_argument("--link-gen", type=int, choices=(1, 2, 3),
+                        help="SATA speed of the rig's link: 1 (1.5 Gb/s), 2 (3), 3 (6; the default); rtl target")
         sp.add_argument("-q", "--quiet", action="store_true", help="no progress output")
 
     r = sub.add_parser("run", help="run a plan (a built-in name or a TOML file)")

@@ -24,12 +24,14 @@ class RunResult:
 
 
 def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str | None = None,
-             faults: list[str] | None = None, quiet: bool = False) -> RunResult:
+             faults: list[str] | None = None, quiet: bool = False,
+             link_gen: int | None = None) -> RunResult:
     """Runs `plan` and leaves in `out`: run.json, program.bin, records.bin, records.parquet,
     summary.json and the plots. run.json is written before the run starts, so a run that
-    is killed can still be reported from what it recorded."""
+    is killed can still be reported from what it recorded. link_gen: the SATA speed of the
+    rig's link (rtl target; Gen3 when not given)."""
     profile = profile or plan.profile
-    tgt = make_target(target, profile, faults)
+    tgt = make_target(target, profile, faults, link_gen)
     words = tgt.identify()
     ident = identify_fields(words)
     compiled = compile_plan(plan, ident["lba48_sectors"])  # refuses before anything runs
@@ -39,7 +41,8 @@ def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str
         "schema_version": results.SCHEMA_VERSION, "fisrig_version": __version__,
         "versions": {"fisrig": __version__, "engine_interface": pf.ENGINE_IF_VERSION,
                      "program_format": pf.PROGRAM_VERSION, "target": target},
-        "started": int(time.time()), "target": target, "profile": profile, "faults": faults or [],
+        "started": int(time.time()), "target": target, "link_gen": tgt.link_gen, "profile": profile,
+        "faults": faults or [],
         "seed": plan.seed, "status": "running",
         "plan": {"name": plan.name, "description": plan.description, "source": plan.source,
                  "steps": [{"do": s.do, "label": s.label, **s.args} for s in plan.steps]},

@@ -46,8 +46,11 @@ class ModelTarget:
 
     name = "model"
 
-    def __init__(self, profile: str, faults: list[str] | None = None):
-        self.profile, self.faults = profile, faults or []
+    def __init__(self, profile: str, faults: list[str] | None = None, link_gen: int | None = None):
+        if link_gen not in (None, 3):
+            raise TargetUnavailable(f"target '{self.name}' runs its link at Gen3 only; "
+                                    f"--link-gen {link_gen} needs --target rtl")
+        self.profile, self.faults, self.link_gen = profile, faults or [], 3
 
     def identify(self) -> list[int]:
         out = subprocess.run([str(_tool("fisrig-drive")), "identify", "--profile", self.profile],
@@ -78,9 +81,17 @@ class RtlTarget(ModelTarget):
     """The rig SoC in Verilator (litex_sim): VexRiscv running the bare-metal firmware's VM,
     the engine's rings, LiteSATA and our engine, and the simulated drive on the transceiver
     pins. Cycle-accurate and slow (about a millisecond of drive time per wall second): for
-    short plans. IDENTIFY data is the profile's, as the model target gives it."""
+    short plans. IDENTIFY data is the profile's, as the model target gives it. link_gen:
+    the SATA speed the rig's link is built for (1, 2 or 3, one SoC build each); the drive
+    negotiates down to it."""
 
     name = "rtl"
+
+    def __init__(self, profile: str, faults: list[str] | None = None, link_gen: int | None = None):
+        super().__init__(profile, faults)
+        if link_gen not in (None, 1, 2, 3):
+            raise TargetUnavailable(f"--link-gen {link_gen}: SATA speeds are 1, 2 and 3")
+        self.link_gen = link_gen or 3
 
     def run(self, program: Path, records: Path, quiet: bool = False) -> RunOutcome:
         import sys
@@ -90,10 +101,11 @@ class RtlTarget(ModelTarget):
         if str(REPO / "hw") not in sys.path:
             sys.path.insert(0, str(REPO / "hw"))
         from fisrig_hw import soc_build, soc_run
-        soc_dir = build_dir() / "rtl" / "soc"
+        soc_dir = Path(soc_build.default_build_dir(self.link_gen, str(build_dir())))
         if not quiet:
-            print("fisrig: rtl: building the rig SoC (cached after the first time)", file=sys.stderr)
-        soc_build.build_quietly(soc_dir)
+            print(f"fisrig: rtl: building the rig SoC, SATA Gen{self.link_gen} (cached after the first time)",
+                  file=sys.stderr)
+        soc_build.build_quietly(soc_dir, self.link_gen)
         firmware = soc_build.build_firmware(str(soc_dir))
         faults = ",".join(["boot_us=100"] + self.faults)
         t0 = time.monotonic()
@@ -127,10 +139,10 @@ TARGETS = {
 }
 
 
-def make_target(name: str, profile: str, faults: list[str] | None = None):
+def make_target(name: str, profile: str, faults: list[str] | None = None, link_gen: int | None = None):
     if name not in TARGETS:
         raise TargetUnavailable(f"unknown target '{name}': one of {', '.join(TARGETS)}")
-    return TARGETS[name](profile, faults)
+    return TARGETS[name](profile, faults, link_gen)
 
 
 def identify_fields(words: list[int]) -> dict:

@@ -56,21 +56,23 @@ RING_RAM_BASE, RING_RAM_SIZE = 0x9000_0000, 0x8000
 
 
 class FisrigSimSoC(SoCCore):
-    def __init__(self, main_ram_size=0x80000, **kwargs):
+    """gen: the SATA speed the rig's link runs at (1, 2 or 3; fisrig_hw.sim_phy): the SoC
+    and every stamp stay on the 150 MHz SATA clock whatever it is."""
+    def __init__(self, main_ram_size=0x80000, gen=3, **kwargs):
         platform = SimPlatform("SIM", _io)
         self.crg = CRG(platform.request("sys_clk"))
         SoCCore.__init__(self, platform, clk_freq=SATA_CLK_HZ, cpu_type="vexriscv",
                          cpu_variant="standard", uart_name="sim",
                          integrated_rom_size=0x10000, integrated_sram_size=0x2000,
                          integrated_main_ram_size=main_ram_size,
-                         ident="fisrig rig SoC (simulation)", **kwargs)
+                         ident="fisrig rig SoC (simulation, SATA Gen{})".format(gen), **kwargs)
         # Simulated time is dear: the BIOS goes straight to its prompt (no serialboot wait,
         # no test of a RAM that is a Verilog array).
         self.add_config("BIOS_NO_BOOT")
         self.add_config("BIOS_NO_DELAYS")
         self.add_config("MAIN_RAM_INIT")
         # The SATA clock is the system clock: stamps, power edges and the CPU share it.
-        self.sata = sata = RigCore(with_sys_domain=False)
+        self.sata = sata = RigCore(with_sys_domain=False, gen=gen)
         pads = platform.request("sata")
         for name, _ in _sata_pins:
             pin, pad = getattr(sata.phy.pins, name), getattr(pads, name)

@@ -1,7 +1,7 @@
 """Builds the rig SoC for litex_sim (fisrig_hw.sim_soc) with our drive module, and the
 rig firmware for it, and writes main RAM's image for a run.
 
-    python -m fisrig_hw.soc_build --build-dir build/rtl/soc [--no-compile] [--run]
+    python -m fisrig_hw.soc_build [--gen 1|2|3] [--build-dir DIR] [--no-compile] [--run]
 """
 
 import argparse
@@ -27,18 +27,25 @@ def litex_version():
     return version("litex"), version("litesata"), version("pythondata-cpu-vexriscv")
 
 
+def default_build_dir(gen=3, build_root=os.path.join(ROOT, "build")):
+    """Where a SoC of that link speed is built: one directory per speed, so that switching
+    speeds never rebuilds."""
+    return os.path.join(build_root, "rtl", "soc" if gen == 3 else "soc_gen{}".format(gen))
+
+
 def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=True,
-          run=False, profile="tiny-1gb", faults="boot_us=100"):
-    """Elaborates the SoC, builds the BIOS and (compile_gateware) the Verilator simulation
-    with the drive module; returns the Builder. LiteX writes its module variables beside the
-    extra modules, so they are built from a copy inside build_dir. Nothing is redone when
-    the sources, the native libraries and the packages are those of the last build."""
+          run=False, profile="tiny-1gb", faults="boot_us=100", gen=3):
+    """Elaborates the SoC (its link at SATA Gen `gen`), builds the BIOS and
+    (compile_gateware) the Verilator simulation with the drive module; returns the Builder.
+    LiteX writes its module variables beside the extra modules, so they are built from a
+    copy inside build_dir. Nothing is redone when the sources, the native libraries and the
+    packages are those of the last build."""
     gateware = os.path.join(build_dir, "gateware")
     libs = [os.path.join(native_build, p) for p in NATIVE_LIBS]
     gateware_py = [p for p in glob.glob(os.path.join(ROOT, "hw", "fisrig_hw", "*.py"))
                    if os.path.basename(p) not in HOST_SIDE]
     sources = sorted(gateware_py + glob.glob(os.path.join(DRIVE_MODULE, "*")) + libs)
-    digest = hashlib.sha256(repr((profile, faults, litex_version())).encode())
+    digest = hashlib.sha256(repr((profile, faults, gen, litex_version())).encode())
     for path in sources:
         with open(path, "rb") as f:
             digest.update(f.read())
@@ -52,7 +59,7 @@ def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=
             pass
     # LiteX's software Makefiles run `python3 -m litex...`: this interpreter's, with LiteX.
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
-    soc = FisrigSimSoC()
+    soc = FisrigSimSoC(gen=gen)
     builder = Builder(soc, output_dir=build_dir, compile_software=compile_gateware,
                       compile_gateware=compile_gateware)
     mods = os.path.join(os.path.abspath(build_dir), "extra_mods")
@@ -76,10 +83,11 @@ def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=
     return builder
 
 
-def build_quietly(build_dir):
+def build_quietly(build_dir, gen=3):
     """build() in a child process whose output (LiteX's, the BIOS's, Verilator's) is shown
     only when the build fails."""
-    done = subprocess.run([sys.executable, "-m", "fisrig_hw.soc_build", "--build-dir", str(build_dir)],
+    done = subprocess.run([sys.executable, "-m", "fisrig_hw.soc_build", "--build-dir", str(build_dir),
+                           "--gen", str(gen)],
                           cwd=os.path.join(ROOT, "hw"), capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError("the rig SoC's build failed:\n" + done.stdout[-3000:] + done.stderr[-3000:])
@@ -119,14 +127,16 @@ def main_ram_image(firmware, program, records_to=RECORDS_TO_RING):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--build-dir", default=os.path.join(ROOT, "build", "rtl", "soc"))
+    parser.add_argument("--gen", type=int, choices=(1, 2, 3), default=3,
+                        help="SATA speed of the rig's link (default 3)")
+    parser.add_argument("--build-dir", help="default: build/rtl/soc, or soc_genN below Gen3")
     parser.add_argument("--no-compile", action="store_true", help="elaborate only")
     parser.add_argument("--run", action="store_true", help="run the simulation after building")
     parser.add_argument("--profile", default="tiny-1gb")
     parser.add_argument("--faults", default="boot_us=100")
     args = parser.parse_args()
-    build(args.build_dir, compile_gateware=not args.no_compile, run=args.run,
-          profile=args.profile, faults=args.faults)
+    build(args.build_dir or default_build_dir(args.gen), compile_gateware=not args.no_compile,
+          run=args.run, profile=args.profile, faults=args.faults, gen=args.gen)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,14 @@ def test_board_says_not_yet():
     assert "target 'board' is not available yet" in r.stderr
 
 
+def test_link_speed_is_refused_where_the_link_is_gen3_only():
+    r = fisrig("run", "smoke-tiny", "--link-gen", "1")
+    assert r.returncode == 2
+    assert "runs its link at Gen3 only; --link-gen 1 needs --target rtl" in r.stderr
+    r = fisrig("run", "smoke-tiny", "--target", "rtl", "--link-gen", "4")
+    assert r.returncode == 2 and "invalid choice: 4" in r.stderr
+
+
 def test_raw_prints_completion_and_timing():
     r = fisrig("raw", "--command", "0x25", "--lba", "0", "--count", "8", "--profile", "tiny-1gb")
     assert r.returncode == 0, r.stderr

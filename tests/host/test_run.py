@@ -95,12 +95,15 @@ def test_report_rebuilds_from_parquet_alone(smoke_run, tmp_path):
 
 def test_fio_json_plus_tool_reads_the_summary(smoke_run, tmp_path):
     """fio's own fio_jsonplus_clat2csv turns our summary into its CSV and validates it."""
+    import shutil
     import subprocess
     src = smoke_run.run_dir / "summary.json"
     out = tmp_path / "lat.csv"
-    r = subprocess.run(["fio_jsonplus_clat2csv", str(src), str(out)], capture_output=True, text=True)
+    # Debian's script, under Debian's python (its `env python3` would find a venv's first).
+    tool = ["/usr/bin/python3", shutil.which("fio_jsonplus_clat2csv")]
+    r = subprocess.run(tool + [str(src), str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    v = subprocess.run(["fio_jsonplus_clat2csv", "--validate", str(src), str(out)], capture_output=True, text=True)
+    v = subprocess.run(tool + ["--validate", str(src), str(out)], capture_output=True, text=True)
     assert v.returncode == 0 and "validated" in v.stdout, v.stdout + v.stderr
     names = [j["jobname"] for j in json.loads(src.read_text())["jobs"]]
     assert len(list(tmp_path.glob("lat_job*.csv"))) == len(names)

@@ -13,6 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "host"))
 
 from fisrig import plan  # noqa: E402
+from fisrig.results import read_meta  # noqa: E402
 from fisrig.run import run_plan  # noqa: E402
 
 PLAN = {
@@ -72,3 +73,25 @@ def test_single_command_latency_agrees_with_the_model(runs):
         return [cmds[0]["latency_ns"], cmds[-1]["latency_ns"]]
     for m, r in zip(lone(runs["model"]), lone(runs["rtl"])):
         assert abs(m - r) <= 0.2 * r, (m, r)
+
+
+def data_phase_ns(record):
+    return record["t_data_last_ns"] - record["t_data_first_ns"]
+
+
+def test_the_rig_soc_at_a_lower_link_speed(runs, tmp_path):
+    """`--link-gen`: the SoC built for Gen1 (a dword every 4th cycle of the one 150 MHz
+    clock); the drive, which starts at Gen3, steps down to it. The same raw read moves its
+    4 KiB Data FIS over four times the Gen3 time, on the same counter."""
+    gen = 1
+    p = plan.from_dict({"plan": {"name": "rtl-gen", "profile": "tiny-1gb"},
+                        "step": [PLAN["step"][0], PLAN["step"][-1]]})
+    slow = run_plan(p, tmp_path / "gen", target="rtl", quiet=True, link_gen=gen)
+    assert slow.status == "done"
+    assert read_meta(slow.run_dir)["link_gen"] == gen
+    assert read_meta(runs["rtl"].run_dir)["link_gen"] == 3
+    read_slow = [r for r in commands(slow) if r["kind"] == "command"][-1]
+    read_fast = [r for r in commands(runs["rtl"]) if r["kind"] == "command"][-1]
+    assert read_slow["result"] == "ok" and read_slow["command"] == read_fast["command"] == 0x25
+    ratio = data_phase_ns(read_slow) / data_phase_ns(read_fast)
+    assert 3.9 < ratio < 4.1, (data_phase_ns(read_slow), data_phase_ns(read_fast))

@@ -4,7 +4,6 @@ pins (our litex_sim module). Descriptors go into the submission ring in main RAM
 doorbell is rung, through the BIOS console or through the host bridge; the engine fetches
 them, runs them against the drive and writes its records into the completion ring, where
 they are read back the same way."""
-import os
 import struct
 import time
 
@@ -23,7 +22,7 @@ ENTRIES = 8
 
 @pytest.fixture(scope="module")
 def soc_dir():
-    build_dir = os.path.join(soc_build.ROOT, "build", "rtl", "soc")
+    build_dir = soc_build.default_build_dir()
     soc_build.build(build_dir)
     return build_dir
 
