@@ -172,6 +172,11 @@ def main() -> int:
     figure("rtl.sim_khz", round(cycles / wall / 1000, 1), "kHz",
            f"simulated SATA clock cycles per wall second, rig core (PHY, link, engine) and the "
            f"simulated drive in Verilator, no CPU ({cycles} cycles; wall clock, varies with the machine)")
+    instructions = seq.stats["host_instructions"] + rnd.stats["host_instructions"]
+    if min(seq.stats["host_instructions"], rnd.stats["host_instructions"]) > 0:
+        figure("rtl.sim_host_instructions_per_cycle", round(instructions / cycles), "instructions",
+               "host instructions (user space, the CPU's counter) a simulated SATA clock cycle "
+               "takes in the same runs: what rtl.sim_khz costs, independent of the machine's load")
     power_cut_jitter(exe)
     soc_speed()
     return 0

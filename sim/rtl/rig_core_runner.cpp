@@ -16,7 +16,13 @@
 //   trace <from> <to>        print the wire in cycles [from, to): "w <cycle> <tx> <rx>", each a
 //                            primitive's name, a data dword in hex, or "idle"
 // Prints "rec <160 hex digits>" per record in the order written (events included), then
-// "dump", "cycles", "wall_s", "ram_out_of_range" lines and the device's counters.
+// "dump", "cycles", "wall_s", "host_instructions", "ram_out_of_range" lines and the device's
+// counters.
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -118,6 +124,35 @@ bool read_script(const char* path, Script& s, std::string& why) {
   return true;
 }
 
+// Counts the host instructions this process retires in user space: the simulation's cost
+// in a unit that, unlike wall time, does not move with the machine's load or clock.
+class InstructionCounter {
+ public:
+  InstructionCounter() {
+    perf_event_attr a{};
+    a.type = PERF_TYPE_HARDWARE;
+    a.size = sizeof a;
+    a.config = PERF_COUNT_HW_INSTRUCTIONS;
+    a.disabled = 1;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    fd_ = static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
+    if (fd_ >= 0) ioctl(fd_, PERF_EVENT_IOC_ENABLE, 0);
+  }
+  ~InstructionCounter() {
+    if (fd_ >= 0) close(fd_);
+  }
+  // -1 where the kernel or a virtual machine gives no counter.
+  long long read() const {
+    long long n = -1;
+    if (fd_ < 0 || ::read(fd_, &n, sizeof n) != sizeof n) return -1;
+    return n;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -158,6 +193,7 @@ int main(int argc, char** argv) {
   fisrig_pins_out out{};
   out.rx_idle = 1;
   auto wall0 = std::chrono::steady_clock::now();
+  InstructionCounter instructions;
   for (; cycle < script.max_cycles; ++cycle) {
     while (!script.items.empty() && script.items.front().kind == Item::WAIT && completed == submitted)
       script.items.pop_front();
@@ -224,14 +260,15 @@ int main(int argc, char** argv) {
       std::printf("\n");
     }
   }
+  long long host_instructions = instructions.read();
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   for (auto [at, n] : script.dumps) {
     std::printf("dump %u", at);
     for (uint32_t i = 0; i < n; ++i) std::printf(" %08x", at + i < ram.size() ? ram[at + i] : 0u);
     std::printf("\n");
   }
-  std::printf("cycles %llu\nwall_s %.6f\nram_out_of_range %llu\n", (unsigned long long)cycle, wall,
-              (unsigned long long)ram_out_of_range);
+  std::printf("cycles %llu\nwall_s %.6f\nhost_instructions %lld\nram_out_of_range %llu\n",
+              (unsigned long long)cycle, wall, host_instructions, (unsigned long long)ram_out_of_range);
   fisrig_device_stats(dev, stdout);
   fisrig_device_free(dev);
   bool finished = script.items.empty() && completed == submitted;
