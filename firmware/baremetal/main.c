@@ -122,6 +122,35 @@ static const char *u64_text(uint64_t v, char buf[21]) {
   return p;
 }
 
+/* What the CPU's buses did over the run (fisrig_hw.bus_activity): the firmware's own
+   profile, where its cycles go between cache fills and uncached ring and CSR accesses. */
+struct bus_counts {
+  uint32_t ticks, ibus_words, ibus_busy, dbus_words, dbus_busy;
+};
+
+static struct bus_counts bus_counts(void) {
+  struct bus_counts c = {(uint32_t)now(0), 0, 0, 0, 0};
+#ifdef CSR_CPU_BUS_BASE
+  c.ibus_words = cpu_bus_ibus_words_read();
+  c.ibus_busy = cpu_bus_ibus_busy_read();
+  c.dbus_words = cpu_bus_dbus_words_read();
+  c.dbus_busy = cpu_bus_dbus_busy_read();
+#endif
+  return c;
+}
+
+static void print_bus_activity(const struct bus_counts *before, uint64_t commands) {
+  struct bus_counts after = bus_counts();
+  uint32_t n = commands ? (uint32_t)commands : 1u;
+  printf("fisrig firmware: cpu cycles a command %lu; instruction bus %lu words, %lu cycles busy; "
+         "data bus %lu words, %lu cycles busy\n",
+         (unsigned long)((after.ticks - before->ticks) / n),
+         (unsigned long)((after.ibus_words - before->ibus_words) / n),
+         (unsigned long)((after.ibus_busy - before->ibus_busy) / n),
+         (unsigned long)((after.dbus_words - before->dbus_words) / n),
+         (unsigned long)((after.dbus_busy - before->dbus_busy) / n));
+}
+
 int main(void) {
   const uint8_t *image = (const uint8_t *)(MAIN_RAM_BASE + PROGRAM_OFFSET);
   uint32_t size = ((const uint32_t *)image)[0];
@@ -157,9 +186,11 @@ int main(void) {
   rings_cq_head_write(rings_cq_tail_read());
 
   fisrig_vm_init(&vm, &ops, &sink);
+  struct bus_counts before = bus_counts();
   enum fisrig_vm_status st = size > MAIN_RAM_SIZE - PROGRAM_OFFSET - 8
                                  ? FISRIG_VM_BAD_PROGRAM
                                  : fisrig_vm_run(&vm, image + 8, size);
+  print_bus_activity(&before, vm.commands);
   char b[4][21];
   printf("{\"status\": \"%s\", \"records\": %s, \"commands\": %s, \"errors\": %s, "
          "\"sim_ns\": %s, \"wall_s\": 0, \"error_offset\": %lu, \"error\": \"%s\"}\n",

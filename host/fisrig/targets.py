@@ -109,7 +109,9 @@ class RtlTarget(ModelTarget):
         firmware = soc_build.build_firmware(str(soc_dir))
         faults = ",".join(["boot_us=100"] + self.faults)
         t0 = time.monotonic()
-        with open(records, "wb") as out, tempfile.TemporaryDirectory(prefix="fisrig-rtl-") as tmp:
+        # The firmware's console beside the records: its link state, its bus profile.
+        with open(records, "wb") as out, open(records.parent / "console.log", "w") as log, \
+                tempfile.TemporaryDirectory(prefix="fisrig-rtl-") as tmp:
             out.write(pf.RECORDS_HEADER.pack(pf.RECORDS_MAGIC, 1, pf.RECORD_DTYPE.itemsize, 0))
 
             def keep(raw: bytes) -> None:
@@ -117,7 +119,8 @@ class RtlTarget(ModelTarget):
                 out.flush()  # a run stopped half-way keeps every record it took
             try:
                 o = soc_run.run(str(soc_dir), tmp, firmware, program.read_bytes(), keep,
-                                   profile=self.profile, faults=faults)
+                                profile=self.profile, faults=faults,
+                                on_console=lambda line: print(line, file=log, flush=True))
             except soc_run.SocRunError as e:
                 raise RuntimeError(f"rtl target: {e}") from None
         return RunOutcome(o["status"], o["records"], o["commands"], o["errors"], o["sim_ns"],

@@ -19,6 +19,7 @@ from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 from litex.soc.interconnect import wishbone
 
+from fisrig_hw.bus_activity import BusActivity
 from fisrig_hw.rig_core import RigCore
 from fisrig_hw.rig_status import RigStatus
 from fisrig_hw.rings import EngineRings
@@ -84,6 +85,7 @@ class FisrigSimSoC(SoCCore):
                                address_width=self.bus.address_width)
         self.bus.add_master(name="bridge", master=self.bridge.wishbone)
         self.rig = RigStatus(sata)
+        self.cpu_bus = BusActivity(self.cpu.ibus, self.cpu.dbus)
         self.rings = EngineRings(engine=sata.engine)
         self.bus.add_master(name="engine_rings", master=self.rings.bus)
         self.ring_ram = wishbone.SRAM(RING_RAM_SIZE, bus=wishbone.Interface(

@@ -82,10 +82,12 @@ class RingDrain:
 
 
 def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
-        faults="boot_us=100", timeout=1800):
+        faults="boot_us=100", timeout=1800, on_console=None):
     """Runs program; on_record(bytes) gets each 96-byte record as the firmware writes it
-    into its record ring, drained through the host bridge; returns the firmware's outcome
-    (the JSON fisrig-model prints)."""
+    into its record ring, drained through the host bridge; on_console(line) each other
+    line the firmware prints; returns the firmware's outcome (the JSON fisrig-model
+    prints)."""
+    on_console = on_console or (lambda line: None)
     port = free_port()
     prepare(build_dir, run_dir, firmware, program, profile, faults, port)
     console = BiosConsole(build_dir, sim_dir=run_dir)
@@ -96,6 +98,7 @@ def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
         ring = None
         while ring is None:
             line = console.read_line(120)
+            on_console(line)
             m = RING_LINE.search(line)
             if m:
                 ring = int(m.group(1), 16)
@@ -112,7 +115,9 @@ def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
             while line is not None:
                 if line.startswith("{"):
                     outcome = json.loads(line)
-                elif "illegal" in line.lower() or "trap" in line.lower():
+                else:
+                    on_console(line)
+                if "illegal" in line.lower() or "trap" in line.lower():
                     raise SocRunError("the firmware crashed: " + line)
                 line = console.poll_line()
             if time.monotonic() > deadline:
