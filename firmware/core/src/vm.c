@@ -1,6 +1,8 @@
 /* The program VM: instruction decoding, the workload generators, and the descriptor rings. */
 #include "fisrig/vm.h"
 
+#include "fisrig/divide.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -267,15 +269,31 @@ static uint64_t zipf_rank(uint64_t *rng, uint64_t n, double theta) {
   return (uint64_t)x - 1 < n ? (uint64_t)x - 1 : n - 1;
 }
 
-static uint32_t pick_size(const struct fisrig_op_workload *w, uint64_t *rng) {
-  uint32_t total = 0, i, r;
-  for (i = 0; i < w->sizes; ++i) total += w->size_weight[i];
-  r = (uint32_t)(rng_next(rng) % total);
+/* A workload's divisors, fixed for its run (divide.h: a 64-bit division costs the rig's
+   CPU hundreds of cycles). */
+struct workload_divisors {
+  struct fisrig_divisor weight_total, hundred, blocks[8]; /* blocks of each transfer size */
+};
+
+static void workload_divisors_init(struct workload_divisors *dv, const struct fisrig_op_workload *w) {
+  uint32_t total = 0, i;
   for (i = 0; i < w->sizes; ++i) {
-    if (r < w->size_weight[i]) return w->size_sectors[i];
+    total += w->size_weight[i];
+    dv->blocks[i] = fisrig_divisor_of(w->lba_span / w->size_sectors[i]);
+  }
+  dv->weight_total = fisrig_divisor_of(total);
+  dv->hundred = fisrig_divisor_of(100u);
+}
+
+/* The index of a transfer size, drawn by weight. */
+static uint32_t pick_size(const struct fisrig_op_workload *w, const struct workload_divisors *dv,
+                          uint64_t *rng) {
+  uint32_t i, r = (uint32_t)fisrig_modulo(rng_next(rng), &dv->weight_total);
+  for (i = 0; i < w->sizes; ++i) {
+    if (r < w->size_weight[i]) return i;
     r -= w->size_weight[i];
   }
-  return w->size_sectors[0];
+  return 0;
 }
 
 /* How generated commands are issued: queued or not, and what writes carry. */
@@ -333,12 +351,14 @@ static enum fisrig_vm_status run_workload(struct fisrig_vm *vm, const struct fis
   uint64_t issued = 0, bytes = 0, seq_next = 0;
   uint64_t t0 = vm->ops.now(vm->ops.ctx);
   double theta = w->zipf_theta_milli / 1000.0;
+  struct workload_divisors dv;
   struct issue_mode mode;
   mode.ncq = w->ncq;
   mode.fua = w->fua;
   mode.data_source = w->data_source;
   mode.compress_pct = w->compress_pct;
   vm->link_lost = 0; /* a cut or link loss during the workload ends it */
+  workload_divisors_init(&dv, w);
   for (;;) {
     enum fisrig_vm_status s;
     int stop_issuing = (w->stop_commands && issued >= w->stop_commands) ||
@@ -347,9 +367,10 @@ static enum fisrig_vm_status run_workload(struct fisrig_vm *vm, const struct fis
                        vm->link_lost || vm->stop_requested;
     int room = vm->outstanding < w->queue_depth && (w->ncq || vm->outstanding == 0);
     if (!stop_issuing && room) {
-      uint32_t sectors = pick_size(w, &rng);
-      uint64_t blocks = w->lba_span / sectors, lba;
-      uint32_t r = (uint32_t)(rng_next(&rng) % 100u);
+      uint32_t size = pick_size(w, &dv, &rng), sectors = w->size_sectors[size];
+      const struct fisrig_divisor *blocks = &dv.blocks[size];
+      uint64_t lba;
+      uint32_t r = (uint32_t)fisrig_modulo(rng_next(&rng), &dv.hundred);
       uint8_t op = r < w->read_pct                                            ? FISRIG_TRACE_READ
                    : r < (uint32_t)w->read_pct + w->trim_pct                  ? FISRIG_TRACE_TRIM
                    : r < (uint32_t)w->read_pct + w->trim_pct + w->flush_pct ? FISRIG_TRACE_FLUSH
@@ -360,9 +381,10 @@ static enum fisrig_vm_status run_workload(struct fisrig_vm *vm, const struct fis
         seq_next += sectors;
       } else if (w->pattern == FISRIG_PATTERN_ZIPF) {
         /* hot blocks spread over the span rather than packed at its start */
-        lba = w->lba_start + (zipf_rank(&rng, blocks, theta) * 0x9E3779B97F4A7C15ull % blocks) * sectors;
+        lba = w->lba_start +
+              fisrig_modulo(zipf_rank(&rng, blocks->n, theta) * 0x9E3779B97F4A7C15ull, blocks) * sectors;
       } else {
-        lba = w->lba_start + (rng_next(&rng) % blocks) * sectors;
+        lba = w->lba_start + fisrig_modulo(rng_next(&rng), blocks) * sectors;
       }
       bytes += issue(vm, &mode, op, lba, sectors, &s);
       if (s != FISRIG_VM_DONE) return s;
