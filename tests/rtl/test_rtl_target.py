@@ -3,6 +3,7 @@ rig SoC's VexRiscv, through the engine's rings, LiteSATA and the engine, against
 simulated drive; its records come back through the host bridge into the same run directory the
 model target writes. The same plan on the model target is the yardstick (DESIGN.md,
 decision 7: the model's timing is checked against the RTL's on the same small plans)."""
+import re
 import sys
 from pathlib import Path
 
@@ -54,6 +55,12 @@ def test_the_plan_runs_on_the_rtl_rig(runs):
                                  "t_data_first_ns", "t_data_last_ns", "t_status_ns") if r[k]]
         assert stamps == sorted(stamps) and r["t_status_ns"] > r["t_submit_ns"], r
     assert (rtl.run_dir / "summary.json").exists() and rtl.plots
+    console = (rtl.run_dir / "console.log").read_text()
+    assert "fisrig firmware: link up" in console
+    profile = re.search(r"cpu cycles a command (\d+); instruction bus (\d+) words, (\d+) cycles busy; "
+                        r"data bus (\d+) words, (\d+) cycles busy", console)
+    cycles, ibus_words, ibus_busy, dbus_words, dbus_busy = map(int, profile.groups())
+    assert 0 < ibus_busy + dbus_busy < cycles and ibus_words > 0 and dbus_words > 0
 
 
 def test_model_and_rtl_issue_the_same_commands(runs):
