@@ -74,15 +74,16 @@ class RigCore(Module):
 
 class HarnessPorts(Module):
     """The engine's descriptor, record and RAM streams as ports for a harness without a CPU,
-    each through a buffer registered both ways (as the SoC's ring and bus logic would be):
-    no logic of the core hangs combinationally off a port, so the simulator's pass between
-    clock edges stays small."""
+    each through a buffer (as the SoC's ring and bus logic would be): what comes in is
+    registered, and what goes out has its ready registered too, so no logic of the core
+    hangs combinationally off a port and the simulator's pass between clock edges stays
+    small."""
     def __init__(self, engine):
         self.ports = {}
         for name, inward in [("desc", True), ("cpl", False), ("ram_wr", False),
                              ("ram_rd_addr", False), ("ram_rd_data", True)]:
             inner = getattr(engine, name)
-            buf = stream.Buffer(inner.description, pipe_valid=True, pipe_ready=True)
+            buf = stream.Buffer(inner.description, pipe_valid=True, pipe_ready=not inward)
             self.submodules += buf
             self.comb += buf.source.connect(inner) if inward else inner.connect(buf.sink)
             self.ports[name] = buf.sink if inward else buf.source
