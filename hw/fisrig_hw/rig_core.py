@@ -102,7 +102,6 @@ def write_verilog(path, datapath="same_clock", gen=3):
         sig = getattr(core.phy.pins, name)
         sig.name_override = name
         ios.add(sig)
-    # The engine's descriptor, record and RAM-write streams, for a harness without a CPU.
     for prefix, ep in harness.ports.items():
         for name, *_ in [("valid",), ("ready",), ("last",)] + list(ep.payload.layout):
             sig = getattr(ep, name)

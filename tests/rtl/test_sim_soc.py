@@ -1,6 +1,6 @@
 """The whole rig SoC in litex_sim: VexRiscv running the LiteX BIOS, main RAM, the host
 bridge, the engine's ring front end on the bus and the SATA core on the simulated drive's
-pins (our litex_sim module). Descriptors go into the submission ring in main RAM and the
+pins (our litex_sim module). Descriptors go into the submission ring in the ring RAM and the
 doorbell is rung, through the BIOS console or through the host bridge; the engine fetches
 them, runs them against the drive and writes its records into the completion ring, where
 they are read back the same way."""
