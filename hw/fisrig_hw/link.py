@@ -17,6 +17,8 @@ from litesata.common import link_description, phy_description
 from litesata.core.link import (LiteSATAALIGNInserter, LiteSATAALIGNRemover,
                                 LiteSATACONTRemover, LiteSATALinkRX, LiteSATALinkTX)
 
+from fisrig_hw.lfsr_tables import tabulate_link
+
 RX_BUFFER_DEPTH = 256  # as LiteSATALink: HOLD asked for above half of it
 
 
@@ -40,3 +42,4 @@ class RigSATALink(Module):
             self.rx.hold.eq(self.rx_buffer.level > RX_BUFFER_DEPTH // 2),
         ]
         self.sink, self.source = self.tx_pipeline.sink, self.rx_pipeline.source
+        tabulate_link(self)

@@ -4,7 +4,7 @@ write sends and, as the checker's reference, compares what a read brings."""
 
 from migen import *
 
-from litesata.core.link import CRCEngine
+from fisrig_hw.lfsr_tables import crc_step_map, linear_lookup
 
 
 KIND_ZEROS, KIND_STAMP, KIND_LFSR = 2, 3, 4
@@ -73,9 +73,8 @@ class PatternGenerator(Module):
 
         random_table = Array(Constant(stamp_random_dwords(p), 7) for p in range(128))
 
-        crc_engine = CRCEngine(32, 0x04C11DB7)
-        self.submodules += crc_engine
-        self.comb += [crc_engine.last.eq(crc), crc_engine.data.eq(self.data)]
+        crc_in, crc_next = Signal(32), Signal(32)
+        self.comb += [crc_in.eq(crc ^ self.data), linear_lookup(crc_next, crc_in, 32, crc_step_map)]
 
         in_random = Signal()
         self.comb += [
@@ -114,7 +113,7 @@ class PatternGenerator(Module):
                     crc.eq(CRC_SEED),
                 ).Else(
                     idx.eq(idx + 1),
-                    crc.eq(crc_engine.next),
+                    crc.eq(crc_next),
                     If((kind == KIND_LFSR) | in_random, state.eq(stepped)),
                 )
             )
