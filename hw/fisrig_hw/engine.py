@@ -22,6 +22,7 @@ from migen import *
 from litex.soc.interconnect import stream
 
 from fisrig_hw import fis
+from fisrig_hw.direct_fsm import DirectFSM
 from fisrig_hw.descriptor import *
 from fisrig_hw.pattern import PatternGenerator
 from fisrig_hw.transport import FisReceiver, FisTransmitter, link_layout
@@ -134,7 +135,6 @@ class RawCommandEngine(Module):
                                        RESULT_CHECK_FAILED, fin_res))
         cpl_clear = Signal()
         cpl_slot, cpl_next = Signal(5), Signal(5)
-        self.comb += lowest_set(cpl_pend, SLOTS, cpl_next)
         self.sync += [
             If(ts_w.we, tsv_a[ts_slot].eq(tsv_a[ts_slot] | (1 << ts_phase))),
             If(new_slot_we,
@@ -207,7 +207,6 @@ class RawCommandEngine(Module):
         in_command = desc_field(in_raw, "command")
         in_timeout = desc_field(in_raw, "timeout_ticks")
         free_slot = Signal(5)
-        self.comb += lowest_set(~busy, SLOTS, free_slot)
         any_free = Signal()
         self.comb += any_free.eq(~busy != 0)
 
@@ -310,35 +309,34 @@ class RawCommandEngine(Module):
         )
 
         # ---- the record writer's view ----
+        # These are statements of the RECORD-OUT state (below), not always-on logic: the
+        # simulator then evaluates them only while a record is being written.
         cpl_idx = Signal(5)
         cpl_ev = Signal()
         self.comb += ts_r.adr.eq(Cat((cpl_idx - 6)[1:4], cpl_slot))
         ts_word = Signal(64)
-        self.comb += ts_word.eq(Mux((tsv_a[cpl_slot] >> (cpl_idx - 6)[1:4])[0], ts_r.dat_r, 0))
-        rec = Signal(32)
         ev = evq.source
-        self.comb += [
+        record_dword = [
+            ts_word.eq(Mux((tsv_a[cpl_slot] >> (cpl_idx - 6)[1:4])[0], ts_r.dat_r, 0)),
             If(cpl_ev,
                 Case(cpl_idx, {
-                    0: rec.eq(USER_TAG_EVENT),
-                    1: rec.eq(Cat(ev.code, ev.result, C(0, 21))),
-                    6: rec.eq(ev.time[:32]), 7: rec.eq(ev.time[32:]),
-                    18: rec.eq(ev.time[:32]), 19: rec.eq(ev.time[32:]),
-                    "default": rec.eq(0),
+                    0: self.cpl.data.eq(USER_TAG_EVENT),
+                    1: self.cpl.data.eq(Cat(ev.code, ev.result, C(0, 21))),
+                    6: self.cpl.data.eq(ev.time[:32]), 7: self.cpl.data.eq(ev.time[32:]),
+                    18: self.cpl.data.eq(ev.time[:32]), 19: self.cpl.data.eq(ev.time[32:]),
                 })
             ).Else(
                 Case(cpl_idx, {
-                    0: rec.eq(desc_field(cur_desc, "user_tag")),
-                    1: rec.eq(Cat(cpl_slot, C(0, 3), res_a[cpl_slot], C(0, 5),
-                                  st_a[cpl_slot], er_a[cpl_slot])),
-                    2: rec.eq(lba_a[cpl_slot][:32]),
-                    3: rec.eq(Cat(lba_a[cpl_slot][32:], chk_a[cpl_slot])),
-                    4: rec.eq(sec_a[cpl_slot]),
-                    5: rec.eq(0),
-                    "default": rec.eq(Mux(cpl_idx[0], ts_word[32:], ts_word[:32])),
+                    0: self.cpl.data.eq(desc_field(cur_desc, "user_tag")),
+                    1: self.cpl.data.eq(Cat(cpl_slot, C(0, 3), res_a[cpl_slot], C(0, 5),
+                                            st_a[cpl_slot], er_a[cpl_slot])),
+                    2: self.cpl.data.eq(lba_a[cpl_slot][:32]),
+                    3: self.cpl.data.eq(Cat(lba_a[cpl_slot][32:], chk_a[cpl_slot])),
+                    4: self.cpl.data.eq(sec_a[cpl_slot]),
+                    5: self.cpl.data.eq(0),
+                    "default": self.cpl.data.eq(Mux(cpl_idx[0], ts_word[32:], ts_word[:32])),
                 })
             ),
-            self.cpl.data.eq(rec),
             self.cpl.last.eq(cpl_idx == CPL_DWORDS - 1),
         ]
 
@@ -349,7 +347,6 @@ class RawCommandEngine(Module):
         sweep_mask, sweep_res, sweep_slot = Signal(SLOTS), Signal(3), Signal(5)
         sweep_st, sweep_er = Signal(8), Signal(8)
         sweep_keep = Signal()
-        self.comb += lowest_set(sweep_mask, SLOTS, sweep_slot)
         after_sweep_comreset = Signal()
 
         is_fpdma_in = (in_protocol == PROTO_FPDMA_IN) | (in_protocol == PROTO_FPDMA_OUT)
@@ -366,7 +363,7 @@ class RawCommandEngine(Module):
         sdb_done = Signal(SLOTS)
         self.comb += sdb_done.eq(fis.field(h, fis.SDB_ACTIVE) & queued)
 
-        self.submodules.fsm = fsm = FSM(reset_state="IDLE")
+        self.submodules.fsm = fsm = DirectFSM(reset_state="IDLE")
 
         def sweep(mask, result, keep=False, then_comreset=False):
             return [NextValue(sweep_mask, mask), NextValue(sweep_res, result),
@@ -396,6 +393,7 @@ class RawCommandEngine(Module):
                 NextValue(cpl_idx, 0),
                 NextState("EVENT-RECORD")
             ).Elif(cpl_pend != 0,
+                lowest_set(cpl_pend, SLOTS, cpl_next),
                 NextValue(cpl_idx, 0),
                 NextValue(cpl_slot, cpl_next), NextValue(cur, cpl_next),
                 NextState("RECORD")
@@ -418,8 +416,8 @@ class RawCommandEngine(Module):
         )
         # One H2D answered by R_ERR goes again (the lowest slot first).
         resend_slot = Signal(5)
-        self.comb += lowest_set(resend, SLOTS, resend_slot)
         fsm.act("RESEND",
+            lowest_set(resend, SLOTS, resend_slot),
             NextValue(cur, resend_slot), NextValue(h2d_slot, resend_slot),
             NextValue(resend, resend & ~(1 << resend_slot)),
             NextValue(h2d_kind, TXK_H2D), NextValue(h2d_idx, 0), NextState("H2D")
@@ -435,6 +433,7 @@ class RawCommandEngine(Module):
             dl_w.dat_w.eq(deadline_now),
         ]
         fsm.act("ISSUE",
+            lowest_set(~busy, SLOTS, free_slot),
             If(in_protocol > PROTO_LINK,
                 If(any_free,
                     take.eq(1), self.desc.ready.eq(1),
@@ -527,27 +526,30 @@ class RawCommandEngine(Module):
         ]
 
         # ---- sending a Register H2D (ours, or READ LOG EXT 10h after an NCQ error) ----
-        h2d = Array(Signal(32, name="h2d{}".format(i)) for i in range(5))
         is_fpdma_cur = (d_protocol == PROTO_FPDMA_IN) | (d_protocol == PROTO_FPDMA_OUT)
         count_tagged = Signal(16)
-        self.comb += count_tagged.eq(Mux(is_fpdma_cur, Cat(d_count[:3], h2d_slot, d_count[8:]), d_count))
-        self.comb += If(h2d_kind == TXK_RECOVERY,
-            h2d[0].eq(fis.REG_H2D | 1 << 15 | READ_LOG_EXT << 16),
-            h2d[1].eq(LOG_NCQ_ERROR | 0x40 << 24),
-            h2d[2].eq(0),
-            h2d[3].eq(1),
-            h2d[4].eq(0),
+        # The dword being sent, as statements of the H2D state (evaluated only there).
+        h2d_dword = If(h2d_kind == TXK_RECOVERY,
+            Case(h2d_idx, {
+                0: tx.data.eq(fis.REG_H2D | 1 << 15 | READ_LOG_EXT << 16),
+                1: tx.data.eq(LOG_NCQ_ERROR | 0x40 << 24),
+                3: tx.data.eq(1),
+            })
         ).Else(
-            h2d[0].eq(Cat(C(fis.REG_H2D, 8), C(0, 7), C(1, 1), desc_field(cur_desc, "command"),
-                          d_features[:8])),
-            h2d[1].eq(Cat(d_lba[:24], desc_field(cur_desc, "device"))),
-            h2d[2].eq(Cat(d_lba[24:48], d_features[8:])),
-            h2d[3].eq(Cat(count_tagged, desc_field(cur_desc, "icc"), desc_field(cur_desc, "control"))),
-            h2d[4].eq(desc_field(cur_desc, "aux")),
+            count_tagged.eq(Mux(is_fpdma_cur, Cat(d_count[:3], h2d_slot, d_count[8:]), d_count)),
+            Case(h2d_idx, {
+                0: tx.data.eq(Cat(C(fis.REG_H2D, 8), C(0, 7), C(1, 1),
+                                  desc_field(cur_desc, "command"), d_features[:8])),
+                1: tx.data.eq(Cat(d_lba[:24], desc_field(cur_desc, "device"))),
+                2: tx.data.eq(Cat(d_lba[24:48], d_features[8:])),
+                3: tx.data.eq(Cat(count_tagged, desc_field(cur_desc, "icc"),
+                                  desc_field(cur_desc, "control"))),
+                4: tx.data.eq(desc_field(cur_desc, "aux")),
+            })
         )
         fsm.act("H2D",
             tx.valid.eq(1),
-            tx.data.eq(h2d[h2d_idx]),
+            h2d_dword,
             tx.last.eq(h2d_idx == 4),
             If(tx.ready,
                 If(h2d_idx == 0,
@@ -657,11 +659,13 @@ class RawCommandEngine(Module):
         )
         # Tags an SDB completed: one record a cycle, status from the SDB (ERR aside).
         fsm.act("SDB-DONE",
+            lowest_set(sweep_mask, SLOTS, sweep_slot),
             finish(sweep_slot, RESULT_OK, sweep_st & ~fis.STATUS_ERR, 0, 0),
             NextValue(sweep_mask, sweep_mask & ~(1 << sweep_slot)),
             If((sweep_mask & ~(1 << sweep_slot)) == 0, NextState("IDLE"))
         )
         fsm.act("SWEEP",
+            lowest_set(sweep_mask, SLOTS, sweep_slot),
             If(sweep_mask == 0,
                 If(after_sweep_comreset, self.comreset.eq(1), NextValue(after_sweep_comreset, 0)),
                 NextState("IDLE")
@@ -858,6 +862,7 @@ class RawCommandEngine(Module):
         )
         fsm.act("RECORD-OUT",
             self.cpl.valid.eq(1),
+            record_dword,
             If(self.cpl.ready,
                 NextValue(cpl_idx, cpl_idx + 1),
                 If(cpl_idx == CPL_DWORDS - 1,

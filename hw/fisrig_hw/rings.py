@@ -30,6 +30,7 @@ from litex.soc.interconnect import stream, wishbone
 from litex.soc.interconnect.csr import CSRStatus, CSRStorage
 
 from fisrig_hw.descriptor import CPL_DWORDS, DESC_BITS
+from fisrig_hw.direct_fsm import DirectFSM
 
 DESC_BYTES = DESC_BITS // 8
 CPL_BYTES = 4 * CPL_DWORDS
@@ -82,7 +83,7 @@ class EngineRings(LiteXModule):
         fetch_n = Signal(3)
         sq_slot = Signal(32)
         self.comb += sq_slot.eq(self.sq_head & (self.sq_entries - 1))
-        self.fetch_fsm = fetch = FSM(reset_state="IDLE")
+        self.fetch_fsm = fetch = DirectFSM(reset_state="IDLE")
         fetch.act("IDLE",
             If(self.enable & (self.sq_head != self.sq_tail),
                 NextValue(fetch_adr, (self.sq_base + sq_slot * DESC_BYTES)[2:32]),
@@ -119,7 +120,7 @@ class EngineRings(LiteXModule):
         ]
         cpl_adr = Signal(30)
         record_done = Signal()
-        self.write_fsm = write = FSM(reset_state="IDLE")
+        self.write_fsm = write = DirectFSM(reset_state="IDLE")
         write.act("IDLE",
             If(self.enable & self.cpl.valid,
                 If(cq_full,
