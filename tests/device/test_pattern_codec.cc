@@ -26,6 +26,17 @@ TEST(PatternCodec, Xorshift32InverseUndoesOneStep) {
   }
 }
 
+TEST(PatternCodec, StampCrcStepIsTheBitwiseSataCrc) {
+  // pattern.h steps the CRC four bits at a time by a table: it must be the MSB-first,
+  // bit-by-bit SATA CRC (and so the link's and the gateware's).
+  std::mt19937 rng(11);
+  for (int i = 0; i < 100000; ++i) {
+    uint32_t crc = rng(), dword = rng(), ref = crc ^ dword;
+    for (int b = 0; b < 32; ++b) ref = (ref & 0x80000000u) ? (ref << 1) ^ 0x04C11DB7u : ref << 1;
+    ASSERT_EQ(fisrig_crc32_step(crc, dword), ref) << std::hex << crc << " " << dword;
+  }
+}
+
 TEST(PatternCodec, ZerosStampAndLfsrSectorsBecomeWords) {
   PatternCodec codec;
   auto z = sector(FISRIG_PATTERN_ZEROS, 5, 0, 0);

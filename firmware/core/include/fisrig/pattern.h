@@ -46,11 +46,18 @@ static inline uint32_t fisrig_stamp_random_dwords(uint8_t compress_pct) {
   return (FISRIG_STAMP_RANDOM_MAX * pct + 99u) / 100u;
 }
 
-/* The SATA frame CRC, one dword at a time (MSB first), as the link layer computes it. */
+/* The SATA frame CRC, one dword at a time (MSB first), as the link layer computes it: four
+ * bits a step by a 16-entry table (entry v is v << 28 stepped four bits), a quarter of the
+ * work of going bit by bit; the simulated drive generates and checks every pattern sector
+ * a run moves with it. */
+static const uint32_t fisrig_crc32_nibble[16] = {
+    0x00000000u, 0x04C11DB7u, 0x09823B6Eu, 0x0D4326D9u, 0x130476DCu, 0x17C56B6Bu, 0x1A864DB2u, 0x1E475005u,
+    0x2608EDB8u, 0x22C9F00Fu, 0x2F8AD6D6u, 0x2B4BCB61u, 0x350C9B64u, 0x31CD86D3u, 0x3C8EA00Au, 0x384FBDBDu};
+
 static inline uint32_t fisrig_crc32_step(uint32_t crc, uint32_t dword) {
   int i;
   crc ^= dword;
-  for (i = 0; i < 32; ++i) crc = (crc & 0x80000000u) ? (crc << 1) ^ 0x04C11DB7u : crc << 1;
+  for (i = 0; i < 8; ++i) crc = (crc << 4) ^ fisrig_crc32_nibble[crc >> 28];
   return crc;
 }
 #define FISRIG_CRC_SEED 0x52325032u
