@@ -44,6 +44,9 @@ def build(native_build=os.path.join(ROOT, "build"), out_dir=None, datapath="same
            "--x-initial", "fast", "--noassert", "-Wno-fatal", "-Wno-WIDTH",
            "-Wno-CASEINCOMPLETE", "-Wno-MULTIDRIVEN", "--Mdir", os.path.join(out_dir, "obj"),
            "-j", "2", verilog, RUNNER,
+           # Verilator compiles the model -Os by default; -O2 takes a fifth fewer host
+           # cycles a simulated one (measured: docs/rtl-engine.md), at the same build time.
+           "-MAKEFLAGS", "OPT_FAST=-O2",
            "-CFLAGS", "-O2 -std=c++20 " + _host_cflags() + " ".join("-I" + os.path.join(ROOT, i) for i in INCLUDES),
            "-LDFLAGS", " ".join(libs + ["-ltomlplusplus"])]
     digest = hashlib.sha256(" ".join(cmd).encode())
