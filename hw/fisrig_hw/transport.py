@@ -15,7 +15,6 @@ from migen import *
 from litex.soc.interconnect import stream
 
 from fisrig_hw import fis
-from fisrig_hw.direct_fsm import DirectFSM
 
 link_layout = [("data", 32), ("error", 1)]
 
@@ -39,7 +38,7 @@ class FisReceiver(Module):
         # # #
 
         count = Signal(3)
-        self.submodules.fsm = fsm = DirectFSM(reset_state="IDLE")
+        self.submodules.fsm = fsm = FSM(reset_state="IDLE")
         fsm.act("IDLE",
             If(sink.valid,
                 self.fis_start.eq(1),
