@@ -1,5 +1,7 @@
 """LiteSATA's link layer (its TX and RX state machines, CRC, scrambler, CONT and ALIGN
-handling, unchanged), composed for the rig with one register fewer on the receive side.
+handling), composed for the rig with one register fewer on the receive side, and its CRC
+and scrambler steps computed by tables (lfsr_tables.py: the same function, cheaper in
+Verilator).
 
 LiteSATALink registers the RX state machine's input (BufferizeEndpoints on its sink), which
 cuts the path from its clock-crossing FIFO's output. On the same-clock datapath
