@@ -80,7 +80,7 @@ class ModelTarget:
 class RtlTarget(ModelTarget):
     """The rig SoC in Verilator (litex_sim): VexRiscv running the bare-metal firmware's VM,
     the engine's rings, LiteSATA and our engine, and the simulated drive on the transceiver
-    pins. Cycle-accurate and slow (about a millisecond of drive time per wall second): for
+    pins. Cycle-accurate and slow (a few milliseconds of drive time per wall second): for
     short plans. IDENTIFY data is the profile's, as the model target gives it. link_gen:
     the SATA speed the rig's link is built for (1, 2 or 3, one SoC build each); the drive
     negotiates down to it."""

@@ -4,7 +4,6 @@ its records. Tests and the RTL benchmarks use it; it prints nothing."""
 
 import hashlib
 import os
-import platform
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -47,7 +46,7 @@ def build(native_build=os.path.join(ROOT, "build"), out_dir=None, datapath="same
            # Verilator compiles the model -Os by default; -O2 takes a fifth fewer host
            # cycles a simulated one (measured: docs/rtl-engine.md), at the same build time.
            "-MAKEFLAGS", "OPT_FAST=-O2",
-           "-CFLAGS", "-O2 -std=c++20 " + _host_cflags() + " ".join("-I" + os.path.join(ROOT, i) for i in INCLUDES),
+           "-CFLAGS", "-O2 -std=c++20 " + " ".join("-I" + os.path.join(ROOT, i) for i in INCLUDES),
            "-LDFLAGS", " ".join(libs + ["-ltomlplusplus"])]
     digest = hashlib.sha256(" ".join(cmd).encode())
     for path in [verilog, RUNNER] + libs:
@@ -67,18 +66,6 @@ def build(native_build=os.path.join(ROOT, "build"), out_dir=None, datapath="same
     with open(stamp, "w") as f:
         f.write(digest.hexdigest())
     return exe
-
-
-def _host_cflags():
-    """The host CPU's population count where it has one: LiteSATA's CRCs and scramblers (and
-    the pattern's CRC) become parities of masked words in Verilator's C++, a tenth of the
-    instructions a simulated cycle costs without it. The runner is built where it runs."""
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = next((l.split() for l in f if l.startswith("flags")), [])
-    except OSError:
-        return ""
-    return "-mpopcnt " if platform.machine() == "x86_64" and "popcnt" in flags else ""
 
 
 def _read(path):
