@@ -18,7 +18,9 @@ native: deps $(BUILD)/build.ninja
 
 # The main job: the built-in plan reproducing shared/seeds/torture-idle-trim-recovery.txt
 # on the model target, ending in a report (runs/torture-idle-trim-recovery/).
+# `make run` again replaces the main job's last run (fisrig itself refuses to overwrite one).
 run: native
+	rm -rf runs/torture-idle-trim-recovery
 	bin/fisrig run torture-idle-trim-recovery --out runs/torture-idle-trim-recovery
 
 # The drive alone, without the rig: the same states through fisrig-drive's own host.
@@ -31,7 +33,7 @@ test: native
 
 bench: native
 	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-model-bench && .venv/bin/python scripts/bench_plan.py \
-	  && .venv/bin/python scripts/bench_rtl.py; } \
+	  && .venv/bin/python scripts/bench_rtl.py && .venv/bin/python scripts/bench_litesata_host.py; } \
 	  | python3 scripts/bench_collect.py $(BUILD)/bench.json
 
 clean:

@@ -21,6 +21,7 @@ declare -A WHY=(
   [libevent-dev]="litex_sim's event loop"
   [libjson-c-dev]="litex_sim's configuration, and our drive module's arguments"
   [zlib1g-dev]="litex_sim links it"
+  [valgrind]="callgrind counts the benches' instructions a command where the CPU exposes no counter; its callgrind.h marks the counted region"
 )
 
 missing=()

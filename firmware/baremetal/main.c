@@ -3,14 +3,10 @@
  * the portable core's VM (firmware/core) against the engine's rings in the ring RAM,
  * handing every run record to the host as it comes (below).
  *
- * The host puts the compiled program at PROGRAM_OFFSET in main RAM (its size, the record
- * sink, then the program; 32-bit words) and starts this from the BIOS (`boot <main_ram>`).
- * Records go where the host asked, in the order the VM emits them:
- *   RECORDS_TO_RING  into a ring in the ring RAM that the host drains through its bridge (the
- *                    line "fisrig firmware: record ring at 0x<address>" says where); the
- *                    firmware waits while the ring is full, so nothing is lost
- *   RECORDS_TO_UART  as lines "R <192 hex digits>" on the console (no bridge needed)
- * and the run's outcome ends it on the console: the JSON line fisrig-model prints.
+ * The host puts the compiled program in main RAM as fisrig/baremetal_if.h lays it out and
+ * starts this from the BIOS (`boot <main_ram>`). Records go where the boot header asks
+ * (the ring or the console, baremetal_if.h), in the order the VM emits them, and the run's
+ * outcome ends it on the console: the JSON line fisrig-model prints.
  */
 #include <generated/csr.h>
 #include <generated/mem.h>
@@ -18,22 +14,12 @@
 #include <stdio.h>
 #include <system.h>
 
+#include "fisrig/baremetal_if.h"
 #include "fisrig/vm.h"
 
-#define PROGRAM_OFFSET 0x20000u  /* from MAIN_RAM_BASE; the firmware lives below it */
 #define SQ_ENTRIES 128u
 #define CQ_ENTRIES 128u
-#define RING_RECORDS 128u
-enum { RECORDS_TO_UART = 0, RECORDS_TO_RING = 1 };
-
-/* The record ring, as the host reads it through the bridge: tail is ours, head the host's. */
-struct record_ring {
-  uint32_t entries;
-  volatile uint32_t tail; /* records written */
-  volatile uint32_t head; /* records the host has taken */
-  uint32_t reserved;
-  struct fisrig_run_record rec[RING_RECORDS];
-};
+#define RING_RECORDS FISRIG_RECORD_RING_ENTRIES
 
 /* The engine's rings and the record ring live in the SoC's ring RAM, which the CPU never
    caches: the engine writes completions and the host the ring's head behind the data
@@ -42,11 +28,11 @@ struct record_ring {
 struct ring_ram {
   struct fisrig_cmd_desc sq[SQ_ENTRIES];
   struct fisrig_cpl_record cq[CQ_ENTRIES];
-  struct record_ring ring;
+  struct fisrig_record_ring ring;
 };
 _Static_assert(sizeof(struct ring_ram) <= RING_RAM_SIZE, "the rings do not fit the ring RAM");
 #define RINGS ((struct ring_ram *)RING_RAM_BASE)
-static struct record_ring *const ring = &RINGS->ring;
+static struct fisrig_record_ring *const ring = &RINGS->ring;
 
 static uint8_t data_window[FISRIG_VM_INFLIGHT * FISRIG_VM_DSM_BYTES] __attribute__((aligned(32)));
 static struct fisrig_vm vm;
@@ -152,20 +138,22 @@ static void print_bus_activity(const struct bus_counts *before, uint64_t command
 }
 
 int main(void) {
-  const uint8_t *image = (const uint8_t *)(MAIN_RAM_BASE + PROGRAM_OFFSET);
-  uint32_t size = ((const uint32_t *)image)[0];
-  uint32_t to = ((const uint32_t *)image)[1];
+  const struct fisrig_boot_header *boot =
+      (const struct fisrig_boot_header *)(MAIN_RAM_BASE + FISRIG_BOOT_PROGRAM_OFFSET);
+  const uint8_t *program = (const uint8_t *)(boot + 1);
+  uint32_t size = boot->program_bytes;
+  uint32_t to = boot->records_to;
   const struct fisrig_engine_ops ops = {
     .ctx = 0, .sq = RINGS->sq, .sq_entries = SQ_ENTRIES, .cq = RINGS->cq, .cq_entries = CQ_ENTRIES,
     .data_window = data_window, .data_window_bytes = sizeof data_window,
     .doorbell = doorbell, .sq_head = sq_head, .cq_tail = cq_tail, .cq_consumed = cq_consumed,
     .now = now, .wait = wait,
   };
-  const struct fisrig_record_sink sink = {0, to == RECORDS_TO_RING ? emit_to_ring : emit_to_uart};
+  const struct fisrig_record_sink sink = {0, to == FISRIG_RECORDS_TO_RING ? emit_to_ring : emit_to_uart};
 
   printf("fisrig firmware: program of %lu bytes\n", (unsigned long)size);
   ring->entries = RING_RECORDS;
-  if (to == RECORDS_TO_RING)
+  if (to == FISRIG_RECORDS_TO_RING)
     printf("fisrig firmware: record ring at 0x%08lx\n", (unsigned long)(uintptr_t)ring);
   rings_enable_write(0); /* empty rings, whatever the BIOS or a last run left */
   rings_sq_base_write((uint32_t)(uintptr_t)RINGS->sq);
@@ -187,15 +175,15 @@ int main(void) {
 
   fisrig_vm_init(&vm, &ops, &sink);
   struct bus_counts before = bus_counts();
-  enum fisrig_vm_status st = size > MAIN_RAM_SIZE - PROGRAM_OFFSET - 8
+  enum fisrig_vm_status st = size > MAIN_RAM_SIZE - FISRIG_BOOT_PROGRAM_OFFSET - sizeof *boot
                                  ? FISRIG_VM_BAD_PROGRAM
-                                 : fisrig_vm_run(&vm, image + 8, size);
+                                 : fisrig_vm_run(&vm, program, size);
   print_bus_activity(&before, vm.commands);
   char b[4][21];
   printf("{\"status\": \"%s\", \"records\": %s, \"commands\": %s, \"errors\": %s, "
          "\"sim_ns\": %s, \"wall_s\": 0, \"error_offset\": %lu, \"error\": \"%s\"}\n",
          fisrig_vm_status_name(st), u64_text(records, b[0]), u64_text(vm.commands, b[1]),
-         u64_text(vm.errors, b[2]), u64_text(now(0) * 20 / 3, b[3]), /* ticks of 6.667 ns */
+         u64_text(vm.errors, b[2]), u64_text(fisrig_ticks_to_ns(now(0)), b[3]),
          (unsigned long)vm.error_offset,
          vm.error_text ? vm.error_text : (st == FISRIG_VM_BAD_PROGRAM ? "program too large" : ""));
   for (;;) {

@@ -8,27 +8,42 @@ import tempfile
 from pathlib import Path
 
 from . import __version__
+from . import drive_catalog, limits
+from . import program_format as pf
 from . import plan as plan_mod
 from .compile import PROTOCOL_OF
-from .plan import PlanError
-from .run import rebuild, run_plan
+from .errors import InputError
+from .run import check, execute, prepare, rebuild
 from .targets import TARGETS, TargetUnavailable, identify_fields, make_target
+
+PROTOCOLS = list(pf.PROTO)
 
 
 def _int(text: str) -> int:
-    return int(text, 0)
+    try:
+        return int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number (decimal, or 0x hex)") from None
+
+
+def _run(plan, a) -> int:
+    """Prepare (every check), print the estimate, then run; the report at the end."""
+    out = Path(a.out or f"runs/{plan.name}")
+    p = prepare(plan, a.target, a.profile, a.fault, a.link_gen)
+    warning = check(p, out, a.force)  # --out and the disk, before a line is printed
+    if warning:
+        print(f"fisrig: {warning}", file=sys.stderr, flush=True)
+    if not a.quiet:
+        speed = f", SATA Gen{a.link_gen}" if a.link_gen else ""
+        print(f"fisrig: running plan '{plan.name}' on target {a.target} ({p.profile}{speed}) into {out}")
+        print(f"fisrig: {p.estimate.line()}", flush=True)
+    r = execute(p, out, quiet=a.quiet, force=a.force)
+    _print_report(r.run_dir, r.phases, r.plots, r.status)
+    return 0 if r.status == "done" else 3
 
 
 def cmd_run(a) -> int:
-    plan = plan_mod.load(plan_mod.find(a.plan))
-    out = Path(a.out or f"runs/{plan.name}")
-    if not a.quiet:
-        speed = f", SATA Gen{a.link_gen}" if a.link_gen else ""
-        print(f"fisrig: running plan '{plan.name}' on target {a.target} ({a.profile or plan.profile}{speed}) "
-              f"into {out}", flush=True)
-    r = run_plan(plan, out, a.target, a.profile, a.fault, quiet=a.quiet, link_gen=a.link_gen)
-    _print_report(r.run_dir, r.phases, r.plots, r.status)
-    return 0 if r.status == "done" else 3
+    return _run(plan_mod.load(plan_mod.find(a.plan)), a)
 
 
 def _print_report(run_dir: Path, phases, plots, status: str) -> None:
@@ -40,40 +55,71 @@ def _print_report(run_dir: Path, phases, plots, status: str) -> None:
 
 
 def cmd_report(a) -> int:
+    from . import run_state
     run_dir = Path(a.dir)
-    if not run_dir.is_dir():
-        print(f"fisrig: {run_dir} is not a run directory", file=sys.stderr)
-        return 2
-    phases, plots = rebuild(run_dir)
-    from .results import read_meta
-    _print_report(run_dir, phases, plots, read_meta(run_dir).get("status", "unknown"))
-    return 0
+    phases, plots = rebuild(run_dir)  # InputError for what is not a run, or holds no records
+    state = run_state.inspect(run_dir)
+    _print_report(run_dir, phases, plots, state.line())
+    return 0 if state.status == "done" and not state.missing else 3
 
 
 def cmd_identify(a) -> int:
-    f = identify_fields(make_target(a.target, a.profile, link_gen=a.link_gen).identify())
+    drive_catalog.check_profile(a.profile, f"--profile {a.profile}")
+    try:
+        words = make_target(a.target, a.profile, link_gen=a.link_gen).identify()
+    except drive_catalog.DriveRefused as e:
+        raise InputError(f"--profile {a.profile}", e.message) from None
+    f = identify_fields(words)
     print(f"model:     {f['model']}\nserial:    {f['serial']}\nfirmware:  {f['firmware']}")
     print(f"capacity:  {f['lba48_sectors']} sectors ({f['lba48_sectors'] * 512 / 1e9:.1f} GB)")
     print(f"NCQ depth: {f['ncq_depth']}\nTRIM:      {'yes' if f['trim'] else 'no'}")
     return 0
 
 
+def _check_raw_flags(a) -> None:
+    """Each H2D field given as a flag fits its field in the descriptor."""
+    for key in ("command", "lba", "count", "features", "device", "aux"):
+        if why := limits.too_wide(key, getattr(a, key)):
+            raise InputError(f"--{key} {getattr(a, key)}", why)
+    if a.protocol is not None and a.protocol not in PROTOCOLS:
+        from .errors import closest
+        raise InputError(f"--protocol {a.protocol}", f"no such protocol {closest(a.protocol, PROTOCOLS)}")
+
+
 def cmd_raw(a) -> int:
+    _check_raw_flags(a)
     step = {"do": "raw", "label": "raw", "command": a.command, "lba": a.lba, "count": a.count,
             "features": a.features, "device": a.device, "aux": a.aux, "expect": "any"}
     if a.protocol:
         step["protocol"] = a.protocol
+    protocol = a.protocol or PROTOCOL_OF.get(a.command)
+    data_in = protocol in ("pio_in", "dma_in", "fpdma_in")
+    if a.data_in is not None:
+        if not data_in:
+            raise InputError(f"--data-in {a.data_in}", f"command {a.command:#04x} ({protocol or 'protocol unknown'}) "
+                                                       "returns no data")
+        if Path(a.data_in).exists():
+            raise InputError(f"--data-in {a.data_in}", "already exists; name a new file")
     plan = plan_mod.from_dict({"plan": {"name": "raw"}, "step": [step]}, "<raw>")
+    p = prepare(plan, a.target, a.profile, link_gen=a.link_gen)
+    keeps = data_in and getattr(p.target, "captures_data_in", False)
+    if a.data_in is not None and not keeps:
+        raise InputError(f"--data-in {a.data_in}", f"target {a.target} does not bring a command's data back "
+                                                   "yet; --target model does")
     with tempfile.TemporaryDirectory() as tmp:
-        r = run_plan(plan, Path(tmp), a.target, a.profile, quiet=True, link_gen=a.link_gen)
+        if keeps:
+            p.target.data_in = Path(tmp) / "data_in.bin"
+        r = execute(p, Path(tmp) / "run", quiet=True)
         import pyarrow.parquet as pq
-        row = pq.read_table(Path(tmp) / "records.parquet").to_pylist()[0]
-    print(f"command {a.command:#04x}: {row['result']}  status {row['status']:#04x}  error {row['error']:#04x}"
-          f"  D2H LBA {row['d2h_lba']}  sectors {row['sectors']}")
-    for k in ("t_submit_ns", "t_h2d_ns", "t_accept_ns", "t_setup_ns", "t_data_first_ns", "t_data_last_ns",
-              "t_status_ns"):
-        print(f"  {k[2:-3]:<11} {row[k]:>12} ns")
-    print(f"  latency     {row['latency_ns']:>12} ns")
+        rows = pq.read_table(r.run_dir / "records.parquet").to_pylist()
+        data = p.target.data_in.read_bytes() if keeps else None
+    from . import raw_output
+    row = next(x for x in rows if x["kind"] == "command")
+    for line in raw_output.lines(a.command, a.lba, row, data, data_in, a.target):
+        print(line)
+    if data is not None and a.data_in is not None:
+        Path(a.data_in).write_bytes(data)
+        print(f"data in: {len(data)} bytes written to {a.data_in}")
     return 0 if row["result"] == "ok" else 1
 
 
@@ -86,34 +132,69 @@ def cmd_plans(a) -> int:
 
 def cmd_replay(a) -> int:
     trace = Path(a.trace).resolve()
+    if not trace.is_file():
+        raise InputError(a.trace, "is a directory, not a trace file" if trace.is_dir() else "no such trace file")
+    qd = a.qd if a.qd is not None else (1 if a.dma else 32)
+    if not 1 <= qd <= 32:
+        raise InputError(f"--qd {qd}", "a queue depth is 1 to 32")
+    if a.dma and qd > 1:
+        raise InputError(f"--qd {qd}", "--dma commands go one at a time (queue depth 1); leave out --qd or --dma")
+    if a.label is not None and not a.label.strip():
+        raise InputError("--label", "a phase label must not be empty")
     steps = [{"do": "secure_erase", "label": "secure erase"}] if a.erase else []
     steps.append({"do": "replay", "label": a.label or trace.stem, "trace": str(trace),
-                  "queue_depth": a.qd, "ncq": not a.dma})
+                  "queue_depth": qd, "ncq": not a.dma})
     plan = plan_mod.from_dict({"plan": {"name": f"replay-{trace.stem}", "profile": a.profile or "consumer-256gb"},
                                "step": steps}, str(trace))
-    out = Path(a.out or f"runs/replay-{trace.stem}")
-    r = run_plan(plan, out, a.target, a.profile, a.fault, quiet=a.quiet, link_gen=a.link_gen)
-    _print_report(r.run_dir, r.phases, r.plots, r.status)
-    return 0 if r.status == "done" else 3
+    return _run(plan, a)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the project's refusals: a bad flag is one line and exit 2, and the help
+    of the commands that take --profile and --fault lists the drive's (asked of the drive
+    only when help is shown)."""
+
+    def __init__(self, *args, drive_help: bool = False, **kw):
+        self.drive_help = drive_help
+        kw.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kw)
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: {_one_line(message)} (see {self.prog} --help)\n")
+
+    def format_help(self) -> str:
+        if self.drive_help and self.epilog is None:
+            self.epilog = drive_catalog.help_text()
+        return super().format_help()
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="fisrig", description="Run SATA test plans on the fisrig rig or its simulations.")
+    p = _Parser(prog="fisrig", description="Run SATA test plans on the fisrig rig or its simulations.")
     p.add_argument("--version", action="version", version=f"fisrig {__version__}")
     sub = p.add_subparsers(dest="cmd", required=True)
 
     def common(sp, with_profile=True):
         sp.add_argument("--target", default="model", choices=sorted(TARGETS), help="where to run (default: model)")
         if with_profile:
-            sp.add_argument("--profile", help="simulated drive profile (model/rtl targets)")
+            sp.add_argument("--profile", help="simulated drive profile (model/rtl targets): a name listed "
+                                              "below, or a profile TOML file")
         sp.add_argument("--link-gen", type=int, choices=(1, 2, 3),
                         help="SATA speed of the rig's link: 1 (1.5 Gb/s), 2 (3), 3 (6; the default); rtl target")
         sp.add_argument("-q", "--quiet", action="store_true", help="no progress output")
 
-    r = sub.add_parser("run", help="run a plan (a built-in name or a TOML file)")
+    def runs(sp, default_out: str):
+        sp.add_argument("--out", help=f"run directory (default: {default_out}); refused when it holds anything")
+        sp.add_argument("--force", action="store_true",
+                        help="replace the results of a run already in --out, and run even when the "
+                             "estimate says the disk may not hold it")
+        sp.add_argument("--fault", action="append", default=[], metavar="KNOB=VALUE",
+                        help="a drive fault knob (listed below), repeatable")
+
+    r = sub.add_parser("run", help="run a plan (a built-in name or a TOML file)", drive_help=True,
+                       description="Checks the plan against the drive, prints what the run will cost "
+                                   "(commands, records, disk, simulated time), runs it and reports.")
     r.add_argument("plan")
-    r.add_argument("--out", help="run directory (default: runs/<plan name>)")
-    r.add_argument("--fault", action="append", default=[], metavar="KNOB=VALUE", help="a drive fault knob")
+    runs(r, "runs/<plan name>")
     common(r)
     r.set_defaults(fn=cmd_run)
 
@@ -121,29 +202,30 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("dir")
     rp.set_defaults(fn=cmd_report)
 
-    i = sub.add_parser("identify", help="the drive's IDENTIFY DEVICE, decoded")
+    i = sub.add_parser("identify", help="the drive's IDENTIFY DEVICE, decoded", drive_help=True)
     common(i)
     i.set_defaults(fn=cmd_identify, profile="consumer-256gb")
 
-    w = sub.add_parser("raw", help="one raw command; prints its completion and timing")
+    w = sub.add_parser("raw", help="one raw command; prints its completion and timing", drive_help=True)
     w.add_argument("--command", type=_int, required=True, help=f"opcode, e.g. 0x25 (known: {', '.join(hex(c) for c in sorted(PROTOCOL_OF))})")
-    w.add_argument("--lba", type=_int, default=0)
-    w.add_argument("--count", type=_int, default=0)
-    w.add_argument("--features", type=_int, default=0)
-    w.add_argument("--device", type=_int, default=0x40)
-    w.add_argument("--aux", type=_int, default=0)
-    w.add_argument("--protocol", help="needed for opcodes fisrig does not know")
+    w.add_argument("--lba", type=_int, default=0, help="48 bits")
+    w.add_argument("--count", type=_int, default=0, help="16 bits (0 means 65536 sectors)")
+    w.add_argument("--features", type=_int, default=0, help="16 bits (the sector count of an NCQ command)")
+    w.add_argument("--device", type=_int, default=0x40, help="8 bits")
+    w.add_argument("--aux", type=_int, default=0, help="16 bits")
+    w.add_argument("--protocol", help=f"needed for opcodes fisrig does not know: {', '.join(PROTOCOLS)}")
+    w.add_argument("--data-in", metavar="FILE", help="keep the data the command returned (a data-in "
+                                                     "command; model target) in FILE, a new file")
     common(w)
     w.set_defaults(fn=cmd_raw, profile="consumer-256gb")
 
-    t = sub.add_parser("replay", help="replay a trace of op,lba,sectors lines (R/W/T/F)")
+    t = sub.add_parser("replay", help="replay a trace of op,lba,sectors lines (R/W/T/F)", drive_help=True)
     t.add_argument("trace")
-    t.add_argument("--qd", type=int, default=32, help="queue depth (default 32)")
+    t.add_argument("--qd", type=int, help="queue depth, 1..32 (default 32; 1 with --dma)")
     t.add_argument("--dma", action="store_true", help="READ/WRITE DMA EXT at QD1 instead of NCQ")
     t.add_argument("--erase", action="store_true", help="secure erase first")
     t.add_argument("--label", help="phase label (default: the trace's name)")
-    t.add_argument("--out", help="run directory (default: runs/replay-<trace>)")
-    t.add_argument("--fault", action="append", default=[], metavar="KNOB=VALUE")
+    runs(t, "runs/replay-<trace>")
     common(t)
     t.set_defaults(fn=cmd_replay)
 
@@ -152,18 +234,36 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _one_line(text: object) -> str:
+    return " | ".join(l.strip() for l in str(text).splitlines() if l.strip())
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Exit 0 when the run is done, 2 for an input that cannot be used (one line, before
+    anything runs), 3 when a run did not end done (it says why), 130 when interrupted."""
     a = parser().parse_args(argv)
     if os.environ.get("CI") and hasattr(a, "quiet"):
         a.quiet = True  # no progress lines in CI logs
     try:
         return a.fn(a)
-    except PlanError as e:
-        print(f"fisrig: {e}", file=sys.stderr)
+    except (InputError, TargetUnavailable) as e:
+        print(f"fisrig: {_one_line(e)}", file=sys.stderr)
         return 2
-    except TargetUnavailable as e:
-        print(f"fisrig: {e}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("fisrig: interrupted (run.json says so; `fisrig report` reads what was recorded)", file=sys.stderr)
+        return 130
+    except RuntimeError as e:  # the target failed; run.json says failed and why
+        print(f"fisrig: run failed: {_one_line(e)}", file=sys.stderr)
+        return 3
+    except OSError as e:
+        print(f"fisrig: {e.filename or ''}{': ' if e.filename else ''}{e.strerror or _one_line(e)}", file=sys.stderr)
         return 2
+    except Exception as e:  # noqa: BLE001 - a bug: still one line; FISRIG_TRACEBACK=1 shows where
+        if os.environ.get("FISRIG_TRACEBACK"):
+            raise
+        print(f"fisrig: internal error, a bug (FISRIG_TRACEBACK=1 shows where): {type(e).__name__}: "
+              f"{_one_line(e)}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
 """Plan -> program bytes for the rig's VM, with every check that needs the drive's capacity."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pathlib import Path
 
 from . import program_format as pf
-from . import trace
+from . import contract, limits, trace
+from .errors import closest
+from .estimate import EVENT_SLACK, Cost, workload_cost
 from .plan import Plan, PlanError, Step
 
 SECTOR = 512
@@ -20,7 +22,32 @@ PROTOCOL_OF = {
     0xE7: "non_data", 0xEA: "non_data", 0xEC: "pio_in", 0xEF: "non_data", 0xF1: "pio_out",
     0xF3: "non_data", 0xF4: "pio_out",
 }
+# SMART (B0h) runs the protocol of its subcommand (FEATURES 7:0): READ DATA and READ
+# THRESHOLDS bring a 512-byte page, the rest are non-data (as sim/device's ata_protocol.h).
+SMART_PROTOCOL_OF = {0xD0: "pio_in", 0xD1: "pio_in", 0xD8: "non_data", 0xD9: "non_data", 0xDA: "non_data"}
 _PASSWORD = (b"\0\0" + b"fisrig".ljust(32, b"\0")).ljust(512, b"\0")
+# A raw step's H2D fields and expectation: each is checked against its field's width.
+RAW_FIELDS = ("command", "features", "count", "lba", "device", "icc", "aux", "expect_status", "expect_error")
+# HD Tach draws a few hundred zones; each is one instruction, so a bound keeps the program small.
+MAX_ZONES = 1 << 16
+# One DSM TRIM command carries a 512-byte block of 64 ranges of at most 65535 sectors
+# (ATA's 16-bit range length; vm.c dsm_block).
+TRIM_SECTORS_PER_CMD = contract.FISRIG_VM_DSM_BYTES // 8 * 0xFFFF
+# The queue depth each step kind keeps when its plan does not say (sweeps and TRIM go one
+# command at a time); the report compares the depth a phase held with this.
+DEFAULT_QUEUE_DEPTH = {"fill": 32, "replay": 32, "workload": 1, "sweep": 1, "trim": 1}
+
+
+def phase_label(label: str | None, current: str | None, do: str) -> str:
+    """The label a step's records carry: its own, else the phase it follows, else its kind."""
+    return label or current or do
+
+
+def asked_queue_depth(do: str, args: dict) -> int | None:
+    """The commands in flight a step asks for; None for steps that issue a command or two."""
+    if do not in DEFAULT_QUEUE_DEPTH:
+        return None
+    return args.get("queue_depth", DEFAULT_QUEUE_DEPTH[do])
 
 
 @dataclass
@@ -28,6 +55,7 @@ class Compiled:
     program: bytes
     markers: dict[int, str]  # marker id -> the label records carry
     capacity: int
+    costs: list[Cost] = field(default_factory=list)  # one per instruction, for estimate.of
 
 
 class _Compiler:
@@ -37,6 +65,19 @@ class _Compiler:
         self.markers: dict[str, int] = {}
         self.current: str | None = None
         self.seed = plan.seed
+        self.costs: list[Cost] = []
+
+    def one_of(self, step: Step, key: str, value, valid) -> None:
+        """A named choice: refused with the closest valid name and all of them."""
+        if value not in valid:
+            raise self.err(step, key, f"{key} = {value!r} is not valid {closest(value, valid)}")
+
+    def fits(self, step: Step, key: str | None, field: str, value: int, what: str | None = None) -> int:
+        """`value`, or a refusal when it does not fit the program field it is packed into."""
+        if why := limits.too_wide(field, value):
+            given = f"{key} = {step.args[key]}: " if key in step.args else ""
+            raise self.err(step, key, given + (f"{what}, {why}" if what else why))
+        return value
 
     def err(self, step: Step, key: str | None, msg: str) -> PlanError:
         return self.plan.error(step, key, msg)
@@ -48,6 +89,8 @@ class _Compiler:
             self.current = label
 
     def sectors_of_kib(self, step: Step, key: str, kib: float) -> int:
+        if isinstance(kib, bool) or not isinstance(kib, (int, float)):
+            raise self.err(step, key, f"{key}: a size in KiB is a number, not {kib!r}")
         n = kib * 1024 / SECTOR
         if kib <= 0 or n != int(n):
             raise self.err(step, key, f"{key} = {kib}: the transfer size must be a positive multiple of 512 bytes")
@@ -66,7 +109,10 @@ class _Compiler:
         pct = a.get("span_pct", 100)
         if not 0 < pct <= 100:
             raise self.err(step, "span_pct", f"span_pct = {pct}: must be in (0, 100]")
-        return 0, int(self.capacity * pct / 100) // 8 * 8
+        count = int(self.capacity * pct / 100) // 8 * 8
+        if not count:
+            raise self.err(step, "span_pct", f"span_pct = {pct}: less than 8 LBAs of this drive")
+        return 0, count
 
     def queue(self, step: Step, default_qd: int, default_ncq: bool) -> tuple[int, bool]:
         qd = step.args.get("queue_depth", default_qd)
@@ -81,6 +127,8 @@ class _Compiler:
         data_out = kw.pop("data_out", b"")
         self.ops.append(pf.op_raw(pf.desc(protocol, command, **kw), data_out=data_out,
                                   **self.expectation(expect)))
+        self.costs.append(Cost(commands=int(protocol not in ("power", "link")),
+                               extra_records=int(protocol in ("power", "link")) * (1 + EVENT_SLACK)))
 
     @staticmethod
     def expectation(expect: str, status: int | None = None, error: int | None = None) -> dict:
@@ -104,15 +152,22 @@ class _Compiler:
         if not 0 <= compress <= 100:
             raise self.err(step, "compress_pct", f"compress_pct = {compress}: must be 0..100")
         data = a.get("data", "stamp")
-        if data not in ("stamp", "zeros", "lfsr"):
-            raise self.err(step, "data", f"data = {data!r}: one of stamp, zeros, lfsr")
+        self.one_of(step, "data", data, ("stamp", "zeros", "lfsr"))
         self.seed += 1
+        if "seed" in a:
+            seed = self.fits(step, "seed", "seed", a["seed"])
+        else:
+            seed = self.fits(step, None, "seed", self.seed, "the plan's seed + this workload's number")
+        theta = self.fits(step, "zipf_theta", "zipf_theta_milli", int(round(a.get("zipf_theta", 0.0) * 1000)),
+                          "in thousandths")
         self.ops.append(pf.op_workload(
             pattern=pattern, queue_depth=qd, ncq=ncq, data=data, compress_pct=compress,
             read_pct=read_pct, trim_pct=trim_pct, flush_pct=flush_pct, fua=a.get("fua", False),
-            seed=a.get("seed", self.seed), zipf_theta=a.get("zipf_theta", 0.0), lba_start=start,
+            seed=seed, zipf_theta=theta / 1000, lba_start=start,
             lba_span=count, stop_commands=stop_commands, stop_bytes=stop_bytes, stop_ticks=stop_ticks,
             sizes=sizes))
+        self.costs.append(workload_cost(sizes=sizes, read_pct=read_pct, trim_pct=trim_pct, flush_pct=flush_pct,
+                                        stop_commands=stop_commands, stop_bytes=stop_bytes, stop_ticks=stop_ticks))
 
     # ---- one method per step kind ----
 
@@ -146,27 +201,32 @@ class _Compiler:
     def do_power_cut_at(self, step: Step) -> None:
         a = step.args
         event = a.get("event", "h2d")
-        if event not in pf.FIS_EVENT:
-            raise self.err(step, "event", f"event = {event!r}: one of {', '.join(pf.FIS_EVENT)}")
+        self.one_of(step, "event", event, pf.FIS_EVENT)
         count = a.get("count", 1)
         if count < 1:
             raise self.err(step, "count", "count must be at least 1")
-        delay = int(round(a.get("delay_us", 0) * pf.TICK_HZ / 1e6))
+        self.fits(step, "count", "count", count)
+        delay = self.fits(step, "delay_us", "timeout_ticks", int(round(a.get("delay_us", 0) * pf.TICK_HZ / 1e6)),
+                          "in 150 MHz ticks")
         self.raw("power", pf.POWER_OFF_AT_EVENT, features=pf.FIS_EVENT[event], count=count, timeout_ticks=delay)
 
     def do_idle(self, step: Step) -> None:
         secs = step.args.get("minutes", 0) * 60 + step.args.get("seconds", 0)
         if secs <= 0:
             raise self.err(step, None, "idle needs minutes or seconds > 0")
-        self.ops.append(pf.op_idle(int(secs * pf.TICK_HZ)))
+        key = "minutes" if "minutes" in step.args else "seconds"
+        ticks = self.fits(step, key, "idle_ticks", int(secs * pf.TICK_HZ), "in 150 MHz ticks")
+        self.ops.append(pf.op_idle(ticks))
+        self.costs.append(Cost(idle_ticks=ticks))
 
     def do_trim(self, step: Step) -> None:
         start, count = self.span(step)
         self.ops.append(pf.op_trim(start, count, step.args.get("queued", False)))
+        self.costs.append(Cost(commands=-(-count // TRIM_SECTORS_PER_CMD)))
 
     def do_fill(self, step: Step) -> None:
         start, count = self.span(step)
-        qd, ncq = self.queue(step, 32, True)
+        qd, ncq = self.queue(step, DEFAULT_QUEUE_DEPTH["fill"], True)
         xfer = self.sectors_of_kib(step, "transfer_kib", step.args.get("transfer_kib", 128))
         self.workload(step, pattern="sequential", qd=qd, ncq=ncq, start=start, count=count,
                       sizes=[(xfer, 1)], stop_bytes=count * SECTOR)
@@ -174,9 +234,10 @@ class _Compiler:
     def do_sweep(self, step: Step) -> None:
         a = step.args
         direction = a.get("direction", "write")
-        if direction not in ("write", "read"):
-            raise self.err(step, "direction", f"direction = {direction!r}: write or read")
+        self.one_of(step, "direction", direction, ("write", "read"))
         zones = a.get("zones", 256)
+        if zones > MAX_ZONES:
+            raise self.err(step, "zones", f"{zones} zones: at most {MAX_ZONES} (one program instruction each)")
         xfer = self.sectors_of_kib(step, "transfer_kib", a.get("transfer_kib", 128))
         zone = int(a.get("zone_mib", 32) * 2048) // xfer * xfer
         start, count = self.span(step)
@@ -191,15 +252,21 @@ class _Compiler:
     def do_workload(self, step: Step) -> None:
         a = step.args
         pattern = a.get("pattern", "uniform")
-        if pattern not in pf.PATTERN:
-            raise self.err(step, "pattern", f"pattern = {pattern!r}: one of {', '.join(pf.PATTERN)}")
+        self.one_of(step, "pattern", pattern, pf.PATTERN)
         start, count = self.span(step)
-        qd, ncq = self.queue(step, 1, True)
+        qd, ncq = self.queue(step, DEFAULT_QUEUE_DEPTH["workload"], True)
         if "sizes_kib" in a:
             pairs = a["sizes_kib"]
             if not 1 <= len(pairs) <= 8 or not all(isinstance(p, list) and len(p) == 2 for p in pairs):
                 raise self.err(step, "sizes_kib", "sizes_kib takes 1 to 8 [kib, weight] pairs")
-            sizes = [(self.sectors_of_kib(step, "sizes_kib", k), int(w)) for k, w in pairs]
+            for _, w in pairs:
+                if isinstance(w, bool) or not isinstance(w, int):
+                    raise self.err(step, "sizes_kib", f"sizes_kib: a weight is a whole number, not {w!r}")
+                self.fits(step, "sizes_kib", "size_weight", w, "a weight")
+            sizes = [(self.sectors_of_kib(step, "sizes_kib", k), w) for k, w in pairs]
+            if not 0 < sum(w for _, w in sizes) <= limits.top("size_weight"):
+                raise self.err(step, "sizes_kib", f"sizes_kib: the weights add up to {sum(w for _, w in sizes)}; "
+                                                  f"they must add up to 1..{limits.top('size_weight')}")
         else:
             sizes = [(self.sectors_of_kib(step, "transfer_kib", a.get("transfer_kib", 4)), 1)]
         mix = {k: a.get(k, 0) for k in ("read_pct", "trim_pct", "flush_pct")}
@@ -213,13 +280,18 @@ class _Compiler:
             raise self.err(step, stops[1] if stops else None,
                            "a workload stops after exactly one of: commands, gib, minutes, seconds")
         stop = stops[0]
-        if a[stop] <= 0:
-            raise self.err(step, stop, f"{stop} must be > 0")
+        # In the program's units: commands, bytes, or 150 MHz ticks; at least one, and in its field.
+        field, value = {"commands": ("stop_commands", a[stop]), "gib": ("stop_bytes", int(a[stop] * 2**30)),
+                        "minutes": ("stop_ticks", int(a[stop] * 60 * pf.TICK_HZ)),
+                        "seconds": ("stop_ticks", int(a[stop] * pf.TICK_HZ))}[stop]
+        if value < 1:
+            raise self.err(step, stop, f"{stop} = {a[stop]}: must be > 0" + (" (under one tick or byte)" if a[stop] else ""))
+        self.fits(step, stop, field, value, {"stop_ticks": "in 150 MHz ticks", "stop_bytes": "in bytes"}.get(field))
+        if stop == "gib" and mix["trim_pct"] + mix["flush_pct"] >= 100:
+            raise self.err(step, "gib", "a workload that only TRIMs or FLUSHes moves no data: gib would never be "
+                                        "reached (stop it by commands, minutes or seconds)")
         self.workload(step, pattern=pattern, qd=qd, ncq=ncq, start=start, count=count, sizes=sizes,
-                      stop_commands=a["commands"] if stop == "commands" else 0,
-                      stop_bytes=int(a["gib"] * 2**30) if stop == "gib" else 0,
-                      stop_ticks=int((a[stop] * (60 if stop == "minutes" else 1)) * pf.TICK_HZ)
-                      if stop in ("minutes", "seconds") else 0, **mix)
+                      **{field: value}, **mix)
 
     def do_replay(self, step: Step) -> None:
         a = step.args
@@ -228,28 +300,35 @@ class _Compiler:
         path = Path(a["trace"])
         if not path.is_absolute() and self.plan.source not in ("<plan>", "<raw>"):
             path = Path(self.plan.source).parent / path
-        if not path.exists():
-            raise self.err(step, "trace", f"no trace file {path}")
-        qd, ncq = self.queue(step, 32, True)
+        if not path.is_file():
+            raise self.err(step, "trace", f"no trace file {path}" + (" (a directory)" if path.is_dir() else ""))
+        qd, ncq = self.queue(step, DEFAULT_QUEUE_DEPTH["replay"], True)
         data = a.get("data", "stamp")
-        if data not in ("stamp", "zeros", "lfsr"):
-            raise self.err(step, "data", f"data = {data!r}: one of stamp, zeros, lfsr")
-        self.ops.append(pf.op_trace(trace.load(path, self.capacity), queue_depth=qd, ncq=ncq, data=data,
-                                    compress_pct=a.get("compress_pct", 100)))
+        self.one_of(step, "data", data, ("stamp", "zeros", "lfsr"))
+        compress = a.get("compress_pct", 100)
+        if not 0 <= compress <= 100:
+            raise self.err(step, "compress_pct", f"compress_pct = {compress}: must be 0..100")
+        entries = trace.load(path, self.capacity)
+        self.fits(step, "trace", "trace_entries", len(entries), f"the trace's {len(entries)} lines")
+        self.ops.append(pf.op_trace(entries, queue_depth=qd, ncq=ncq, data=data, compress_pct=compress))
+        self.costs.append(Cost(commands=len(entries), data_bytes=float(
+            entries["sectors"][entries["op"] < pf.TRACE_OPS["T"]].sum()) * SECTOR))
 
     def do_raw(self, step: Step) -> None:
         a = step.args
         if "command" not in a:
             raise self.err(step, None, "raw needs command")
         cmd = a["command"]
-        protocol = a.get("protocol", PROTOCOL_OF.get(cmd))
+        for key in RAW_FIELDS:
+            if key in a:
+                self.fits(step, key, key, a[key])
+        known = SMART_PROTOCOL_OF.get(a.get("features", 0) & 0xFF) if cmd == 0xB0 else PROTOCOL_OF.get(cmd)
+        protocol = a.get("protocol", known)
         if protocol is None:
             raise self.err(step, "command", f"command {cmd:#04x}: say which protocol (one of {', '.join(pf.PROTO)})")
-        if protocol not in pf.PROTO:
-            raise self.err(step, "protocol", f"protocol = {protocol!r}: one of {', '.join(pf.PROTO)}")
+        self.one_of(step, "protocol", protocol, pf.PROTO)
         expect = a.get("expect", "ok")
-        if expect not in ("ok", "error", "any"):
-            raise self.err(step, "expect", f"expect = {expect!r}: ok, error or any")
+        self.one_of(step, "expect", expect, ("ok", "error", "any"))
         status, error = a.get("expect_status"), a.get("expect_error")
         if expect == "ok" and ((status is not None and status & STATUS_ERR) or error):
             raise self.err(step, "expect_status" if status is not None else "expect_error",
@@ -264,20 +343,29 @@ class _Compiler:
         if moves_sectors and lba + sectors > self.capacity and expect == "ok":
             raise self.err(step, "lba", f"LBAs {lba}..{lba + sectors - 1} run past the drive's last LBA "
                                         f"{self.capacity - 1} (say expect = \"error\" or \"any\" to test that)")
-        timeout = int(a.get("timeout_ms", 0) * pf.TICK_HZ / 1000)
+        timeout = self.fits(step, "timeout_ms", "timeout_ticks", int(a.get("timeout_ms", 0) * pf.TICK_HZ / 1000),
+                            "in 150 MHz ticks")
+        if a.get("timeout_ms", 0) and not timeout:
+            raise self.err(step, "timeout_ms", f"timeout_ms = {a['timeout_ms']}: under one tick (0 means the default)")
         self.ops.append(pf.op_raw(
             pf.desc(protocol, cmd, features=a.get("features", 0), count=count, lba=lba,
                     device=a.get("device", 0x40), icc=a.get("icc", 0), aux=a.get("aux", 0),
                     data="stamp" if protocol.endswith("out") else "none", data_word=step.index + 1,
                     timeout_ticks=timeout),
             **self.expectation(expect, status, error)))
+        self.costs.append(Cost(commands=int(protocol not in ("power", "link")),
+                               extra_records=int(protocol in ("power", "link")) * (1 + EVENT_SLACK)))
 
     def run(self) -> Compiled:
         for step in self.plan.steps:
-            self.mark(step.label or self.current or step.do)
+            self.mark(phase_label(step.label, self.current, step.do))
             getattr(self, f"do_{step.do}")(step)
+        size = sum(map(len, self.ops)) + 64  # the header and the END instruction, with room
+        if size > limits.top("program_bytes"):
+            raise PlanError(self.plan.source, None, f"the program would be {size} bytes; its size field "
+                                                    f"holds at most {limits.top('program_bytes')}")
         return Compiled(pf.program(self.ops, self.capacity), {v: k for k, v in self.markers.items()},
-                        self.capacity)
+                        self.capacity, self.costs)
 
 
 def compile_plan(plan: Plan, capacity_sectors: int) -> Compiled:

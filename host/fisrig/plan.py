@@ -6,20 +6,22 @@ refusal names the file, the line and what is wrong, e.g.
 """
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .errors import InputError, closest
 
-class PlanError(ValueError):
-    """A plan that cannot run: where and why."""
+
+class PlanError(InputError):
+    """A plan that cannot run: where (its file and line) and why."""
 
     def __init__(self, source: str, line: int | None, message: str):
-        self.source, self.line, self.message = source, line, message
-        where = f"{source}:{line}" if line else source
-        super().__init__(f"{where}: {message}")
+        self.source, self.line = source, line
+        super().__init__(f"{source}:{line}" if line else source, message)
 
 
 # Every key each step kind takes, with its type; `label` and `do` are common to all.
@@ -108,43 +110,122 @@ def _type_ok(value: Any, kind: Any) -> bool:
     return isinstance(value, kind)
 
 
-def from_dict(data: dict, source: str = "<plan>", lines: dict[tuple, int] | None = None) -> Plan:
-    """Builds a plan from the TOML structure (or the same dict from Python) and checks its keys."""
+def _type_name(kind: Any) -> str:
+    names = {int: "a whole number", str: "a string", bool: "true or false", list: "a list",
+             _NUM: "a number"}
+    return names.get(kind, getattr(kind, "__name__", str(kind)))
+
+
+def _number_problem(value: Any) -> str | None:
+    """Every number a plan holds is finite and not negative (no key takes a negative value:
+    LBAs, sizes, times, percentages, seeds); lists are checked item by item."""
+    if isinstance(value, list):
+        return next((p for p in map(_number_problem, value) if p), None)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{value} is not a finite number"
+    if value < 0:
+        return f"{value} is negative"
+    if isinstance(value, int) and value >= 1 << 64:
+        return f"{value} is wider than 64 bits"
+    return None
+
+
+def _check_name(name: Any, source: str, line: int | None) -> None:
+    """The run directory's default name (runs/<name>): one path component."""
+    if not isinstance(name, str) or not name or name.startswith(".") or len(name) > 128 or \
+            any(c in name for c in "/\\") or not name.isprintable():
+        raise PlanError(source, line, f"[plan]: name {name!r} must be 1 to 128 printable characters, "
+                                      "without '/' or '\\', not starting with '.'")
+
+
+def from_dict(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None = None) -> Plan:
+    """Builds a plan from the TOML structure (or the same dict from Python) and checks its keys,
+    their types and that every number is finite and not negative; PlanError otherwise."""
     lines = lines or {}
+    if not isinstance(data, dict):
+        raise PlanError(source, None, f"a plan is a table ([plan] and [[step]]s), not {type(data).__name__}")
     head = data.get("plan", {})
     for key in data:
         if key not in ("plan", "step"):
-            raise PlanError(source, None, f"unknown table [{key}]")
+            raise PlanError(source, None, f"unknown table [{key}] {closest(key, ['plan', 'step'])}")
+    if not isinstance(head, dict):
+        raise PlanError(source, lines.get(("plan", 0, None)), "[plan] must be one table, not " + type(head).__name__)
     for key, value in head.items():
+        where = lines.get(("plan", 0, key))
         if key not in PLAN_KEYS:
-            raise PlanError(source, lines.get(("plan", 0, key)), f"[plan]: unknown key '{key}'")
+            raise PlanError(source, where, f"[plan]: unknown key '{key}' {closest(key, PLAN_KEYS)}")
         if not _type_ok(value, PLAN_KEYS[key]):
-            raise PlanError(source, lines.get(("plan", 0, key)), f"[plan]: '{key}' has the wrong type")
-    plan = Plan(name=head.get("name", Path(source).stem), steps=[], source=source, lines=lines,
+            raise PlanError(source, where, f"[plan]: '{key}' must be {_type_name(PLAN_KEYS[key])}, "
+                                           f"not {type(value).__name__}")
+        if problem := _number_problem(value):
+            raise PlanError(source, where, f"[plan]: {key} = {problem}")
+    name = head.get("name", Path(source).stem)
+    _check_name(name, source, lines.get(("plan", 0, "name")))
+    plan = Plan(name=name, steps=[], source=source, lines=lines,
                 description=head.get("description", ""), profile=head.get("profile", "consumer-256gb"),
                 seed=head.get("seed", 1))
-    if not data.get("step"):
+    steps = data.get("step")
+    if not steps:
         raise PlanError(source, None, "the plan has no [[step]]")
-    for i, raw in enumerate(data["step"]):
+    if not isinstance(steps, list):
+        raise PlanError(source, None, "steps are [[step]] tables (a list), not " + type(steps).__name__)
+    for i, raw in enumerate(steps):
+        if not isinstance(raw, dict):
+            raise PlanError(source, lines.get(("step", i, None)),
+                            f"step {i + 1} must be a table, not {type(raw).__name__}")
         raw = dict(raw)
         do = raw.pop("do", None)
         label = raw.pop("label", None)
-        step = Step(do=do or "?", label=label, args=raw, line=lines.get(("step", i, None)), index=i)
+        step = Step(do=do if isinstance(do, str) else "?", label=label, args=raw,
+                    line=lines.get(("step", i, None)), index=i)
+        if do is None:
+            raise plan.error(step, None, f"a step needs do = \"<kind>\" (valid: {', '.join(STEP_KEYS)})")
+        if not isinstance(do, str):
+            raise plan.error(step, "do", f"do must be a string naming the step kind, not {type(do).__name__}")
         if do not in STEP_KEYS:
-            known = ", ".join(sorted(STEP_KEYS))
-            raise plan.error(step, "do", f"do = {do!r} is not one of: {known}")
+            raise plan.error(step, "do", f"do = {do!r} is not a step kind {closest(do, STEP_KEYS)}")
+        if label is not None and (not isinstance(label, str) or not label):
+            raise plan.error(step, "label", f"label must be a non-empty string, not {label!r}")
         for key, value in raw.items():
             if key not in STEP_KEYS[do]:
-                raise plan.error(step, key, f"unknown key '{key}'")
+                raise plan.error(step, key, f"unknown key '{key}' {closest(key, STEP_KEYS[do])}"
+                                 if STEP_KEYS[do] else f"unknown key '{key}': {do} takes no keys but label")
             if not _type_ok(value, STEP_KEYS[do][key]):
-                raise plan.error(step, key, f"'{key}' has the wrong type ({type(value).__name__})")
+                raise plan.error(step, key, f"'{key}' must be {_type_name(STEP_KEYS[do][key])}, "
+                                            f"not {type(value).__name__} ({value!r})")
+            if problem := _number_problem(value):
+                raise plan.error(step, key, f"{key} = {problem}")
         plan.steps.append(step)
     return plan
 
 
+# A plan is a few kilobytes; a file far bigger is a mistake (a trace belongs in a replay step),
+# and parsing a 100 MB TOML file took 7.8 GB of memory.
+MAX_PLAN_BYTES = 4 << 20
+
+
 def load(path: str | Path) -> Plan:
+    """A plan file, checked; PlanError for a directory, a binary or oversized file, bad TOML."""
     path = Path(path)
-    text = path.read_text()
+    if path.is_dir():
+        raise PlanError(str(path), None, "is a directory, not a plan file")
+    try:
+        size = path.stat().st_size
+        if size > MAX_PLAN_BYTES:
+            raise PlanError(str(path), None, f"{size} bytes: a plan file is at most {MAX_PLAN_BYTES} bytes")
+        raw = path.read_bytes()
+    except OSError as e:
+        raise PlanError(str(path), None, f"cannot read the plan: {e.strerror or e}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise PlanError(str(path), raw.count(b"\n", 0, e.start) + 1,
+                        f"not a text file (byte {e.start} is not UTF-8): a plan is TOML") from None
+    if "\0" in text:
+        raise PlanError(str(path), text.count("\n", 0, text.index("\0")) + 1,
+                        "not a text file (a NUL byte): a plan is TOML")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -167,5 +248,5 @@ def find(name_or_path: str) -> Path:
         return plans[name_or_path]
     path = Path(name_or_path)
     if not path.exists():
-        raise PlanError(name_or_path, None, f"no such plan (built-in: {', '.join(plans)})")
+        raise PlanError(name_or_path, None, f"no such plan file or built-in plan {closest(name_or_path, plans)}")
     return path

@@ -1,7 +1,9 @@
-"""The rig's binary formats, as firmware/core/include/fisrig/{engine_if,program}.h define them.
+"""The rig's binary formats, as firmware/core/include/fisrig/{engine_if,program,vm}.h define them.
 
-Those headers are the contract; this module mirrors them field for field (little-endian)
-and tests/host/test_formats.py checks the sizes against the C compiler's.
+Those headers are the contract. Every constant here comes from them through
+fisrig.contract (generated from the headers by the C compiler), and so do the record
+dtypes; the writers below pack field after field, and tests/host/test_contract.py checks
+every field each writer puts against the C compiler's offsetof and sizeof.
 """
 from __future__ import annotations
 
@@ -9,41 +11,65 @@ import struct
 
 import numpy as np
 
-TICK_HZ = 150_000_000
-NS_PER_TICK = 1e9 / TICK_HZ
+from . import contract as _c
 
-PROGRAM_MAGIC = 0x50525346  # "FSRP"
-PROGRAM_VERSION = 1
-ENGINE_IF_VERSION = 1
-RECORDS_MAGIC = 0x52525346  # "FSRR"
+TICK_HZ = _c.FISRIG_TICK_HZ
+NS_PER_TICK = _c.FISRIG_TICK_NS_NUM / _c.FISRIG_TICK_NS_DEN
+
+PROGRAM_MAGIC = _c.FISRIG_PROGRAM_MAGIC
+PROGRAM_VERSION = _c.FISRIG_PROGRAM_VERSION
+ENGINE_IF_VERSION = _c.FISRIG_ENGINE_IF_VERSION
+RECORDS_MAGIC = _c.FISRIG_RECORDS_FILE_MAGIC
+RECORDS_VERSION = _c.FISRIG_RECORDS_FILE_VERSION
+
+
+def _names(enum: str, prefix: str) -> list[str]:
+    """An enum's members in value order, lower case without the prefix: the names runs,
+    records and reports spell (FISRIG_RESULT_ATA_ERROR -> "ata_error")."""
+    members = sorted(_c.ENUMS[enum], key=lambda m: getattr(_c, m))
+    assert [getattr(_c, m) for m in members] == list(range(len(members))), enum
+    return [m[len(prefix):].lower() for m in members]
+
+
+def _dtype(struct_name: str, rename: dict[str, str]) -> np.dtype:
+    """A struct as a numpy dtype at the C compiler's offsets; a field is named by its last
+    component unless renamed (byte arrays are opaque: V<n>)."""
+    names, formats, offsets = [], [], []
+    for path, (offset, size, elements) in _c.FIELDS[struct_name].items():
+        names.append(rename.get(path, path.split(".")[-1]))
+        formats.append(f"<u{size}" if elements == 1 else f"V{size}")
+        offsets.append(offset)
+    return np.dtype({"names": names, "formats": formats, "offsets": offsets,
+                     "itemsize": _c.SIZES[struct_name]})
+
 
 # enum fisrig_opcode
-OP_END, OP_MARK, OP_LOOP, OP_END_LOOP, OP_IDLE, OP_RAW, OP_WORKLOAD, OP_TRIM, OP_DRAIN, OP_TRACE = range(10)
-# enum fisrig_trace_op
-TRACE_OPS = {"R": 0, "W": 1, "T": 2, "F": 3}
-TRACE_ENTRY = np.dtype([("lba", "<u8"), ("sectors", "<u4"), ("op", "u1"), ("pad", "V3")])
-assert TRACE_ENTRY.itemsize == 16
+(OP_END, OP_MARK, OP_LOOP, OP_END_LOOP, OP_IDLE, OP_RAW, OP_WORKLOAD, OP_TRIM, OP_DRAIN,
+ OP_TRACE) = (_c.FISRIG_OP_END, _c.FISRIG_OP_MARK, _c.FISRIG_OP_LOOP, _c.FISRIG_OP_END_LOOP,
+              _c.FISRIG_OP_IDLE, _c.FISRIG_OP_RAW, _c.FISRIG_OP_WORKLOAD, _c.FISRIG_OP_TRIM,
+              _c.FISRIG_OP_DRAIN, _c.FISRIG_OP_TRACE)
+# enum fisrig_trace_op, by the letter a trace file uses
+TRACE_OPS = {"R": _c.FISRIG_TRACE_READ, "W": _c.FISRIG_TRACE_WRITE, "T": _c.FISRIG_TRACE_TRIM,
+             "F": _c.FISRIG_TRACE_FLUSH}
+TRACE_ENTRY = _dtype("fisrig_trace_entry", {"reserved": "pad"})
 
-# enum fisrig_protocol
-PROTO = {"non_data": 0, "pio_in": 1, "pio_out": 2, "dma_in": 3, "dma_out": 4,
-         "fpdma_in": 5, "fpdma_out": 6, "power": 7, "link": 8}
-# enum fisrig_data_source
-DATA = {"none": 0, "ram": 1, "zeros": 2, "stamp": 3, "lfsr": 4}
-# enum fisrig_pattern
-PATTERN = {"sequential": 0, "uniform": 1, "zipf": 2}
+# enum fisrig_protocol / fisrig_data_source / fisrig_pattern, by the names plans use
+PROTO = {name: i for i, name in enumerate(_names("fisrig_protocol", "FISRIG_PROTO_"))}
+DATA = {name: i for i, name in enumerate(_names("fisrig_data_source", "FISRIG_DATA_"))}
+PATTERN = {name: i for i, name in enumerate(_names("fisrig_pattern", "FISRIG_PATTERN_"))}
 # enum fisrig_power_op / fisrig_fis_event / fisrig_link_op
-POWER_OFF, POWER_ON, POWER_OFF_AT_EVENT = 1, 2, 3
-FIS_EVENT = {"h2d": 1, "d2h": 2, "sdb": 3, "data": 4, "dma_setup": 5}
-LINK_COMRESET, LINK_WAIT_UP = 1, 2
+POWER_OFF, POWER_ON, POWER_OFF_AT_EVENT = _c.FISRIG_POWER_OFF, _c.FISRIG_POWER_ON, _c.FISRIG_POWER_OFF_AT_EVENT
+FIS_EVENT = {m[len("FISRIG_EVENT_"):].lower(): getattr(_c, m) for m in _c.ENUMS["fisrig_fis_event"]}
+LINK_COMRESET, LINK_WAIT_UP = _c.FISRIG_LINK_COMRESET, _c.FISRIG_LINK_WAIT_UP
 # enum fisrig_result
-RESULTS = ["ok", "ata_error", "ncq_aborted", "timeout", "link_lost", "check_failed", "refused"]
+RESULTS = _names("fisrig_result", "FISRIG_RESULT_")
 RESULT = {name: i for i, name in enumerate(RESULTS)}
-ANY_RESULT = 0xFF
+ANY_RESULT = 0xFF  # struct fisrig_expect.result: any
 # enum fisrig_record_kind
-RECORD_KINDS = ["command", "power", "link", "end"]
-# enum fisrig_vm_status (the END record's result)
-VM_STATUS = ["done", "bad_program", "expect_failed", "engine_stuck", "records_lost", "stopped"]
-EVENT_USER_TAG = 0xFFFFFFFF
+RECORD_KINDS = _names("fisrig_record_kind", "FISRIG_RECORD_")
+# enum fisrig_vm_status (the END record's result), as fisrig_vm_status_name spells them
+VM_STATUS = ["records_lost" if n == "sink_full" else n for n in _names("fisrig_vm_status", "FISRIG_VM_")]
+EVENT_USER_TAG = _c.FISRIG_USER_TAG_EVENT
 
 _HEAD = struct.Struct("<BBH")
 _DESC = struct.Struct("<BBHHBB6sHBBBBIII")
@@ -51,7 +77,9 @@ _EXPECT = struct.Struct("<BBBBB3x")
 _WORKLOAD = struct.Struct("<BBBBBBBBBBBBIIQQQQQ8I8I")
 _HEADER = struct.Struct("<IHHIIQ")
 
-assert _DESC.size == 32 and _HEADER.size == 24 and _WORKLOAD.size == 124
+assert (_HEAD.size, _DESC.size, _EXPECT.size, _HEADER.size, _WORKLOAD.size + _HEAD.size) == (
+    _c.SIZES["fisrig_op_head"], _c.SIZES["fisrig_cmd_desc"], _c.SIZES["fisrig_expect"],
+    _c.SIZES["fisrig_program_header"], _c.SIZES["fisrig_op_workload"])
 
 
 def desc(protocol: str, command: int, *, features: int = 0, count: int = 0, lba: int = 0,
@@ -125,14 +153,8 @@ def program(ops: list[bytes], drive_sectors: int) -> bytes:
     return _HEADER.pack(PROGRAM_MAGIC, PROGRAM_VERSION, 0, size, 0, drive_sectors) + body
 
 
-# struct fisrig_run_record (96 bytes): the completion record plus what the command was.
-RECORD_DTYPE = np.dtype([
-    ("user_tag", "<u4"), ("slot", "u1"), ("result", "u1"), ("status", "u1"), ("error", "u1"),
-    ("d2h_lba", "V6"), ("check_errors", "<u2"), ("sectors", "<u4"), ("reserved", "<u4"),
-    ("ts_submit", "<u8"), ("ts_h2d", "<u8"), ("ts_accept", "<u8"), ("ts_setup", "<u8"),
-    ("ts_data_first", "<u8"), ("ts_data_last", "<u8"), ("ts_status", "<u8"),
-    ("marker", "<u4"), ("command", "u1"), ("protocol", "u1"), ("kind", "u1"), ("pad", "u1"),
-    ("lba", "<u8"),
-])
-assert RECORD_DTYPE.itemsize == 96
+# struct fisrig_run_record: the completion record (its LBA as d2h_lba) plus what the command was.
+RECORD_DTYPE = _dtype("fisrig_run_record", {"cpl.lba": "d2h_lba", "reserved": "pad"})
+# struct fisrig_records_file_header, records.bin's start
 RECORDS_HEADER = struct.Struct("<IIII")
+assert RECORDS_HEADER.size == _c.SIZES["fisrig_records_file_header"]

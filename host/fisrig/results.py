@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from . import program_format as pf
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: lbas and data_dwords columns, results data_crc and length
 RAW = "records.bin"
 PARQUET = "records.parquet"
 RUN_JSON = "run.json"
@@ -30,15 +30,10 @@ TRIMS = {0x06, 0x64}
 
 
 def read_raw(path: Path) -> np.ndarray:
-    """The records in a records.bin (memory-mapped), a torn last record (a killed run) left out."""
-    size = path.stat().st_size
-    if size < pf.RECORDS_HEADER.size:
-        return np.zeros(0, dtype=pf.RECORD_DTYPE)
-    with path.open("rb") as f:
-        magic, version, rec_size, _ = pf.RECORDS_HEADER.unpack(f.read(pf.RECORDS_HEADER.size))
-    if magic != pf.RECORDS_MAGIC or rec_size != pf.RECORD_DTYPE.itemsize:
-        raise ValueError(f"{path}: not a fisrig records file (or another version)")
-    n = (size - pf.RECORDS_HEADER.size) // rec_size
+    """The records in a records.bin (memory-mapped), a torn last record (a killed run) left
+    out; run_state.raw_count says how many and refuses a file that is not one (InputError)."""
+    from .run_state import raw_count
+    n, _torn = raw_count(path)
     if not n:
         return np.zeros(0, dtype=pf.RECORD_DTYPE)
     return np.memmap(path, dtype=pf.RECORD_DTYPE, mode="r", offset=pf.RECORDS_HEADER.size, shape=(n,))
@@ -62,12 +57,16 @@ def to_table(rec: np.ndarray, markers: dict[int, str]) -> pa.Table:
         "kind": _dictionary(np.minimum(rec["kind"], len(pf.RECORD_KINDS) - 1), pf.RECORD_KINDS),
         "command": rec["command"], "protocol": rec["protocol"], "tag": rec["slot"],
         "result": _dictionary(np.minimum(rec["result"], len(pf.RESULTS) - 1), pf.RESULTS),
-        "status": rec["status"], "error": rec["error"], "lba": rec["lba"], "sectors": rec["sectors"],
+        "status": rec["status"], "error": rec["error"], "lba": rec["lba"], "lbas": rec["lbas"],
+        "sectors": rec["sectors"], "data_dwords": rec["data_dwords"],
         "d2h_lba": d2h, "check_errors": rec["check_errors"],
     }
     for t in _TS:
         cols[t.replace("ts_", "t_") + "_ns"] = ns(rec[t])
-    cols["latency_ns"] = ns(rec["ts_status"]) - ns(rec["ts_submit"])
+    # Latency is submit to status; a record without a status time (the "end" record of
+    # records written before the VM stamped one) has none rather than a negative one.
+    status, submit = ns(rec["ts_status"]), ns(rec["ts_submit"])
+    cols["latency_ns"] = np.where(status >= submit, status - submit, 0)
     return pa.table(cols)
 
 
@@ -109,14 +108,26 @@ def _bins(lat_ns: np.ndarray) -> dict[str, int]:
     return {str(int(k)): int(c) for k, c in zip(keys, counts)}
 
 
+# fio's percentile list (its default, plus the tail a drive review needs).
+PERCENTILES = (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99)
+
+
+def percentiles(lat_ns: np.ndarray, pcts=PERCENTILES) -> dict[str, int]:
+    """Latency percentiles keyed as fio keys them ("99.900000"). Each is a latency some
+    command had (the inverted CDF, never a value between two commands'): the headline and
+    summary.json both take theirs from here."""
+    if not len(lat_ns):
+        return {}
+    values = np.percentile(lat_ns, list(pcts), method="inverted_cdf")
+    return {f"{p:.6f}": int(v) for p, v in zip(pcts, values)}
+
+
 def _clat(lat_ns: np.ndarray) -> dict:
     if not len(lat_ns):
         return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0, "percentile": {}}  # no bins, as fio
-    pcts = [1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99]
-    values = np.percentile(lat_ns, pcts, method="inverted_cdf")
     return {"min": int(lat_ns.min()), "max": int(lat_ns.max()), "mean": float(lat_ns.mean()),
             "stddev": float(lat_ns.std()), "N": int(len(lat_ns)),
-            "percentile": {f"{p:.6f}": int(v) for p, v in zip(pcts, values)}, "bins": _bins(lat_ns)}
+            "percentile": percentiles(lat_ns), "bins": _bins(lat_ns)}
 
 
 def _direction(cols: dict, mask: np.ndarray) -> dict:
@@ -127,17 +138,22 @@ def _direction(cols: dict, mask: np.ndarray) -> dict:
     start = cols["t_submit_ns"][mask].min()
     end = cols["t_status_ns"][mask].max()
     secs = max(end - start, 1) / 1e9
-    io_bytes = int(cols["sectors"][mask].astype(np.int64).sum()) * 512
+    io_bytes = int(cols["lbas"][mask].astype(np.int64).sum()) * 512  # a TRIM's: the LBAs it trimmed
     lat = cols["latency_ns"][mask]
     return {"io_bytes": io_bytes, "io_kbytes": io_bytes // 1024, "bw_bytes": int(io_bytes / secs),
             "bw": int(io_bytes / secs / 1024), "iops": n / secs, "runtime": int(secs * 1000),
             "total_ios": n, "clat_ns": _clat(lat), "lat_ns": _clat(lat)}
 
 
-def fio_summary(table: pa.Table, meta: dict) -> dict:
-    """fio's JSON output layout (jobs with read/write/trim, bw in KiB/s, clat_ns percentiles)."""
+def fio_summary(table: pa.Table, meta: dict, phases: list | None = None) -> dict:
+    """fio's JSON output layout (jobs with read/write/trim, bw in KiB/s, clat_ns percentiles).
+    For trim, as fio does, io_bytes and bw count the bytes of the LBAs trimmed (no data
+    moves). `phases` (phase_stats.compute's) adds to each job a "fisrig" block: the phase's
+    kind, queue depth held, issue rate and latency percentiles, the figures the headline
+    prints."""
+    by_label = {p.label: p for p in phases or []}
     cols = {c: table.column(c).to_numpy() for c in
-            ("sectors", "latency_ns", "t_submit_ns", "t_status_ns", "command")}
+            ("lbas", "latency_ns", "t_submit_ns", "t_status_ns", "command")}
     marker, marker_names = codes(table, "marker")
     kind, kind_names = codes(table, "kind")
     result, result_names = codes(table, "result")
@@ -154,6 +170,8 @@ def fio_summary(table: pa.Table, meta: dict) -> dict:
             "write": _direction(cols, ok & np.isin(cmd, list(WRITES))),
             "trim": _direction(cols, ok & np.isin(cmd, list(TRIMS))),
         })
+        if marker_names[m] in by_label:
+            jobs[-1]["fisrig"] = by_label[marker_names[m]].to_json()
     return {"fio version": f"fisrig-{meta.get('fisrig_version', '?')}", "timestamp": meta.get("started", 0),
             "global options": {"ioengine": f"fisrig-{meta.get('target', '?')}"}, "jobs": jobs,
             "fisrig": {"schema_version": SCHEMA_VERSION, "plan": meta.get("plan", {}).get("name")}}

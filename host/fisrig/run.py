@@ -9,8 +9,11 @@ from pathlib import Path
 from . import __version__
 from . import plan as plan_mod
 from . import program_format as pf
-from . import report, results
+from . import drive_catalog
+from . import estimate as estimate_mod
+from . import phase_stats, report, results, run_state
 from .compile import compile_plan
+from .errors import InputError
 from .targets import identify_fields, make_target
 
 
@@ -23,49 +26,150 @@ class RunResult:
     outcome: object
 
 
-def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str | None = None,
-             faults: list[str] | None = None, quiet: bool = False,
-             link_gen: int | None = None) -> RunResult:
-    """Runs `plan` and leaves in `out`: run.json, program.bin, records.bin, records.parquet,
-    summary.json and the plots. run.json is written before the run starts, so a run that
-    is killed can still be reported from what it recorded. link_gen: the SATA speed of the
-    rig's link (rtl target; Gen3 when not given)."""
+@dataclass
+class Prepared:
+    """A plan checked against its drive and compiled, not yet run: what it will cost is known."""
+    plan: plan_mod.Plan
+    target: object
+    target_name: str
+    profile: str
+    faults: list[str]
+    ident: dict
+    compiled: object
+    estimate: estimate_mod.Estimate
+
+
+def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = None,
+            faults: list[str] | None = None, link_gen: int | None = None) -> Prepared:
+    """Checks the profile and fault knobs (the drive's own lists and checks), asks the drive
+    its IDENTIFY, compiles the plan for its capacity and estimates the run; InputError
+    (PlanError for the plan) before anything is written."""
+    faults = list(faults or [])
+    where = f"--profile {profile}" if profile else \
+        (f"{plan.source}:{plan.lines[('plan', 0, 'profile')]}" if ("plan", 0, "profile") in plan.lines else plan.source)
     profile = profile or plan.profile
+    drive_catalog.check_profile(profile, where)
+    for f in faults:
+        drive_catalog.check_fault(f, f"--fault {f}")
     tgt = make_target(target, profile, faults, link_gen)
-    words = tgt.identify()
+    try:
+        words = tgt.identify()
+    except drive_catalog.DriveRefused as e:  # a knob's value, or a profile file's content
+        knob = next((f for f in faults if f"fault knob '{f.partition('=')[0]}'" in e.message), None)
+        raise InputError(f"--fault {knob}" if knob else where, e.message) from None
     ident = identify_fields(words)
     compiled = compile_plan(plan, ident["lba48_sectors"])  # refuses before anything runs
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "program.bin").write_bytes(compiled.program)
+    return Prepared(plan, tgt, target, profile, faults, ident, compiled,
+                    estimate_mod.of(compiled.costs, len(compiled.program)))
+
+
+# What a run leaves in its directory; --force replaces these and nothing else.
+RUN_FILES = ("program.bin", results.RAW, results.PARQUET, results.PARQUET + ".tmp", results.RUN_JSON,
+             results.SUMMARY, "console.log")
+
+
+def check_out(out: Path, force: bool) -> list[str]:
+    """What `out` holds; InputError when it is a file, or holds anything (another run's
+    results, say) and not `force`. Nothing is changed."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}", "is a file, not a directory")
+    held = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+    if held and not force:
+        what = "another run" if (out / results.RUN_JSON).exists() else f"{len(held)} files"
+        raise InputError(f"--out {out}", f"holds {what} ({', '.join(held[:4])}{', ...' if len(held) > 4 else ''}); "
+                                         "choose another --out, or add --force to replace its results")
+    return held
+
+
+def check(p: Prepared, out: Path, force: bool) -> str | None:
+    """Every refusal execute makes, before anything is written: `out`, and the disk; returns
+    a warning when the run may outgrow the disk (estimate.check_disk says when)."""
+    check_out(out, force)
+    return estimate_mod.check_disk(p.estimate, out, force)
+
+
+def claim_out(out: Path, force: bool) -> None:
+    """`out` made ready for a new run (check_out's refusals); with `force`, only fisrig's own
+    files are removed from it, nothing else."""
+    out = Path(out)
+    held = check_out(out, force)
+    try:
+        for name in held:
+            if name in RUN_FILES or name.endswith(".png"):
+                (out / name).unlink()
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"--out {out}", f"cannot use it: {e.strerror or e}") from None
+
+
+def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False) -> RunResult:
+    """Runs a prepared plan into `out`: refused when `out` holds anything (unless `force`)
+    or the disk would not hold the run (unless `force`). run.json is written before the
+    run starts, so a run that is killed can still be reported from what it recorded; a run
+    that fails says so in run.json, with why."""
+    out = Path(out)
+    check(p, out, force)
+    claim_out(out, force)
+    (out / "program.bin").write_bytes(p.compiled.program)
+    plan = p.plan
     meta = {
         "schema_version": results.SCHEMA_VERSION, "fisrig_version": __version__,
         "versions": {"fisrig": __version__, "engine_interface": pf.ENGINE_IF_VERSION,
-                     "program_format": pf.PROGRAM_VERSION, "target": target},
-        "started": int(time.time()), "target": target, "link_gen": tgt.link_gen, "profile": profile,
-        "faults": faults or [],
+                     "program_format": pf.PROGRAM_VERSION, "target": p.target_name},
+        "started": int(time.time()), "target": p.target_name, "link_gen": p.target.link_gen,
+        "profile": p.profile, "faults": p.faults,
         "seed": plan.seed, "status": "running",
         "plan": {"name": plan.name, "description": plan.description, "source": plan.source,
                  "steps": [{"do": s.do, "label": s.label, **s.args} for s in plan.steps]},
-        "markers": {str(k): v for k, v in compiled.markers.items()},
-        "identify": ident,
+        "markers": {str(k): v for k, v in p.compiled.markers.items()},
+        "identify": p.ident,
+        "estimate": dataclasses.asdict(p.estimate),
     }
     results.write_json(out / results.RUN_JSON, meta)
-    outcome = tgt.run(out / "program.bin", out / results.RAW, quiet=quiet)
+    try:
+        outcome = p.target.run(out / "program.bin", out / results.RAW, quiet=quiet)
+    except BaseException as e:  # noqa: B902 - whatever stopped it, run.json says so, then it goes on up
+        meta["status"] = "interrupted" if isinstance(e, KeyboardInterrupt) else "failed"
+        meta["error"] = str(e) or type(e).__name__
+        results.write_json(out / results.RUN_JSON, meta)
+        raise
     meta["status"] = outcome.status
     meta["outcome"] = dataclasses.asdict(outcome)
+    if outcome.status != "done":
+        meta["error"] = outcome.error or outcome.status
     results.write_json(out / results.RUN_JSON, meta)
     phases, plots = rebuild(out)
     return RunResult(out, outcome.status, phases, plots, outcome)
 
 
+def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str | None = None,
+             faults: list[str] | None = None, quiet: bool = False,
+             link_gen: int | None = None, force: bool = False) -> RunResult:
+    """Runs `plan` and leaves in `out`: run.json, program.bin, records.bin, records.parquet,
+    summary.json and the plots (prepare, then execute). link_gen: the SATA speed of the
+    rig's link (rtl target; Gen3 when not given)."""
+    return execute(prepare(plan, target, profile, faults, link_gen), out, quiet=quiet, force=force)
+
+
 def rebuild(run_dir: Path):
-    """records.parquet (from records.bin if need be), summary.json and the plots."""
-    meta = results.read_meta(run_dir)
-    if not (run_dir / results.PARQUET).exists() or (
-            (run_dir / results.RAW).exists() and
-            (run_dir / results.RAW).stat().st_mtime > (run_dir / results.PARQUET).stat().st_mtime):
-        results.write_parquet(run_dir, {int(k): v for k, v in meta.get("markers", {}).items()})
+    """records.parquet (from records.bin if need be), summary.json and the plots. A
+    records.parquet is never replaced by one with fewer records (records.bin cut short);
+    InputError for a directory that is not a run, a damaged file, or no records at all."""
+    state = run_state.inspect(run_dir)
+    meta = run_state.read_meta(run_dir)
+    parquet = run_dir / results.PARQUET
+    if not state.have:
+        raise InputError(str(run_dir), f"no records to report (the run ended {state.line()})")
+    if state.raw_records is not None and (
+            state.parquet_rows is None or
+            ((run_dir / results.RAW).stat().st_mtime > parquet.stat().st_mtime and
+             state.raw_records >= state.parquet_rows)):
+        markers = meta.get("markers", {})
+        results.write_parquet(run_dir, {int(k): str(v) for k, v in markers.items() if str(k).isdigit()}
+                              if isinstance(markers, dict) else {})
     import pyarrow.parquet as pq
     table = pq.read_table(run_dir / results.PARQUET, columns=report.REPORT_COLUMNS)
-    results.write_json(run_dir / results.SUMMARY, results.fio_summary(table, meta))
-    return report.make_report(run_dir, table)
+    phases = phase_stats.compute(table, meta)  # one computation for summary.json and the headline
+    results.write_json(run_dir / results.SUMMARY, results.fio_summary(table, meta, phases))
+    return report.make_report(run_dir, table, meta, phases)

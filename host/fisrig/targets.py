@@ -45,6 +45,10 @@ class ModelTarget:
     """The firmware core's VM, the engine model and the simulated drive, in one native process."""
 
     name = "model"
+    # The data data-in commands return can be kept (fisrig-model --data-in): set data_in to
+    # a path before run() and it holds their bytes, in completion order (what `raw` shows).
+    captures_data_in = True
+    data_in: Path | None = None
 
     def __init__(self, profile: str, faults: list[str] | None = None, link_gen: int | None = None):
         if link_gen not in (None, 3):
@@ -53,8 +57,13 @@ class ModelTarget:
         self.profile, self.faults, self.link_gen = profile, faults or [], 3
 
     def identify(self) -> list[int]:
-        out = subprocess.run([str(_tool("fisrig-drive")), "identify", "--profile", self.profile],
-                             check=True, capture_output=True, text=True).stdout
+        """The drive's IDENTIFY words, from the drive with this profile and these faults (so the
+        drive checks both first: drive_catalog.DriveRefused with its message when it says no)."""
+        from .drive_catalog import ask
+        args = ["identify", "--profile", self.profile]
+        for f in self.faults:
+            args += ["--fault", f]
+        out = ask(*args)
         words = [int(w, 16) for w in out.split()]
         if len(words) != 256:
             raise RuntimeError("fisrig-drive identify did not print 256 words")
@@ -67,6 +76,8 @@ class ModelTarget:
             cmd += ["--fault", f]
         if quiet:
             cmd.append("--quiet")
+        if self.data_in is not None:
+            cmd += ["--data-in", str(self.data_in)]
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None if not quiet else subprocess.PIPE,
                               text=True)
         lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
@@ -86,6 +97,7 @@ class RtlTarget(ModelTarget):
     negotiates down to it."""
 
     name = "rtl"
+    captures_data_in = False  # the rig's RAM is not read back after a command yet
 
     def __init__(self, profile: str, faults: list[str] | None = None, link_gen: int | None = None):
         super().__init__(profile, faults)
@@ -112,7 +124,7 @@ class RtlTarget(ModelTarget):
         # The firmware's console beside the records: its link state, its bus profile.
         with open(records, "wb") as out, open(records.parent / "console.log", "w") as log, \
                 tempfile.TemporaryDirectory(prefix="fisrig-rtl-") as tmp:
-            out.write(pf.RECORDS_HEADER.pack(pf.RECORDS_MAGIC, 1, pf.RECORD_DTYPE.itemsize, 0))
+            out.write(pf.RECORDS_HEADER.pack(pf.RECORDS_MAGIC, pf.RECORDS_VERSION, pf.RECORD_DTYPE.itemsize, 0))
 
             def keep(raw: bytes) -> None:
                 out.write(raw)

@@ -1,6 +1,7 @@
 """The host's side of the rig's bridge: LiteX's UARTBone protocol (litex.tools.remote's
-CommUART) over a TCP stream (litex_sim's serial2tcp; a serial port on a board), with every
-read bounded in time, so a dead simulation or board is an error and never a hang."""
+CommUART) over a TCP stream (in simulation our litex_sim module serial2loopback, on
+127.0.0.1 only; a serial port on a board), with every read bounded in time, so a dead
+simulation or board is an error and never a hang."""
 import time
 
 from litex.tools.remote.comm_uart import CommUART
@@ -35,7 +36,7 @@ class Bridge(CommUART):
 
 
 def connect(port, timeout=30, host="127.0.0.1"):
-    """A bridge to litex_sim's serial2tcp on this machine (it may take a moment to listen)."""
+    """A bridge to the simulation's serial2loopback on this machine (it may take a moment to listen)."""
     deadline = time.monotonic() + timeout
     while True:
         try:

@@ -1,46 +1,50 @@
-"""The engine interface's records as bit fields: firmware/core/include/fisrig/engine_if.h
-is the definition; a test checks these offsets against the C structs."""
+"""The engine interface's records as bit fields, and its constants, for the gateware and
+its benches: firmware/core/include/fisrig/engine_if.h is the definition, and every number
+here comes from it through fisrig_hw.contract (generated from the headers by the C
+compiler; tests/host/test_contract.py fails when it is stale)."""
 
+from fisrig_hw import contract as _c  # underscored: engine.py star-imports this beside migen's C
 
-DESC_BITS = 256
-CPL_DWORDS = 20  # 80-byte completion record
+DESC_BITS = 8 * _c.SIZES["fisrig_cmd_desc"]
+CPL_DWORDS = _c.SIZES["fisrig_cpl_record"] // 4
 
-# struct fisrig_cmd_desc: name -> (byte offset, bytes)
-DESC_FIELDS = {
-    "protocol": (0, 1), "command": (1, 1), "features": (2, 2), "count": (4, 2),
-    "device": (6, 1), "icc": (7, 1), "lba": (8, 6), "aux": (14, 2), "control": (16, 1),
-    "data_source": (17, 1), "compress_pct": (18, 1), "flags": (19, 1), "data_word": (20, 4),
-    "user_tag": (24, 4), "timeout_ticks": (28, 4),
-}
-
-# struct fisrig_cpl_record: name -> (byte offset, bytes)
-CPL_FIELDS = {
-    "user_tag": (0, 4), "slot": (4, 1), "result": (5, 1), "status": (6, 1), "error": (7, 1),
-    "lba": (8, 6), "check_errors": (14, 2), "sectors": (16, 4), "reserved": (20, 4),
-    "ts_submit": (24, 8), "ts_h2d": (32, 8), "ts_accept": (40, 8), "ts_setup": (48, 8),
-    "ts_data_first": (56, 8), "ts_data_last": (64, 8), "ts_status": (72, 8),
-}
+# struct fisrig_cmd_desc / fisrig_cpl_record: name -> (byte offset, bytes)
+DESC_FIELDS = {name: (off, n) for name, (off, n, _) in _c.FIELDS["fisrig_cmd_desc"].items()}
+CPL_FIELDS = {name: (off, n) for name, (off, n, _) in _c.FIELDS["fisrig_cpl_record"].items()}
 # The timestamps in record order: index = phase number in the engine's timestamp memory.
-PHASES = ["ts_submit", "ts_h2d", "ts_accept", "ts_setup", "ts_data_first", "ts_data_last",
-          "ts_status"]
+PHASES = [name for name in CPL_FIELDS if name.startswith("ts_")]
 PH_SUBMIT, PH_H2D, PH_ACCEPT, PH_SETUP, PH_DATA_FIRST, PH_DATA_LAST, PH_STATUS = range(7)
+assert PHASES == ["ts_submit", "ts_h2d", "ts_accept", "ts_setup", "ts_data_first", "ts_data_last", "ts_status"]
 
-PROTO_NON_DATA, PROTO_PIO_IN, PROTO_PIO_OUT, PROTO_DMA_IN, PROTO_DMA_OUT = 0, 1, 2, 3, 4
-PROTO_FPDMA_IN, PROTO_FPDMA_OUT, PROTO_POWER, PROTO_LINK = 5, 6, 7, 8
+TICK_HZ = _c.FISRIG_TICK_HZ
+SLOTS = _c.FISRIG_ENGINE_SLOTS
+# A slot's timeout when its descriptor says 0 (engine_if.h says why 30 s).
+DEFAULT_TIMEOUT_TICKS = _c.FISRIG_DEFAULT_TIMEOUT_TICKS
 
-DATA_NONE, DATA_RAM, DATA_ZEROS, DATA_STAMP, DATA_LFSR = 0, 1, 2, 3, 4
-FLAG_CHECK = 0x01
+PROTO_NON_DATA, PROTO_PIO_IN, PROTO_PIO_OUT = _c.FISRIG_PROTO_NON_DATA, _c.FISRIG_PROTO_PIO_IN, _c.FISRIG_PROTO_PIO_OUT
+PROTO_DMA_IN, PROTO_DMA_OUT = _c.FISRIG_PROTO_DMA_IN, _c.FISRIG_PROTO_DMA_OUT
+PROTO_FPDMA_IN, PROTO_FPDMA_OUT = _c.FISRIG_PROTO_FPDMA_IN, _c.FISRIG_PROTO_FPDMA_OUT
+PROTO_POWER, PROTO_LINK = _c.FISRIG_PROTO_POWER, _c.FISRIG_PROTO_LINK
 
-RESULT_OK, RESULT_ATA_ERROR, RESULT_NCQ_ABORTED, RESULT_TIMEOUT = 0, 1, 2, 3
-RESULT_LINK_LOST, RESULT_CHECK_FAILED, RESULT_REFUSED = 4, 5, 6
+DATA_NONE, DATA_RAM, DATA_ZEROS = _c.FISRIG_DATA_NONE, _c.FISRIG_DATA_RAM, _c.FISRIG_DATA_ZEROS
+DATA_STAMP, DATA_LFSR = _c.FISRIG_DATA_STAMP, _c.FISRIG_DATA_LFSR
+FLAG_CHECK = _c.FISRIG_DESC_CHECK
 
-POWER_OFF, POWER_ON, POWER_OFF_AT_EVENT = 1, 2, 3
-LINK_COMRESET, LINK_WAIT_UP = 1, 2
-EVENT_H2D, EVENT_D2H, EVENT_SDB, EVENT_DATA, EVENT_DMA_SETUP = 1, 2, 3, 4, 5
+RESULT_OK, RESULT_ATA_ERROR = _c.FISRIG_RESULT_OK, _c.FISRIG_RESULT_ATA_ERROR
+RESULT_NCQ_ABORTED, RESULT_TIMEOUT = _c.FISRIG_RESULT_NCQ_ABORTED, _c.FISRIG_RESULT_TIMEOUT
+RESULT_LINK_LOST, RESULT_CHECK_FAILED = _c.FISRIG_RESULT_LINK_LOST, _c.FISRIG_RESULT_CHECK_FAILED
+RESULT_REFUSED = _c.FISRIG_RESULT_REFUSED
+RESULT_DATA_CRC, RESULT_LENGTH = _c.FISRIG_RESULT_DATA_CRC, _c.FISRIG_RESULT_LENGTH
 
-USER_TAG_EVENT = 0xFFFFFFFF
-# An engine event record's slot field says what happened (engine_if.h).
-EV_POWER_CUT, EV_LINK_DOWN, EV_LINK_UP = 0xF0, 0xF1, 0xF2
+POWER_OFF, POWER_ON, POWER_OFF_AT_EVENT = _c.FISRIG_POWER_OFF, _c.FISRIG_POWER_ON, _c.FISRIG_POWER_OFF_AT_EVENT
+LINK_COMRESET, LINK_WAIT_UP = _c.FISRIG_LINK_COMRESET, _c.FISRIG_LINK_WAIT_UP
+EVENT_H2D, EVENT_D2H, EVENT_SDB = _c.FISRIG_EVENT_H2D, _c.FISRIG_EVENT_D2H, _c.FISRIG_EVENT_SDB
+EVENT_DATA, EVENT_DMA_SETUP = _c.FISRIG_EVENT_DATA, _c.FISRIG_EVENT_DMA_SETUP
+
+USER_TAG_EVENT = _c.FISRIG_USER_TAG_EVENT
+# An engine event record's slot field says what happened.
+EV_POWER_CUT, EV_LINK_DOWN = _c.FISRIG_EVENT_REC_POWER_CUT, _c.FISRIG_EVENT_REC_LINK_DOWN
+EV_LINK_UP = _c.FISRIG_EVENT_REC_LINK_UP
 
 
 def desc_field(raw, name):
@@ -50,7 +54,7 @@ def desc_field(raw, name):
 
 def pack_desc(**kw):
     """A descriptor as 32 bytes (the benches' helper)."""
-    b = bytearray(32)
+    b = bytearray(DESC_BITS // 8)
     for name, v in kw.items():
         off, n = DESC_FIELDS[name]
         b[off:off + n] = int(v).to_bytes(n, "little")

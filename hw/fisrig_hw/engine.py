@@ -28,7 +28,7 @@ from fisrig_hw.pattern import PatternGenerator
 from fisrig_hw.transport import FisReceiver, FisTransmitter, link_layout
 
 SLOTS = 32
-DEFAULT_TIMEOUT_TICKS = 30 * 150_000_000  # 30 s, the Linux libata default
+# DEFAULT_TIMEOUT_TICKS (30 s, engine_if.h says why) comes with fisrig_hw.descriptor's names.
 LOG_NCQ_ERROR = 0x10
 READ_LOG_EXT = 0x2F
 
@@ -102,15 +102,18 @@ class RawCommandEngine(Module):
         dl_r = deadline_mem.get_port(async_read=True)
         self.specials += desc_mem, ts_mem, deadline_mem, desc_w, desc_r, ts_w, ts_r, dl_w, dl_r
 
-        res_a = Array(Signal(3) for _ in range(SLOTS))
+        res_a = Array(Signal(4) for _ in range(SLOTS))
         st_a = Array(Signal(8) for _ in range(SLOTS))
         er_a = Array(Signal(8) for _ in range(SLOTS))
         lba_a = Array(Signal(48) for _ in range(SLOTS))
-        sec_a = Array(Signal(17) for _ in range(SLOTS))
+        # Data dwords moved, either way: whole sectors are dw_a >> 7; a transfer that moved
+        # other than its command asked for is told from the exact count (RESULT_LENGTH).
+        dw_a = Array(Signal(24) for _ in range(SLOTS))
         chk_a = Array(Signal(16) for _ in range(SLOTS))
         tsv_a = Array(Signal(7) for _ in range(SLOTS))  # which phases have a stamp
 
         busy = Signal(SLOTS)      # holds a descriptor whose record is not written yet
+        crc_bad = Signal(SLOTS)   # a Data FIS of the slot failed its CRC (either way)
         queued = Signal(SLOTS)    # NCQ commands the device holds
         cpl_pend = Signal(SLOTS)  # ended, record to write
         issued = Signal(SLOTS)
@@ -124,13 +127,14 @@ class RawCommandEngine(Module):
             ts_w.dat_w.eq(ts_val),
             ts_w.we.eq(ts_we & ~(ts_first & (tsv_a[ts_slot] >> ts_phase)[0])),
         ]
-        fin, fin_slot, fin_res, fin_st, fin_er, fin_lba = (Signal(), Signal(5), Signal(3),
+        fin, fin_slot, fin_res, fin_st, fin_er, fin_lba = (Signal(), Signal(5), Signal(4),
                                                            Signal(8), Signal(8), Signal(48))
         fin_keep = Signal()  # keep the D2H fields stored already (an abort)
         new_slot, new_slot_we = Signal(5), Signal()
-        sec_add, sec_slot, sec_n = Signal(), Signal(5), Signal(17)
+        dw_add, dw_slot, dw_n = Signal(), Signal(5), Signal(12)
         chk_inc, chk_slot = Signal(), Signal(5)
-        fin_result = Signal(3)
+        bad_set, bad_slot = Signal(), Signal(5)
+        fin_result = Signal(4)
         self.comb += fin_result.eq(Mux((fin_res == RESULT_OK) & (chk_a[fin_slot] != 0),
                                        RESULT_CHECK_FAILED, fin_res))
         cpl_clear = Signal()
@@ -140,14 +144,14 @@ class RawCommandEngine(Module):
             If(new_slot_we,
                 tsv_a[new_slot].eq(1 << PH_SUBMIT), res_a[new_slot].eq(RESULT_OK),
                 st_a[new_slot].eq(0), er_a[new_slot].eq(0), lba_a[new_slot].eq(0),
-                sec_a[new_slot].eq(0), chk_a[new_slot].eq(0),
+                dw_a[new_slot].eq(0), chk_a[new_slot].eq(0),
             ),
             If(fin,
                 res_a[fin_slot].eq(fin_result),
                 If(~fin_keep, st_a[fin_slot].eq(fin_st), er_a[fin_slot].eq(fin_er),
                    lba_a[fin_slot].eq(fin_lba)),
             ),
-            If(sec_add, sec_a[sec_slot].eq(sec_a[sec_slot] + sec_n)),
+            If(dw_add, dw_a[dw_slot].eq(dw_a[dw_slot] + dw_n)),
             If(chk_inc, chk_a[chk_slot].eq(chk_a[chk_slot] + 1)),
         ]
         # Ending a slot: result and status, the status stamp, and its record is due.
@@ -159,6 +163,7 @@ class RawCommandEngine(Module):
             busy.eq((busy | busy_set) & ~Mux(cpl_clear, 1 << cpl_slot, 0)),
             cpl_pend.eq((cpl_pend | fin_mask) & ~Mux(cpl_clear, 1 << cpl_slot, 0)),
             queued.eq((queued | queued_set) & ~fin_mask),
+            crc_bad.eq((crc_bad | Mux(bad_set, 1 << bad_slot, 0)) & ~Mux(new_slot_we, 1 << new_slot, 0)),
         ]
 
         def finish(slot, result, status=0, error=0, lba=0, keep=False, stamp=True):
@@ -229,12 +234,16 @@ class RawCommandEngine(Module):
 
         # ---- FIS events for the power controller ----
         rx_type0 = self.rx.data[:8]
+        # A Data FIS counts at its first data dword, either way: the cycle its command's
+        # ts_data_first is stamped, so a cut `delay` after it lands on that stamp + delay
+        # (at the header it landed a tick early: the bench's offsets were -1).
         ev_h2d = Signal()
         ev_data_out = Signal()
+        ev_data_in = Signal()
         self.comb += [
-            self.fis_event.eq(receiver.fis_start | ev_h2d | ev_data_out),
+            self.fis_event.eq((receiver.fis_start & (rx_type0 != fis.DATA)) | ev_h2d | ev_data_out | ev_data_in),
             If(ev_h2d, self.fis_event_kind.eq(EVENT_H2D)
-            ).Elif(ev_data_out, self.fis_event_kind.eq(EVENT_DATA)
+            ).Elif(ev_data_out | ev_data_in, self.fis_event_kind.eq(EVENT_DATA)
             ).Elif(rx_type0 == fis.REG_D2H, self.fis_event_kind.eq(EVENT_D2H)
             ).Elif(rx_type0 == fis.SET_DEVICE_BITS, self.fis_event_kind.eq(EVENT_SDB)
             ).Elif(rx_type0 == fis.DATA, self.fis_event_kind.eq(EVENT_DATA)
@@ -291,10 +300,11 @@ class RawCommandEngine(Module):
         mismatch = Signal()
         first_dw = Signal()
         # Where this Data FIS starts: the slot's first LBA and RAM address plus what moved.
+        dwords_done = Signal(24)
         sectors_done = Signal(17)
-        self.comb += sectors_done.eq(sec_a[ctx_slot])
+        self.comb += [dwords_done.eq(dw_a[ctx_slot]), sectors_done.eq(dwords_done[7:])]
         load_addr = Signal(30)
-        self.comb += load_addr.eq((self.data_base + d_word)[2:] + (sectors_done << 7))
+        self.comb += load_addr.eq((self.data_base + d_word)[2:] + dwords_done)
         rd_left = Signal(12)
         rd_addr = Signal(30)
         self.comb += [
@@ -316,6 +326,25 @@ class RawCommandEngine(Module):
         self.comb += ts_r.adr.eq(Cat((cpl_idx - 6)[1:4], cpl_slot))
         ts_word = Signal(64)
         ev = evq.source
+        # The result the record gives: the device's success is not the transfer's.
+        rec_res, rec_dw, rec_expect = Signal(4), Signal(24), Signal(24)
+        rec_proto = desc_field(cur_desc, "protocol")
+        rec_fpdma = (rec_proto == PROTO_FPDMA_IN) | (rec_proto == PROTO_FPDMA_OUT)
+        rec_sized = rec_fpdma | (rec_proto == PROTO_DMA_IN) | (rec_proto == PROTO_DMA_OUT)
+        rec_blocks = Signal(16)
+        rec_result = [
+            rec_dw.eq(dw_a[cpl_slot]),
+            rec_blocks.eq(Mux(rec_fpdma, desc_field(cur_desc, "features"), desc_field(cur_desc, "count"))),
+            rec_expect.eq(Cat(C(0, 7), rec_blocks, rec_blocks == 0)),  # 0 asks for 65536
+            rec_res.eq(res_a[cpl_slot]),
+            If((res_a[cpl_slot] == RESULT_OK) | (res_a[cpl_slot] == RESULT_CHECK_FAILED),
+                If((crc_bad >> cpl_slot)[0],
+                    rec_res.eq(RESULT_DATA_CRC)
+                ).Elif(rec_sized & (rec_dw != rec_expect),
+                    rec_res.eq(RESULT_LENGTH)
+                )
+            ),
+        ]
         record_dword = [
             ts_word.eq(Mux((tsv_a[cpl_slot] >> (cpl_idx - 6)[1:4])[0], ts_r.dat_r, 0)),
             If(cpl_ev,
@@ -328,23 +357,24 @@ class RawCommandEngine(Module):
             ).Else(
                 Case(cpl_idx, {
                     0: self.cpl.data.eq(desc_field(cur_desc, "user_tag")),
-                    1: self.cpl.data.eq(Cat(cpl_slot, C(0, 3), res_a[cpl_slot], C(0, 5),
+                    1: self.cpl.data.eq(Cat(cpl_slot, C(0, 3), rec_res, C(0, 4),
                                             st_a[cpl_slot], er_a[cpl_slot])),
                     2: self.cpl.data.eq(lba_a[cpl_slot][:32]),
                     3: self.cpl.data.eq(Cat(lba_a[cpl_slot][32:], chk_a[cpl_slot])),
-                    4: self.cpl.data.eq(sec_a[cpl_slot]),
-                    5: self.cpl.data.eq(0),
+                    4: self.cpl.data.eq(rec_dw[7:]),
+                    5: self.cpl.data.eq(rec_dw),
                     "default": self.cpl.data.eq(Mux(cpl_idx[0], ts_word[32:], ts_word[:32])),
                 })
             ),
             self.cpl.last.eq(cpl_idx == CPL_DWORDS - 1),
         ]
+        record_dword = rec_result + record_dword  # assigned before the Case reads them
 
         # ---- the state machine ----
         h2d_slot = Signal(5)
         h2d_kind = Signal(2)
         h2d_idx = Signal(3)
-        sweep_mask, sweep_res, sweep_slot = Signal(SLOTS), Signal(3), Signal(5)
+        sweep_mask, sweep_res, sweep_slot = Signal(SLOTS), Signal(4), Signal(5)
         sweep_st, sweep_er = Signal(8), Signal(8)
         sweep_keep = Signal()
         after_sweep_comreset = Signal()
@@ -580,8 +610,11 @@ class RawCommandEngine(Module):
                     )
                 ).Elif(txq.source.kind == TXK_RECOVERY,
                     If(~txr_ok, NextValue(resend_recov, 1))
+                ).Elif(txq.source.kind == TXK_DATA,
+                    # A Data FIS answered by R_ERR: the device ends the command with its
+                    # status, which must not make the record OK.
+                    bad_set.eq(~txr_ok), bad_slot.eq(txq.source.slot),
                 )
-                # A Data FIS answered by R_ERR: the device ends the command with its status.
             ),
             NextState("IDLE")
         )
@@ -723,6 +756,7 @@ class RawCommandEngine(Module):
                 If(first_dw & ~ctx_capture,
                     NextValue(first_dw, 0),
                     stamp(ctx_slot, PH_DATA_FIRST, first=True),
+                    ev_data_in.eq(1),
                 ),
                 If(in_sector == 127,
                     NextValue(mismatch, 0),
@@ -734,7 +768,8 @@ class RawCommandEngine(Module):
                     NextState("DIN-END"),
                     NextValue(remaining, Mux(remaining > idx + 1, remaining - (idx + 1), 0)),
                     If(din.error,
-                        NextValue(self.stat_rx_crc_errors, self.stat_rx_crc_errors + 1)
+                        NextValue(self.stat_rx_crc_errors, self.stat_rx_crc_errors + 1),
+                        bad_set.eq(~ctx_capture), bad_slot.eq(ctx_slot),
                     ),
                 )
             ),
@@ -746,7 +781,7 @@ class RawCommandEngine(Module):
         fsm.act("DIN-END",
             If(~ctx_capture,
                 stamp(ctx_slot, PH_DATA_LAST),
-                sec_add.eq(1), sec_slot.eq(ctx_slot), sec_n.eq(idx[7:]),
+                dw_add.eq(1), dw_slot.eq(ctx_slot), dw_n.eq(idx),
             ),
             If(remaining == 0, NextValue(data_phase, 0)),
             NextState("IDLE"),
@@ -804,7 +839,6 @@ class RawCommandEngine(Module):
             tx.last.eq(n_dwords == 0),
             If(tx.ready,
                 txq.sink.valid.eq(1), txq.sink.kind.eq(TXK_DATA), txq.sink.slot.eq(ctx_slot),
-                ev_data_out.eq(1),
                 If(n_dwords == 0, NextState("IDLE")).Else(NextState("DOUT"))
             )
         )
@@ -822,7 +856,7 @@ class RawCommandEngine(Module):
                 self.ram_rd_data.ready.eq(ctx_ram),
                 gen.advance.eq(~ctx_ram),
                 NextValue(idx, idx + 1),
-                If(idx == 0, stamp(ctx_slot, PH_DATA_FIRST, first=True)),
+                If(idx == 0, stamp(ctx_slot, PH_DATA_FIRST, first=True), ev_data_out.eq(1)),
                 If(idx == n_dwords - 1,
                     NextValue(remaining, remaining - n_dwords),
                     NextState("DOUT-END")
@@ -831,7 +865,7 @@ class RawCommandEngine(Module):
         )
         fsm.act("DOUT-END",
             stamp(ctx_slot, PH_DATA_LAST),
-            sec_add.eq(1), sec_slot.eq(ctx_slot), sec_n.eq(n_dwords[7:]),
+            dw_add.eq(1), dw_slot.eq(ctx_slot), dw_n.eq(n_dwords),
             If(remaining == 0, NextValue(data_phase, 0)),
             NextState("IDLE")
         )

@@ -4,7 +4,8 @@ LiteSATA's PHY control, the rig's datapath, LiteSATA's link, our transport, engi
 and power controller) and the engine's
 ring front end as a bus master, in one 150 MHz domain. In litex_sim the simulated drive
 (sim/device) answers on the transceiver's pins through our extra module
-sim/litex_sim/fisrig_drive. fisrig_hw.soc_build builds it."""
+sim/litex_sim/fisrig_drive; the bridge's stream is on a port of 127.0.0.1 through
+sim/litex_sim/serial2loopback. fisrig_hw.soc_build builds it."""
 
 import os
 
@@ -41,7 +42,7 @@ _io = [
         Subsignal("sink_valid", Pins(1)), Subsignal("sink_ready", Pins(1)),
         Subsignal("sink_data", Pins(8))),
     ("sata", 0) + tuple(Subsignal(name, Pins(width)) for name, width in _sata_pins),
-    # The host bridge's byte stream; litex_sim's serial2tcp takes only pads named "serial".
+    # The host bridge's byte stream; litex_sim's stream modules take only pads named "serial".
     ("serial", 1,
         Subsignal("source_valid", Pins(1)), Subsignal("source_ready", Pins(1)),
         Subsignal("source_data", Pins(8)),
@@ -49,6 +50,9 @@ _io = [
         Subsignal("sink_data", Pins(8))),
 ]
 BRIDGE_PORT = 2430  # the built configuration's; each run picks its own (soc_run)
+# The bridge reaches the whole bus, so its port listens on 127.0.0.1 only: our litex_sim
+# module (sim/litex_sim/serial2loopback), not LiteX's serial2tcp, which binds every interface.
+BRIDGE_MODULE = "serial2loopback"
 # The rings' RAM, in the CPU's IO region (0x8000_0000 up: never cached). The engine writes
 # completions and the host the record ring's head behind the CPU's back; in cached RAM the
 # firmware had to drop its whole data cache (VexRiscv has no per-line invalidate) before
@@ -98,7 +102,7 @@ def sim_config(profile="tiny-1gb", faults="boot_us=100"):
     config = SimConfig()
     config.add_clocker("sys_clk", freq_hz=SATA_CLK_HZ)
     config.add_module("serial2console", "serial")
-    config.add_module("serial2tcp", ("serial", 1), args={"port": BRIDGE_PORT})
+    config.add_module(BRIDGE_MODULE, ("serial", 1), args={"port": BRIDGE_PORT})
     config.add_module("fisrig_drive", "sata", clocks="sys_clk",
                       args={"profile": profile, "faults": faults})
     return config

@@ -14,10 +14,13 @@ import sys
 
 from litex.soc.integration.builder import Builder
 
+from fisrig_hw import contract
 from fisrig_hw.rig_sim import NATIVE_LIBS
-from fisrig_hw.sim_soc import ROOT, FisrigSimSoC, sim_config
+from fisrig_hw.sim_soc import BRIDGE_MODULE, ROOT, FisrigSimSoC, sim_config
 
 DRIVE_MODULE = os.path.join(ROOT, "sim", "litex_sim", "fisrig_drive")
+# Our litex_sim modules, each a folder of sim/litex_sim/ named as the module.
+EXTRA_MODULES = [DRIVE_MODULE, os.path.join(ROOT, "sim", "litex_sim", BRIDGE_MODULE)]
 # Modules of fisrig_hw that run on the host side of a simulation, not in the SoC.
 HOST_SIDE = {"bios_console.py", "bridge.py", "soc_build.py", "soc_run.py", "rig_sim.py"}
 
@@ -44,7 +47,7 @@ def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=
     libs = [os.path.join(native_build, p) for p in NATIVE_LIBS]
     gateware_py = [p for p in glob.glob(os.path.join(ROOT, "hw", "fisrig_hw", "*.py"))
                    if os.path.basename(p) not in HOST_SIDE]
-    sources = sorted(gateware_py + glob.glob(os.path.join(DRIVE_MODULE, "*")) + libs)
+    sources = sorted(gateware_py + [p for m in EXTRA_MODULES for p in glob.glob(os.path.join(m, "*"))] + libs)
     digest = hashlib.sha256(repr((profile, faults, gen, litex_version())).encode())
     for path in sources:
         with open(path, "rb") as f:
@@ -64,10 +67,12 @@ def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=
                       compile_gateware=compile_gateware)
     mods = os.path.join(os.path.abspath(build_dir), "extra_mods")
     shutil.rmtree(mods, ignore_errors=True)
-    shutil.copytree(DRIVE_MODULE, os.path.join(mods, "fisrig_drive"))
+    for module in EXTRA_MODULES:
+        shutil.copytree(module, os.path.join(mods, os.path.basename(module)))
     with open(os.path.join(mods, "fisrig_drive", "fisrig_paths.mak"), "w") as f:
         f.write("FISRIG_ROOT = {}\nFISRIG_BUILD = {}\n".format(ROOT, os.path.abspath(native_build)))
-    builder.build(sim_config=sim_config(profile, faults), run=False, extra_mods=["fisrig_drive"],
+    builder.build(sim_config=sim_config(profile, faults), run=False,
+                  extra_mods=[os.path.basename(m) for m in EXTRA_MODULES],
                   extra_mods_path=mods, opt_level="O2", threads=1, jobs=2)
     if compile_gateware:
         # LiteX compiles the simulation only on its way to running it (interactively);
@@ -94,7 +99,7 @@ def build_quietly(build_dir, gen=3):
 
 
 FIRMWARE = os.path.join(ROOT, "firmware", "baremetal")
-PROGRAM_OFFSET = 0x20000  # firmware/baremetal/main.c
+PROGRAM_OFFSET = contract.FISRIG_BOOT_PROGRAM_OFFSET  # fisrig/baremetal_if.h
 
 
 def build_firmware(build_dir):
@@ -108,12 +113,13 @@ def build_firmware(build_dir):
     return os.path.join(out, "firmware.bin")
 
 
-RECORDS_TO_UART, RECORDS_TO_RING = 0, 1  # firmware/baremetal/main.c
+RECORDS_TO_UART, RECORDS_TO_RING = contract.FISRIG_RECORDS_TO_UART, contract.FISRIG_RECORDS_TO_RING
 
 
 def main_ram_image(firmware, program, records_to=RECORDS_TO_RING):
     """main RAM's contents for a run, as the $readmemh file litex_sim loads at start: the
-    firmware at 0; at PROGRAM_OFFSET the program's size, where the records go, the program."""
+    firmware at 0; at PROGRAM_OFFSET struct fisrig_boot_header (the program's size, where the
+    records go, two 32-bit words), then the program."""
     with open(firmware, "rb") as f:
         fw = f.read()
     if len(fw) > PROGRAM_OFFSET:

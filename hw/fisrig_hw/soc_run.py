@@ -12,10 +12,14 @@ import shutil
 import socket
 import time
 
-from fisrig_hw import bridge, soc_build
+from fisrig_hw import bridge, contract, soc_build
 from fisrig_hw.bios_console import BiosConsole, ConsoleTimeout
+from fisrig_hw.sim_soc import BRIDGE_MODULE
 
-RECORD_BYTES = 96  # struct fisrig_run_record
+RECORD_BYTES = contract.SIZES["fisrig_run_record"]
+# struct fisrig_record_ring (fisrig/baremetal_if.h): byte offsets of its words and records.
+_RING = contract.FIELDS["fisrig_record_ring"]
+RING_ENTRIES, RING_TAIL, RING_HEAD, RING_REC = (_RING[f][0] for f in ("entries", "tail", "head", "rec"))
 RING_LINE = re.compile(r"record ring at 0x([0-9a-f]{8})")
 
 
@@ -47,7 +51,7 @@ def prepare(build_dir, run_dir, firmware, program, profile, faults, bridge_port=
     for module in config:
         if module.get("module") == "fisrig_drive":
             module["args"] = {"profile": profile, "faults": faults}
-        if module.get("module") == "serial2tcp" and bridge_port:
+        if module.get("module") == BRIDGE_MODULE and bridge_port:
             module["args"] = {"port": bridge_port}
     with open(os.path.join(run_dir, "sim_config.js"), "w") as f:
         json.dump(config, f, indent=2)
@@ -57,33 +61,33 @@ def prepare(build_dir, run_dir, firmware, program, profile, faults, bridge_port=
 
 class RingDrain:
     """Takes records out of the firmware's record ring in the ring RAM through the bridge
-    (firmware/baremetal/main.c: entries, tail, head, then the records)."""
-    BURST = 10  # records a bridge read: 240 words, under UARTBone's 255
+    (struct fisrig_record_ring: entries, tail, head, then the records)."""
+    BURST = 255 // (RECORD_BYTES // 4)  # records a bridge read: UARTBone moves at most 255 words
 
     def __init__(self, bridge, address, on_record):
         self.bridge, self.address, self.on_record = bridge, address, on_record
-        self.entries = bridge.read(address)
+        self.entries = bridge.read(address + RING_ENTRIES)
         self.head = 0
 
     def once(self):
         """Takes what has been written since the last call; returns how many."""
-        tail = self.bridge.read(self.address + 4)
+        tail = self.bridge.read(self.address + RING_TAIL)
         taken = 0
         while self.head != tail:
             slot = self.head % self.entries
             n = min((tail - self.head) & 0xFFFFFFFF, self.BURST, self.entries - slot)
-            raw = self.bridge.read_bytes(self.address + 16 + RECORD_BYTES * slot, RECORD_BYTES * n)
+            raw = self.bridge.read_bytes(self.address + RING_REC + RECORD_BYTES * slot, RECORD_BYTES * n)
             for i in range(n):
                 self.on_record(raw[RECORD_BYTES * i:RECORD_BYTES * (i + 1)])
             self.head = (self.head + n) & 0xFFFFFFFF
             taken += n
-            self.bridge.write(self.address + 8, self.head)  # room for the firmware again
+            self.bridge.write(self.address + RING_HEAD, self.head)  # room for the firmware again
         return taken
 
 
 def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
         faults="boot_us=100", timeout=1800, on_console=None):
-    """Runs program; on_record(bytes) gets each 96-byte record as the firmware writes it
+    """Runs program; on_record(bytes) gets each record (struct fisrig_run_record) as the firmware writes it
     into its record ring, drained through the host bridge; on_console(line) each other
     line the firmware prints; returns the firmware's outcome (the JSON fisrig-model
     prints)."""

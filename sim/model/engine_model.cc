@@ -142,10 +142,21 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
                         (d.protocol == FISRIG_PROTO_PIO_IN || d.protocol == FISRIG_PROTO_DMA_IN);
   pio_in_.clear();
   if (data_in_to_ram) cmd.pio_in = &pio_in_;
+  bool capture = capture_ && (d.protocol == FISRIG_PROTO_PIO_IN || d.protocol == FISRIG_PROTO_DMA_IN ||
+                              d.protocol == FISRIG_PROTO_FPDMA_IN);
+  slot.captured.clear();
+  if (capture) {
+    cmd.pio_in = &pio_in_;  // IDENTIFY and log pages
+    if (d.protocol != FISRIG_PROTO_PIO_IN) {  // sector reads
+      slot.captured.assign(sectors_of(d) * size_t(drive::ata::kSectorBytes), 0);
+      cmd.sink.bytes = slot.captured.data();
+    }
+  }
   SimTime arrive = drive_.receive_h2d(now_);
   slot.ts_h2d = ns_to_ticks(arrive);
   count_event(FISRIG_EVENT_H2D, arrive);
   drive_.submit(cmd, arrive);
+  if (capture && !pio_in_.empty()) slot.captured = pio_in_;
   // IDENTIFY and log pages land in RAM where the descriptor said.
   if (data_in_to_ram && off < data_window_.size())
     std::memcpy(data_window_.data() + off, pio_in_.data(),
@@ -171,7 +182,13 @@ void EngineModel::deliver(const drive::Completion& c) {
              : c.ok()               ? FISRIG_RESULT_OK
                                     : FISRIG_RESULT_ATA_ERROR;
   put_lba(r.lba, c.lba);
-  r.sectors = c.ok() && c.t_data_end ? c.sectors : 0;
+  // What moved in Data FISes, as the gateware counts it (engine_if.h): a DSM's range list
+  // (its blocks), not the LBAs it trimmed, which is what the Drive's sectors say.
+  // TODO(issue 13): a failed command's partial data (a UNC read's good sectors) counts 0 here.
+  bool dsm = c.command == drive::ata::kDataSetManagement || c.command == drive::ata::kSendFpdmaQueued;
+  uint32_t moved = !c.ok() || !c.t_data_end ? 0 : dsm ? sectors_of(slot.desc) : c.sectors;
+  r.sectors = moved;
+  r.data_dwords = moved * (drive::ata::kSectorBytes / 4);
   r.ts_submit = slot.ts_submit;
   r.ts_h2d = slot.ts_h2d;
   r.ts_accept = c.queued ? ns_to_ticks(c.t_accept) : 0;
@@ -179,6 +196,10 @@ void EngineModel::deliver(const drive::Completion& c) {
   r.ts_data_first = r.ts_setup;
   r.ts_data_last = c.t_data_end ? ns_to_ticks(c.t_data_end) : 0;
   r.ts_status = ns_to_ticks(c.t_complete);
+  if (capture_ && r.result == FISRIG_RESULT_OK && !slot.captured.empty()) {
+    std::fwrite(slot.captured.data(), 1, slot.captured.size(), capture_);
+    slot.captured.clear();
+  }
   if (c.queued) count_event(FISRIG_EVENT_D2H, c.t_accept);
   if (c.t_data_start) {
     count_event(c.queued ? FISRIG_EVENT_DMA_SETUP : FISRIG_EVENT_DATA, c.t_data_start);

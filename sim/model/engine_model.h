@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <vector>
 
@@ -23,14 +24,19 @@ namespace fisrig::model {
 
 using drive::SimTime;
 
-constexpr uint64_t ns_to_ticks(SimTime ns) { return ns * 3 / 20; }  // 150 MHz
-constexpr SimTime ticks_to_ns(uint64_t ticks) { return (ticks * 20 + 2) / 3; }
+// The tick as engine_if.h defines it (FISRIG_TICK_NS_NUM / FISRIG_TICK_NS_DEN ns). The
+// model schedules in ns, so a time in ticks becomes the first ns at or after it (rounded
+// up), and that ns maps back to the same tick: a deadline never fires a tick early.
+constexpr uint64_t ns_to_ticks(SimTime ns) { return ns * FISRIG_TICK_NS_DEN / FISRIG_TICK_NS_NUM; }
+constexpr SimTime ticks_to_ns(uint64_t ticks) {
+  return (ticks * FISRIG_TICK_NS_NUM + FISRIG_TICK_NS_DEN - 1) / FISRIG_TICK_NS_DEN;
+}
 
 class EngineModel {
  public:
   static constexpr uint32_t kSqEntries = 256;
   static constexpr uint32_t kCqEntries = 1024;
-  static constexpr uint64_t kDefaultTimeoutTicks = 10 * FISRIG_TICK_HZ;  // 10 s per slot
+  static constexpr uint64_t kDefaultTimeoutTicks = FISRIG_DEFAULT_TIMEOUT_TICKS;  // as the gateware
 
   explicit EngineModel(drive::Drive& d);
 
@@ -41,6 +47,12 @@ class EngineModel {
   SimTime now_ns() const { return now_; }
   drive::Drive& drive() { return drive_; }
 
+  // A tap for `fisrig raw`: the bytes every data-in command returned (sector data, log
+  // pages, IDENTIFY), appended to `f` in completion order for commands that completed
+  // without error. The rig's RAM window holds one 512-byte block per command, so what a
+  // read returns is not kept anywhere else. Off (null) unless asked for.
+  void capture_data_in(std::FILE* f) { capture_ = f; }
+
  private:
   struct Slot {
     bool busy = false;
@@ -49,6 +61,7 @@ class EngineModel {
     uint64_t ts_h2d = 0;
     SimTime deadline = drive::kNever;
     uint64_t generation = 0;  // completions of an earlier occupant are stale
+    std::vector<uint8_t> captured;  // capture_data_in: what the command returned
   };
   struct Armed {
     bool on = false;
@@ -91,6 +104,7 @@ class EngineModel {
   int nonqueued_slot_ = -1;
   uint32_t busy_slots_ = 0;
   Armed armed_;
+  std::FILE* capture_ = nullptr;
 };
 
 }  // namespace fisrig::model

@@ -3,9 +3,12 @@
 // records to a file as they come, so a run killed half-way keeps what it took.
 //
 //   fisrig-model --program P.bin --records OUT.rec [--profile P] [--fault knob=value]...
-//                [--progress-s N] [--quiet]
+//                [--progress-s N] [--quiet] [--data-in FILE]
 //
-// The records file is a 16-byte header ("FSRR", version, record size, 0) and then
+// --data-in FILE: the bytes every data-in command returned (sector data, log pages,
+// IDENTIFY), in completion order, for commands that completed without error: what
+// `fisrig raw` shows of a read.
+// The records file is a 16-byte header (struct fisrig_records_file_header) and then
 // struct fisrig_run_record after struct fisrig_run_record. On exit one JSON line on
 // stdout says how the run ended.
 #include <chrono>
@@ -72,14 +75,14 @@ int emit(void* ctx, const fisrig_run_record* r) {
 int usage() {
   std::fprintf(stderr,
                "usage: fisrig-model --program P.bin --records OUT.rec [--profile P]\n"
-               "                    [--fault knob=value]... [--progress-s N] [--quiet]\n");
+               "                    [--fault knob=value]... [--progress-s N] [--quiet] [--data-in FILE]\n");
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string program_path, records_path, profile = "consumer-256gb";
+  std::string program_path, records_path, data_in_path, profile = "consumer-256gb";
   std::vector<std::string> faults;
   Progress progress;
   for (int i = 1; i < argc; ++i) {
@@ -95,6 +98,7 @@ int main(int argc, char** argv) {
       else if (a == "--fault") faults.push_back(value());
       else if (a == "--progress-s") progress.every_s = std::stod(value());
       else if (a == "--quiet") progress.quiet = true;
+      else if (a == "--data-in") data_in_path = value();
       else return usage();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fisrig-model: %s\n", e.what());
@@ -129,13 +133,23 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fisrig-model: cannot write %s\n", records_path.c_str());
     return 2;
   }
-  const uint32_t header[4] = {0x52525346u /* "FSRR" */, 1, sizeof(fisrig_run_record), 0};
-  std::fwrite(header, sizeof header, 1, out.f);
+  const fisrig_records_file_header header{FISRIG_RECORDS_FILE_MAGIC, FISRIG_RECORDS_FILE_VERSION,
+                                          sizeof(fisrig_run_record), 0};
+  std::fwrite(&header, sizeof header, 1, out.f);
 
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   drive::Drive d(cfg);
   model::EngineModel engine(d);
+  std::FILE* data_in = nullptr;
+  if (!data_in_path.empty()) {
+    data_in = std::fopen(data_in_path.c_str(), "wb");
+    if (!data_in) {
+      std::fprintf(stderr, "fisrig-model: cannot write %s\n", data_in_path.c_str());
+      return 2;
+    }
+    engine.capture_data_in(data_in);
+  }
   fisrig_engine_ops ops = engine.ops();
   fisrig_vm vm;
   SinkCtx ctx{&out, &progress, &engine, &vm};
@@ -145,6 +159,7 @@ int main(int argc, char** argv) {
   fisrig_vm_status st = fisrig_vm_run(&vm, program.data(), uint32_t(program.size()));
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::fclose(out.f);
+  if (data_in) std::fclose(data_in);
 
   std::printf("{\"status\": \"%s\", \"records\": %llu, \"commands\": %llu, \"errors\": %llu, "
               "\"sim_ns\": %llu, \"wall_s\": %.3f, \"error_offset\": %u, \"error\": \"%s\"}\n",

@@ -19,6 +19,7 @@
 // "dump", "cycles", "wall_s", "host_instructions", "ram_out_of_range" lines and the device's
 // counters.
 #include <linux/perf_event.h>
+#include <valgrind/callgrind.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -34,10 +35,9 @@
 #include <vector>
 
 #include "Vrig_core.h"
+#include "device_pins.h"
 #include "fisrig/device/device_c.h"
-#include "fisrig/device/pins.h"
 #include "fisrig/engine_if.h"
-#include "fisrig/link/primitives.h"
 
 namespace {
 
@@ -53,23 +53,6 @@ struct Script {
   uint64_t max_cycles = 100'000'000;
   uint64_t trace_from = 0, trace_to = 0;
 };
-
-// What crossed the pins in one direction this cycle, as a person reads a SATA trace.
-std::string wire_word(uint32_t data, uint8_t charisk, uint8_t idle) {
-  namespace p = fisrig::link::prim;
-  static const std::pair<uint32_t, const char*> names[] = {
-      {p::kAlign, "ALIGN"}, {p::kCont, "CONT"}, {p::kSync, "SYNC"}, {p::kRRdy, "R_RDY"},
-      {p::kROk, "R_OK"}, {p::kRErr, "R_ERR"}, {p::kRIp, "R_IP"}, {p::kXRdy, "X_RDY"},
-      {p::kWtrm, "WTRM"}, {p::kSof, "SOF"}, {p::kEof, "EOF"}, {p::kHold, "HOLD"},
-      {p::kHolda, "HOLDA"}};
-  if (idle) return "idle";
-  if (charisk & 1)
-    for (auto [code, name] : names)
-      if (code == data) return name;
-  char hex[16];
-  std::snprintf(hex, sizeof hex, charisk & 1 ? "K%08x" : "%08x", data);
-  return hex;
-}
 
 bool parse_hex_bytes(const std::string& hex, uint8_t* out, size_t n) {
   if (hex.size() != 2 * n) return false;
@@ -194,6 +177,9 @@ int main(int argc, char** argv) {
   out.rx_idle = 1;
   auto wall0 = std::chrono::steady_clock::now();
   InstructionCounter instructions;
+  // Where the CPU gives no counter, bench_rtl.py runs this under callgrind, collecting from
+  // here to the read below only (a no-op outside valgrind).
+  CALLGRIND_TOGGLE_COLLECT;
   for (; cycle < script.max_cycles; ++cycle) {
     while (!script.items.empty() && script.items.front().kind == Item::WAIT && completed == submitted)
       script.items.pop_front();
@@ -216,25 +202,7 @@ int main(int argc, char** argv) {
       if (top.ram_wr_address < ram.size()) ram[top.ram_wr_address] = top.ram_wr_data;
       else ++ram_out_of_range;
     }
-    fisrig_pins_in in{};
-    in.tx_data = top.tx_data;
-    in.tx_charisk = top.tx_charisk;
-    in.tx_idle = top.tx_idle;
-    in.tx_cominit = top.tx_cominit;
-    in.tx_comwake = top.tx_comwake;
-    in.power = top.power;  // the rig's power controller drives the rails
-    in.dword_gap = top.dword_gap;
-    if (cycle >= script.trace_from && cycle < script.trace_to)
-      std::printf("w %llu %s %s\n", (unsigned long long)cycle,
-                  wire_word(in.tx_data, in.tx_charisk, in.tx_idle).c_str(),
-                  wire_word(top.rx_data, top.rx_charisk, top.rx_idle).c_str());
-    fisrig_device_clock(dev, &in, &out);
-    // The drive's answer to this cycle goes into the transceiver's RX register at this edge.
-    top.rx_data = out.rx_data;
-    top.rx_charisk = out.rx_charisk;
-    top.rx_idle = out.rx_idle;
-    top.rx_cominit = out.rx_cominit;
-    top.rx_comwake = out.rx_comwake;
+    fisrig::rtl::clock_device(dev, top, out, cycle >= script.trace_from && cycle < script.trace_to, cycle);
     top.sys_clk = 1;
     top.eval();
     if (took) {
@@ -261,6 +229,7 @@ int main(int argc, char** argv) {
     }
   }
   long long host_instructions = instructions.read();
+  CALLGRIND_TOGGLE_COLLECT;
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   for (auto [at, n] : script.dumps) {
     std::printf("dump %u", at);

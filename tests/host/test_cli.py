@@ -41,7 +41,7 @@ def test_raw_prints_completion_and_timing():
 def test_raw_past_the_end_reports_idnf():
     r = fisrig("raw", "--command", "0x25", "--lba", "1953120", "--count", "8", "--profile", "tiny-1gb")
     assert r.returncode == 1
-    assert "ata_error  status 0x41  error 0x10" in r.stdout
+    assert "ata_error  status 0x41 (DRDY ERR)  error 0x10 (IDNF)" in r.stdout
 
 
 def test_bad_plan_file_is_refused_with_its_line(tmp_path):

@@ -73,7 +73,7 @@ def test_report_from_a_run_killed_half_way(smoke_run, tmp_path):
     d.mkdir()
     shutil.copy(smoke_run.run_dir / "run.json", d)
     raw = (smoke_run.run_dir / "records.bin").read_bytes()
-    keep = pf.RECORDS_HEADER.size + 1000 * 96 + 37  # a torn 1001st record
+    keep = pf.RECORDS_HEADER.size + 1000 * pf.RECORD_DTYPE.itemsize + 37  # a torn 1001st record
     (d / "records.bin").write_bytes(raw[:keep])
     phases, plots = rebuild(d)
     t = pq.read_table(d / "records.parquet")

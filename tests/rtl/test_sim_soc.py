@@ -28,7 +28,7 @@ def soc_dir():
 
 
 class BridgeAccess:
-    """The host bridge (UARTBone through serial2tcp), with the console's four verbs."""
+    """The host bridge (UARTBone through serial2loopback, on 127.0.0.1), with the console's four verbs."""
     def __init__(self, bridge, regs):
         self.bridge, self.regs = bridge, regs
         self.write_bytes, self.read_bytes = bridge.write_bytes, bridge.read_bytes

@@ -64,7 +64,9 @@ void fisrig_vm_init(struct fisrig_vm *vm, const struct fisrig_engine_ops *ops,
   memset(vm, 0, sizeof *vm);
   vm->ops = *ops;
   vm->sink = *sink;
-  vm->stuck_ticks = 30ull * FISRIG_TICK_HZ; /* longer than any command's own timeout */
+  /* Longer than any command's own timeout (the default is the longest a descriptor can have)
+     and the COMRESET recovery after one: an engine that times a command out is not stuck. */
+  vm->stuck_ticks = 2 * FISRIG_DEFAULT_TIMEOUT_TICKS;
   /* The rings outlive a run: start where the engine is, not at zero. */
   vm->sq_tail = ops->sq_head(ops->ctx);
   vm->cq_head = ops->cq_tail(ops->ctx);
@@ -102,6 +104,7 @@ static int reap(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
     r.protocol = f->protocol;
     r.kind = f->kind;
     r.lba = f->lba;
+    r.lbas = f->lbas;
     f->used = 0;
     if (vm->outstanding) vm->outstanding--;
     vm->commands++;
@@ -140,6 +143,25 @@ static enum fisrig_vm_status drain(struct fisrig_vm *vm, struct fisrig_cpl_recor
   return FISRIG_VM_DONE;
 }
 
+/* LBAs a DSM range list covers (its entries' counts: bits 63:48 of each). */
+static uint32_t dsm_lbas(const uint8_t *block, uint32_t bytes) {
+  uint32_t i, n = 0;
+  for (i = 0; i + 8 <= bytes; i += 8) n += (uint32_t)block[i + 6] | (uint32_t)block[i + 7] << 8;
+  return n;
+}
+
+/* LBAs a descriptor covers, for its run record: a DSM's ranges, a read's or write's count. */
+static uint32_t lbas_of(const struct fisrig_cmd_desc *d, const uint8_t *data, uint32_t data_bytes) {
+  uint32_t n;
+  if (d->command == ATA_DSM || d->command == ATA_SEND_FPDMA) return data ? dsm_lbas(data, data_bytes) : 0;
+  switch (d->protocol) {
+    case FISRIG_PROTO_DMA_IN: case FISRIG_PROTO_DMA_OUT: n = d->count; break;
+    case FISRIG_PROTO_FPDMA_IN: case FISRIG_PROTO_FPDMA_OUT: n = d->features; break;
+    default: return 0;
+  }
+  return n ? n : 65536u;
+}
+
 /* Puts one descriptor in the submission ring; `data` (data_bytes) is staged for it. */
 static void submit(struct fisrig_vm *vm, struct fisrig_cmd_desc *d, uint8_t kind,
                    const uint8_t *data, uint32_t data_bytes) {
@@ -156,6 +178,7 @@ static void submit(struct fisrig_vm *vm, struct fisrig_cmd_desc *d, uint8_t kind
   f->protocol = d->protocol;
   f->kind = kind;
   f->lba = get_lba(d->lba);
+  f->lbas = lbas_of(d, data, data_bytes);
   d->user_tag = idx;
   if (data_bytes) {
     memcpy(vm->ops.data_window + idx * FISRIG_VM_DSM_BYTES, data, data_bytes);
@@ -636,6 +659,7 @@ enum fisrig_vm_status fisrig_vm_run(struct fisrig_vm *vm, const uint8_t *p, uint
   end.marker = vm->marker;
   end.cpl.result = (uint8_t)s;
   end.cpl.ts_submit = vm->ops.now(vm->ops.ctx);
+  end.cpl.ts_status = end.cpl.ts_submit; /* an instant: no status time left latency negative */
   end.lba = vm->error_offset;
   if (s != FISRIG_VM_SINK_FULL) emit(vm, &end);
   return s;

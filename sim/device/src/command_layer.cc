@@ -71,7 +71,7 @@ void CommandLayer::on_fis(const uint32_t* f, size_t n, bool ok, uint64_t cycle) 
 }
 
 void CommandLayer::take_command(const fis::H2D& h, uint64_t cycle) {
-  Protocol proto = protocol_of(h.command);
+  Protocol proto = protocol_of(h.command, h.features);
   bool queued = is_queued(proto);
   uint8_t idx = queued ? uint8_t((h.count >> 3) & 0x1F) : kNonQueued;
   Slot& s = slots_[idx];
@@ -192,6 +192,8 @@ void CommandLayer::submit(uint8_t idx, uint64_t cycle) {
     cmd.data_out_bytes = s.total_bytes;
   }
 
+  // A data-out command whose data crossed the wire: the Drive must not book it again.
+  cmd.data_phase_done = s.data_done;
   s.seq = drive_.next_completion_seq();
   // The Drive's data CRC fault stays for reads; a write's data has all arrived (R_OK)
   // unless the link answered R_ERR, and then the Drive fails it as for its own fault.

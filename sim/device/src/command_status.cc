@@ -80,7 +80,7 @@ bool CommandLayer::build_status(TxFrame& out, SimTime now, bool coalesce) {
     if (!queued) {
       pop();
       if (s.proto == Protocol::kPioIn && c.ok() && s.data_started) continue;  // E_Status ended it
-      out.n = fis::reg_d2h(out.dw, c.status, c.error, true, c.ok() ? 0 : c.lba);
+      out.n = fis::reg_d2h(out.dw, c.status, c.error, true, c.ok() && !c.lba_is_output ? 0 : c.lba);
       return true;
     }
     if (!c.ok()) {

@@ -1,11 +1,15 @@
 #include "fisrig/device/sata_device.h"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace fisrig::device {
 
 namespace {
-drive::DriveConfig without_link_faults(drive::DriveConfig c) {
+// The Drive's copy: no link faults, and no speed faster than the device negotiates (IDENTIFY
+// word 76 lists what the device side can do).
+drive::DriveConfig for_drive(drive::DriveConfig c, int max_gen) {
+  c.interface.max_gen = std::min<uint32_t>(c.interface.max_gen, uint32_t(std::max(1, max_gen)));
   c.faults.r_err_rate = 0;
   c.faults.hold_storm_rate = 0;
   c.faults.hold_storm_ns = 0;
@@ -16,8 +20,8 @@ constexpr uint64_t kIdleTickMask = (1u << 14) - 1;  // about every 109 us
 
 SataDevice::SataDevice(drive::DriveConfig config, int max_gen)
     : faults_(config.faults),
-      drive_(without_link_faults(std::move(config))),
-      oob_(max_gen),
+      drive_(for_drive(std::move(config), max_gen)),
+      oob_(int(drive_.config().interface.max_gen)),
       link_(counters_, faults_),
       commands_(drive_, codec_, counters_) {}
 
@@ -77,6 +81,7 @@ void SataDevice::clock(const fisrig_pins_in& in, fisrig_pins_out& out) {
     up_ = true;
     ++counters_.link_ups;
     counters_.link_gen = oob_.gen();
+    drive_.set_link_gen(uint32_t(oob_.gen()));  // IDENTIFY word 77
     link_.set_cycles_per_dword(cycles_per_dword(oob_.gen()));
     link_.enable(true);
     commands_.link_up();

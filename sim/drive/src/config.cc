@@ -96,6 +96,7 @@ const std::map<std::string, Setter>& profile_keys() {
       {"nand.blocks_per_plane", [](DriveConfig& c, const toml::node& n) { c.nand.blocks_per_plane = as_u32(n); }},
       {"nand.pages_per_block", [](DriveConfig& c, const toml::node& n) { c.nand.pages_per_block = as_u32(n); }},
       {"nand.page_bytes", [](DriveConfig& c, const toml::node& n) { c.nand.page_bytes = as_u32(n); }},
+      {"nand.rated_pe_cycles", [](DriveConfig& c, const toml::node& n) { c.nand.rated_pe_cycles = as_u32(n); }},
       {"nand.read_us", [](DriveConfig& c, const toml::node& n) { c.timing.read_ns = as_time(n, 1e3); }},
       {"nand.program_us", [](DriveConfig& c, const toml::node& n) { c.timing.program_ns = as_time(n, 1e3); }},
       {"nand.erase_us", [](DriveConfig& c, const toml::node& n) { c.timing.erase_ns = as_time(n, 1e3); }},
@@ -113,7 +114,7 @@ const std::map<std::string, Setter>& profile_keys() {
       {"gc.background_target_free_pct", [](DriveConfig& c, const toml::node& n) { c.gc.background_target_free_pct = as_number(n); }},
       {"gc.background_idle_ms", [](DriveConfig& c, const toml::node& n) { c.gc.background_idle_ns = as_time(n, 1e6); }},
       {"gc.background_max_valid_pct", [](DriveConfig& c, const toml::node& n) { c.gc.background_max_valid_pct = as_number(n); }},
-      {"interface.gen", [](DriveConfig& c, const toml::node& n) { c.interface.gen = as_u32(n); }},
+      {"interface.max_gen", [](DriveConfig& c, const toml::node& n) { c.interface.max_gen = as_u32(n); }},
       {"power.boot_ms", [](DriveConfig& c, const toml::node& n) { c.power.boot_ns = as_time(n, 1e6); }},
       {"power.torn_reads_unc", [](DriveConfig& c, const toml::node& n) { c.power.torn_reads_unc = as_bool(n); }},
   };
@@ -122,9 +123,14 @@ const std::map<std::string, Setter>& profile_keys() {
 
 int64_t line_of(const toml::node& n) { return int64_t(n.source().begin.line); }
 
+// interface.max_gen's name until it said which speed it is (the fastest, not the one
+// negotiated): profiles written then still load.
+constexpr const char* kOldMaxGenKey = "interface.gen";
+
 void walk(DriveConfig& cfg, const toml::table& t, const std::string& prefix, const std::string& src) {
   for (auto&& [k, node] : t) {
     std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    if (key == kOldMaxGenKey) key = "interface.max_gen";
     if (key.rfind("faults.", 0) == 0) {
       std::string knob = key.substr(7);
       try {
@@ -239,7 +245,8 @@ void DriveConfig::validate() const {
                                      std::to_string(spare_sbs) + " spare superblocks)");
   if (gc.foreground_free_superblocks < 2) bad("gc.foreground_free_superblocks", "must be at least 2");
   if (timing.channel_mbps <= 0) bad("nand.channel_mbps", "must be > 0");
-  if (interface.gen < 1 || interface.gen > 3) bad("interface.gen", "must be 1, 2 or 3");
+  if (interface.max_gen < 1 || interface.max_gen > 3) bad("interface.max_gen", "must be 1, 2 or 3");
+  if (!nand.rated_pe_cycles) bad("nand.rated_pe_cycles", "must be at least 1");
   if (cache.bytes < 65536) bad("cache.mib", "must be at least 64 KiB");
   if (identity.dsm_max_blocks < 1 || identity.dsm_max_blocks > 0xFFFF)
     bad("identity.dsm_max_blocks", "must be 1..65535");
@@ -264,6 +271,8 @@ DriveConfig parse_profile(const std::string& text, const std::string& source) {
     // Point at the line of the key that is wrong, if the file set it.
     int64_t line = 0;
     if (auto n = t.at_path(e.key())) line = line_of(*n.node());
+    else if (e.key() == "interface.max_gen" && t.at_path(kOldMaxGenKey))
+      line = line_of(*t.at_path(kOldMaxGenKey).node());
     throw ProfileError(source, e.key(), line, e.why());
   }
   return cfg;

@@ -21,7 +21,8 @@ Drive::Drive(DriveConfig config)
       content_(cfg_.user_sectors, pages_),
       link_(cfg_.interface),
       rng_(cfg_.faults.seed),
-      cache_enabled_(cfg_.cache.enabled) {
+      cache_enabled_(cfg_.cache.enabled),
+      link_gen_(cfg_.interface.max_gen) {
   cfg_.validate();
   ftl_ = std::make_unique<Ftl>(cfg_, nand_, pages_);
   cache_ = std::make_unique<WriteCache>(std::max<uint64_t>(1, cfg_.cache.bytes / 4096), *ftl_);
@@ -104,8 +105,9 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
       c.c.t_complete = t;
       return finish(c);
     }
-    // The device accepts the command with a D2H that clears BSY.
-    c.t = c.c.t_accept = send_fis(t, fis_dwords::kRegD2H);
+    // The device accepts the command with a D2H that clears BSY (the device side sent it
+    // already when the data phase is done).
+    c.t = c.c.t_accept = cmd.data_phase_done ? t : send_fis(t, fis_dwords::kRegD2H);
     if (tag_busy_until_[c.c.tag] > t) {
       fail(c, ata::kErrorAbrt, 0);  // tag already in use: an NCQ error
       return finish(c);
@@ -123,7 +125,7 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
   }
 
   // Firmware time per command, serialised on the controller.
-  SimTime overhead = cfg_.controller.command_overhead_ns;
+  SimTime overhead = cmd.data_phase_done ? 0 : cfg_.controller.command_overhead_ns;
   if (chance(cfg_.faults.busy_rate)) overhead += cfg_.faults.busy_ns;
   c.t = cpu_free_ = std::max(c.t, cpu_free_) + overhead;
   dispatch(c);
@@ -204,11 +206,13 @@ void Drive::power_off(SimTime t) {
   erase_prepared_ = false;
   last_activity_ = std::min(last_activity_, t);
   ++stats_.power_cycles;
+  powered_ns_ += t - std::min(t, powered_since_);
 }
 
 void Drive::power_on(SimTime t) {
   if (powered_) return;
   powered_ = true;
+  powered_since_ = t;
   cache_enabled_ = cfg_.cache.enabled;
   security_enabled_ = false;
   commands_seen_ = 0;

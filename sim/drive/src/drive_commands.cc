@@ -1,5 +1,5 @@
 // The non-read/write commands: DSM TRIM, FLUSH, IDENTIFY, READ LOG EXT, SET FEATURES,
-// SECURITY ERASE and SANITIZE BLOCK ERASE.
+// SECURITY ERASE, SANITIZE BLOCK ERASE and SMART.
 #include <algorithm>
 #include <cstring>
 
@@ -17,10 +17,14 @@ void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
   uint32_t bytes = blocks * ata::kSectorBytes;
   if (!cmd.data_out || cmd.data_out_bytes < bytes) return fail(c, ata::kErrorAbrt, 0);
 
-  // The range list arrives as data-out.
-  SimTime go = send_fis(c.t, c.queued ? fis_dwords::kDmaSetup : fis_dwords::kDmaActivate);
-  c.c.t_data_start = go;
-  c.c.t_data_end = link_.reserve(go, link_.data_ns(bytes));
+  // The range list arrives as data-out (or has arrived, over the device side's wire).
+  if (cmd.data_phase_done) {
+    c.c.t_data_start = c.c.t_data_end = c.t;
+  } else {
+    SimTime go = send_fis(c.t, c.queued ? fis_dwords::kDmaSetup : fis_dwords::kDmaActivate);
+    c.c.t_data_start = go;
+    c.c.t_data_end = link_.reserve(go, link_.data_ns(bytes));
+  }
   SimTime t = c.c.t_data_end;
 
   // Check every entry before trimming anything: a bad list changes nothing.
@@ -61,18 +65,65 @@ void Drive::do_flush(Ctx& c) {
   if (cfg_.cache.flush_honest) c.t = std::max(c.t, cache_->drain(c.t));
 }
 
-void Drive::do_identify(Ctx& c) {
-  auto words = identify_words();
-  if (c.cmd.pio_in) {
-    c.cmd.pio_in->resize(512);
-    std::memcpy(c.cmd.pio_in->data(), words.data(), 512);
-  }
+void Drive::pio_in_page(Ctx& c, const std::vector<uint8_t>& page) {
+  if (c.cmd.pio_in) *c.cmd.pio_in = page;
   SimTime go = send_fis(c.t, fis_dwords::kPioSetup);
   c.c.t_data_start = go;
-  c.c.t_data_end = c.t = link_.reserve(go, link_.data_ns(512));
+  c.c.t_data_end = c.t = link_.reserve(go, link_.data_ns(page.size()));
   c.c.sectors = 1;
   // PIO data-in ends with the PIO Setup's ending status: no D2H follows.
   c.c.t_complete = c.t;
+}
+
+void Drive::do_identify(Ctx& c) {
+  auto words = identify_words();
+  std::vector<uint8_t> page(512);
+  std::memcpy(page.data(), words.data(), 512);
+  pio_in_page(c, page);
+}
+
+std::vector<smart::Attribute> Drive::smart_attributes(SimTime now) const {
+  smart::Counters n;
+  n.powered_ns = powered_ns_ + (powered_ && now > powered_since_ ? now - powered_since_ : 0);
+  n.power_ons = 1 + stats_.power_cycles - (powered_ ? 0 : 1);  // the first is the drive's start
+  n.unexpected_power_losses = stats_.power_cycles;
+  n.host_sectors_written = stats_.sectors_written;
+  n.host_sectors_read = stats_.sectors_read;
+  n.nand_bytes_programmed = nand_.counters().bytes_programmed;
+  // A die's erase takes the block of every plane.
+  n.block_erases = nand_.counters().block_erases * cfg_.nand.planes_per_die;
+  n.blocks = uint64_t{cfg_.nand.dies()} * cfg_.nand.planes_per_die * cfg_.nand.blocks_per_plane;
+  n.rated_pe_cycles = cfg_.nand.rated_pe_cycles;
+  n.interface_crc_errors = stats_.icrc_failures;
+  return smart::attributes(n);
+}
+
+void Drive::do_smart(Ctx& c) {
+  const AtaCommand& cmd = c.cmd;
+  if (((cmd.lba >> 8) & 0xFFFF) != smart::kKey) return fail(c, ata::kErrorAbrt, 0);
+  uint8_t sub = uint8_t(cmd.features);
+  if (sub == smart::kEnableOperations) {
+    smart_enabled_ = true;
+    return;
+  }
+  if (!smart_enabled_) return fail(c, ata::kErrorAbrt, 0);  // every other subcommand
+  switch (sub) {
+    case smart::kDisableOperations:
+      smart_enabled_ = false;
+      return;
+    case smart::kReturnStatus: {
+      bool failing = smart::threshold_exceeded(smart_attributes(c.t));
+      c.c.lba = uint64_t(failing ? smart::kThresholdExceeded : smart::kKey) << 8;
+      c.c.lba_is_output = true;
+      return;
+    }
+    case smart::kReadData:
+      return pio_in_page(c, smart::data_page(smart_attributes(c.t)));
+    case smart::kReadThresholds:
+      return pio_in_page(c, smart::thresholds_page(smart_attributes(c.t)));
+    default:  // no attribute auto-save, off-line collection, self-tests or SMART logs
+      return fail(c, ata::kErrorAbrt, 0);
+  }
 }
 
 void Drive::do_read_log(Ctx& c) {

@@ -52,21 +52,26 @@ std::array<uint16_t, 256> Drive::identify_words() const {
   // Deterministic read after TRIM (14), trimmed LBAs return zeros (5).
   w[69] = (1 << 14) | (1 << 5);
   w[75] = ata::kNcqDepth - 1;
-  // SATA capabilities: Gen1/Gen2/Gen3 (1-3), NCQ (8); what Gen is current (77 bits 3:1).
-  w[76] = uint16_t((1 << 8) | (cfg_.interface.gen >= 3 ? 0x0E : cfg_.interface.gen == 2 ? 0x06 : 0x02));
-  w[77] = uint16_t((cfg_.interface.gen << 1) | (1 << 6));  // SEND/RECEIVE FPDMA QUEUED
+  // SATA capabilities: NCQ (8) and every speed up to the drive's fastest (bit 1 Gen1, 2
+  // Gen2, 3 Gen3); 77 bits 3:1 code the speed the link negotiated, bit 6 is SEND/RECEIVE
+  // FPDMA QUEUED.
+  w[76] = uint16_t((1 << 8) | (((1u << cfg_.interface.max_gen) - 1) << 1));
+  w[77] = uint16_t(((link_gen_ & 7) << 1) | (1 << 6));
   w[78] = 0x0000;
   w[79] = 0x0000;
   w[80] = 0x07F0;  // ATA/ATAPI-4 to ACS-3
   w[81] = 0x0000;
-  // Command sets: NOP, READ/WRITE BUFFER, look-ahead, write cache, PM, security, SMART.
-  w[82] = 0x706B;
+  // Command sets: NOP (14), look-ahead (6), write cache (5), PM (3), security (1), SMART
+  // (0). Not READ/WRITE BUFFER (13, 12): the drive aborts them.
+  w[82] = 0x406B;
   w[83] = 0x7400;  // FLUSH CACHE EXT, FLUSH CACHE, 48-bit
-  w[84] = 0x4063;  // WRITE DMA FUA EXT, GPL, SMART self-test and error log
-  w[85] = uint16_t((0x706B & ~(1 << 5) & ~(1 << 1)) | (cache_enabled_ ? 1 << 5 : 0) |
-                   (security_enabled_ ? 1 << 1 : 0));
+  // WRITE DMA FUA EXT (6), GPL (5); not SMART self-test (1) or SMART error logging (0):
+  // SMART here is READ DATA, READ THRESHOLDS, RETURN STATUS, ENABLE and DISABLE.
+  w[84] = 0x4060;
+  w[85] = uint16_t((0x406B & ~(1 << 5) & ~(1 << 1) & ~1) | (cache_enabled_ ? 1 << 5 : 0) |
+                   (security_enabled_ ? 1 << 1 : 0) | (smart_enabled_ ? 1 : 0));
   w[86] = 0xB400;
-  w[87] = 0x4063;
+  w[87] = 0x4060;
   w[88] = 0x407F;  // UDMA 0-6 supported, 6 selected
   w[89] = uint16_t(std::min<uint32_t>(cfg_.identity.security_erase_minutes / 2 + 1, 255));
   w[90] = w[89];

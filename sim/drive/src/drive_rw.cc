@@ -61,6 +61,8 @@ void Drive::dispatch(Ctx& c) {
       return do_security(c);
     case ata::kSanitize:
       return do_sanitize(c);
+    case ata::kSmart:
+      return do_smart(c);
     default:
       return fail(c, ata::kErrorAbrt, 0);
   }
@@ -183,11 +185,18 @@ void Drive::do_write(Ctx& c) {
     // The device asks for data only when its buffer has room for it.
     SimTime room = t;
     for (; next_admit <= (e - 1) / kSectorsPerPage; ++next_admit) room = cache_->admit(room);
-    SimTime go = send_fis(room, s == lba && c.queued ? fis_dwords::kDmaSetup : fis_dwords::kDmaActivate);
+    SimTime go;
+    if (cmd.data_phase_done) {
+      // The data is here already: only the buffer's room can hold the status back.
+      go = room;
+      t = std::max(t, room);
+    } else {
+      go = send_fis(room, s == lba && c.queued ? fis_dwords::kDmaSetup : fis_dwords::kDmaActivate);
+      SimTime dur = link_.fis_ns(uint32_t((e - s) * 128) + fis_dwords::kDataHeader);
+      if (chance(cfg_.faults.hold_storm_rate)) dur += cfg_.faults.hold_storm_ns;
+      t = link_.reserve(go, dur);
+    }
     if (s == lba) c.c.t_data_start = go;
-    SimTime dur = link_.fis_ns(uint32_t((e - s) * 128) + fis_dwords::kDataHeader);
-    if (chance(cfg_.faults.hold_storm_rate)) dur += cfg_.faults.hold_storm_ns;
-    t = link_.reserve(go, dur);
     if (chance(cfg_.faults.data_fis_crc_error_rate)) {
       // The device answers R_ERR; the command ends with an interface CRC error.
       ++stats_.icrc_failures;

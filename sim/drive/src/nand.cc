@@ -24,6 +24,7 @@ SimTime NandBackend::program(uint32_t die, uint32_t bytes, SimTime t_ready) {
   counters_.die_busy_ns += done - start;
   die_free_[die] = done;
   ++counters_.page_programs;
+  counters_.bytes_programmed += bytes;
   return done;
 }
 

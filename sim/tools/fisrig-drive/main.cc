@@ -6,8 +6,10 @@
 //   fisrig-drive profiles                        the built-in profiles
 //   fisrig-drive profile-keys                    every key a profile may set
 //   fisrig-drive check-profile FILE              validate a profile
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,31 +22,70 @@ using namespace fisrig;
 
 namespace {
 
-int usage() {
-  std::fprintf(stderr,
-               "usage: fisrig-drive identify [--profile P]\n"
-               "       fisrig-drive scenario [--profile P] [--torture-min M] [--idle-min M]\n"
-               "                             [--zones N] [--zone-mib M] [--fault knob=value]...\n"
-               "       fisrig-drive bench [--quick] [--only NAME]\n"
-               "       fisrig-drive profiles\n"
-               "       fisrig-drive profile-keys\n"
-               "       fisrig-drive check-profile FILE\n");
-  return 2;
+// Each subcommand: its usage line(s), the options that take a value, and the flags.
+struct Subcommand {
+  const char* name;
+  const char* usage;
+  std::vector<std::string> options;
+  std::vector<std::string> flags;
+};
+
+const std::vector<Subcommand>& subcommands() {
+  static const std::vector<Subcommand> all = {
+      {"identify", "fisrig-drive identify [--profile P] [--fault knob=value]...", {"profile", "fault"}, {}},
+      {"scenario",
+       "fisrig-drive scenario [--profile P] [--torture-min M] [--idle-min M]\n"
+       "                             [--zones N] [--zone-mib M] [--fault knob=value]...",
+       {"profile", "torture-min", "idle-min", "zones", "zone-mib", "fault"}, {}},
+      {"bench", "fisrig-drive bench [--quick] [--only NAME]", {"only"}, {"quick"}},
+      {"profiles", "fisrig-drive profiles", {}, {}},
+      {"profile-keys", "fisrig-drive profile-keys", {}, {}},
+      {"check-profile", "fisrig-drive check-profile FILE", {}, {}},
+  };
+  return all;
 }
 
-// --key value options after the subcommand; repeated keys keep every value.
+const Subcommand* find_subcommand(const std::string& name) {
+  for (const Subcommand& s : subcommands())
+    if (name == s.name) return &s;
+  return nullptr;
+}
+
+void print_usage(std::FILE* to, const Subcommand* only) {
+  bool first = true;
+  for (const Subcommand& s : subcommands()) {
+    if (only && only != &s) continue;
+    std::fprintf(to, "%s%s\n", first ? "usage: " : "       ", s.usage);
+    first = false;
+  }
+}
+
+// Bad input: one line naming what is wrong, exit 2.
+struct BadInput : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+bool wants_help(int argc, char** argv, int first) {
+  for (int i = first; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) return true;
+  return false;
+}
+
+// --key value options and --flag flags after the subcommand; repeated keys keep every value.
 std::multimap<std::string, std::string> parse_options(int argc, char** argv, int first,
-                                                      const std::vector<std::string>& flags) {
+                                                      const Subcommand& sub) {
   std::multimap<std::string, std::string> o;
   for (int i = first; i < argc; ++i) {
     std::string a = argv[i];
-    if (a.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + a + "'");
+    if (a.rfind("--", 0) != 0) throw BadInput(std::string(sub.name) + ": unexpected argument '" + a + "'");
     std::string key = a.substr(2);
-    if (std::find(flags.begin(), flags.end(), key) != flags.end()) {
+    if (std::find(sub.flags.begin(), sub.flags.end(), key) != sub.flags.end()) {
       o.emplace(key, "1");
       continue;
     }
-    if (i + 1 >= argc) throw std::invalid_argument("option " + a + " needs a value");
+    if (std::find(sub.options.begin(), sub.options.end(), key) == sub.options.end())
+      throw BadInput(std::string(sub.name) + ": unknown option " + a + " (--help lists them)");
+    if (i + 1 >= argc) throw BadInput(std::string(sub.name) + ": option " + a + " needs a value");
     o.emplace(key, argv[++i]);
   }
   return o;
@@ -56,12 +97,28 @@ std::string get(const std::multimap<std::string, std::string>& o, const std::str
   return it == o.end() ? fallback : it->second;
 }
 
+// A number option, or BadInput naming it.
+double number(const std::multimap<std::string, std::string>& o, const std::string& k,
+              const std::string& fallback, double lo) {
+  std::string v = get(o, k, fallback);
+  size_t used = 0;
+  double x = 0;
+  try {
+    x = std::stod(v, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (!used || used != v.size() || !(x >= lo))
+    throw BadInput("--" + k + " " + v + ": expected a number >= " + std::to_string(int(lo)));
+  return x;
+}
+
 drive::DriveConfig profile_with_faults(const std::multimap<std::string, std::string>& o) {
   drive::DriveConfig cfg = drive::load_profile(get(o, "profile", "consumer-256gb"));
   auto [a, b] = o.equal_range("fault");
   for (auto it = a; it != b; ++it) {
     size_t eq = it->second.find('=');
-    if (eq == std::string::npos) throw std::invalid_argument("--fault takes knob=value");
+    if (eq == std::string::npos) throw BadInput("--fault " + it->second + ": expected knob=value");
     cfg.faults.set(it->second.substr(0, eq), it->second.substr(eq + 1));
   }
   return cfg;
@@ -82,14 +139,14 @@ void print_curve(const char* label, const tools::SweepResult& s) {
 int cmd_scenario(const std::multimap<std::string, std::string>& o) {
   drive::DriveConfig cfg = profile_with_faults(o);
   tools::RecoveryOptions r;
-  r.torture_minutes = std::stod(get(o, "torture-min", "20"));
-  r.idle_minutes = std::stod(get(o, "idle-min", "40"));
-  r.sweep.zones = uint32_t(std::stoul(get(o, "zones", "256")));
-  r.sweep.zone_bytes = uint64_t(std::stod(get(o, "zone-mib", "32")) * (1 << 20));
+  r.torture_minutes = number(o, "torture-min", "20", 0);
+  r.idle_minutes = number(o, "idle-min", "40", 0);
+  r.sweep.zones = uint32_t(number(o, "zones", "256", 1));
+  r.sweep.zone_bytes = uint64_t(number(o, "zone-mib", "32", 1) * (1 << 20));
   std::printf("drive: %s, %s, %.1f GB user, %.1f%% over-provisioning\n", cfg.name.c_str(),
               cfg.identity.model.c_str(), cfg.user_bytes() / 1e9, cfg.over_provisioning() * 100);
   std::printf("sweep: HD Tach-style, %u zones of %.0f MiB, 128 KiB writes at QD1, SATA Gen%u link\n",
-              r.sweep.zones, r.sweep.zone_bytes / 1048576.0, cfg.interface.gen);
+              r.sweep.zones, r.sweep.zone_bytes / 1048576.0, cfg.interface.max_gen);
   std::printf("torture: %.0f simulated minutes of 4 KiB random writes at QD32 over 100%% of the LBA span\n",
               r.torture_minutes);
   std::fflush(stdout);
@@ -124,31 +181,53 @@ int cmd_profiles() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2) return usage();
-  std::string sub = argv[1];
+  if (argc < 2) {
+    print_usage(stderr, nullptr);
+    return 2;
+  }
+  std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    print_usage(stdout, nullptr);
+    return 0;
+  }
+  const Subcommand* sub = find_subcommand(name);
+  if (!sub) {
+    std::fprintf(stderr, "fisrig-drive: unknown subcommand '%s' (fisrig-drive --help lists them)\n", name.c_str());
+    return 2;
+  }
+  if (wants_help(argc, argv, 2)) {
+    print_usage(stdout, sub);
+    return 0;
+  }
   try {
-    if (sub == "identify") return cmd_identify(parse_options(argc, argv, 2, {}));
-    if (sub == "scenario") return cmd_scenario(parse_options(argc, argv, 2, {}));
-    if (sub == "bench") return tools::run_benchmarks(parse_options(argc, argv, 2, {"quick"}).count("quick") > 0,
-                                                     get(parse_options(argc, argv, 2, {"quick"}), "only", ""));
-    if (sub == "profiles") return cmd_profiles();
-    if (sub == "profile-keys") {
+    if (name == "identify") return cmd_identify(parse_options(argc, argv, 2, *sub));
+    if (name == "scenario") return cmd_scenario(parse_options(argc, argv, 2, *sub));
+    if (name == "bench") {
+      auto o = parse_options(argc, argv, 2, *sub);
+      return tools::run_benchmarks(o.count("quick") > 0, get(o, "only", ""));
+    }
+    if (argc != (name == "check-profile" ? 3 : 2)) {
+      print_usage(stderr, sub);
+      return 2;
+    }
+    if (name == "profiles") return cmd_profiles();
+    if (name == "profile-keys") {
       for (const std::string& k : drive::profile_key_names()) std::printf("%s\n", k.c_str());
       for (const std::string& k : drive::fault_knob_names()) std::printf("faults.%s\n", k.c_str());
       return 0;
     }
-    if (sub == "check-profile" && argc == 3) {
-      drive::DriveConfig c = drive::load_profile_file(argv[2]);
-      std::printf("%s: ok (%.1f GB, %.1f%% over-provisioning)\n", argv[2], c.user_bytes() / 1e9,
-                  c.over_provisioning() * 100);
-      return 0;
-    }
+    drive::DriveConfig c = drive::load_profile_file(argv[2]);
+    std::printf("%s: ok (%.1f GB, %.1f%% over-provisioning)\n", argv[2], c.user_bytes() / 1e9,
+                c.over_provisioning() * 100);
+    return 0;
   } catch (const drive::ProfileError& e) {
     std::fprintf(stderr, "fisrig-drive: bad profile: %s\n", e.what());
-    return 1;
+    return 2;
+  } catch (const std::invalid_argument& e) {  // BadInput, and fault knobs refused by name
+    std::fprintf(stderr, "fisrig-drive: %s\n", e.what());
+    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fisrig-drive: %s\n", e.what());
     return 1;
   }
-  return usage();
 }

@@ -53,6 +53,7 @@ class Device:
         self.ncq_error_log = None
         self.hang = False
         self.crc_error_next_data = False
+        self.next_read_dwords = None  # the next read sends this many data dwords, then success
         self.fis_sent = []
         cocotb.start_soon(self._dispatch())
 
@@ -136,6 +137,9 @@ class Device:
         words = []
         for i in range(n):
             words += self.sector(lba + i)
+        if self.next_read_dwords is not None:  # a short or long transfer
+            words = (words + [0x5A5A5A5A] * self.next_read_dwords)[:self.next_read_dwords]
+            self.next_read_dwords = None
         for off in range(0, len(words), 2048):
             bad = self.crc_error_next_data
             self.crc_error_next_data = False

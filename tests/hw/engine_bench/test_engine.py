@@ -103,6 +103,7 @@ async def dma_write_then_checked_read(dut):
     await b.submit(**read_desc(1000, 40, 2, word=7, pct=50))
     (r,) = await b.records(1)
     assert r["result"] == RESULT_OK and r["check_errors"] == 0 and r["sectors"] == 40
+    assert r["data_dwords"] == 40 * 128 and w["data_dwords"] == 40 * 128
     # One sector changed on the media: the checker names exactly one.
     b.device.media[1017] = list(b.device.media[1017])
     b.device.media[1017][60] ^= 1
@@ -275,3 +276,78 @@ async def refused_and_ram_sourced_dsm(dut):
     assert r["result"] == RESULT_OK and r["sectors"] == 2
     got = b"".join(d.to_bytes(4, "little") for d in b.device.sector(50) + b.device.sector(51))
     assert got == payload
+
+
+@cocotb.test()
+async def a_transfer_that_failed_never_ends_ok(dut):
+    """The device's success status is not the transfer's: a Data FIS that failed its CRC
+    (either way) or a transfer of other than the sectors asked for gets a result of its own,
+    with the status the device sent and the dwords that moved."""
+    b = Bench(dut)
+    await b.start()
+    await b.submit(**write_desc(2000, 20, 1, word=3))
+    (w,) = await b.records(1)
+    assert w["result"] == RESULT_OK
+    # A read whose Data FIS fails its CRC, the device then saying success.
+    b.device.crc_error_next_data = True
+    await b.submit(**read_desc(2000, 20, 2, word=3, check=False))
+    (r,) = await b.records(1)
+    assert (r["result"], r["status"]) == (RESULT_DATA_CRC, 0x50), r
+    # A 4-sector read that delivered 175 dwords, then success.
+    b.device.next_read_dwords = 175
+    await b.submit(**read_desc(2000, 4, 3, word=3, check=False))
+    (r,) = await b.records(1)
+    assert (r["result"], r["status"], r["data_dwords"], r["sectors"]) == (RESULT_LENGTH, 0x50, 175, 1), r
+    # ... and one that delivered a sector more than asked.
+    b.device.next_read_dwords = 5 * 128
+    await b.submit(**read_desc(2000, 4, 4, word=3, check=False))
+    (r,) = await b.records(1)
+    assert (r["result"], r["data_dwords"]) == (RESULT_LENGTH, 640), r
+    # A write Data FIS the device answered R_ERR, then reported success.
+    b.link.r_err_data_kept = 1
+    await b.submit(**write_desc(3000, 8, 5, word=3))
+    (w,) = await b.records(1)
+    assert (w["result"], w["status"]) == (RESULT_DATA_CRC, 0x50), w
+    # The engine goes on: a clean read is OK again, moving exactly what it asked.
+    await b.submit(**read_desc(2000, 20, 6, word=3))
+    (r,) = await b.records(1)
+    assert (r["result"], r["data_dwords"], r["check_errors"]) == (RESULT_OK, 20 * 128, 0), r
+
+
+async def cut_at_first_data_fis(dut, read):
+    b = Bench(dut)
+    await b.start()
+    if read:
+        await b.submit(**write_desc(500, 16, 1, word=2))
+        (w,) = await b.records(1)
+        assert w["result"] == RESULT_OK
+    await b.submit(protocol=PROTO_POWER, command=POWER_OFF_AT_EVENT, features=EVENT_DATA, count=1,
+                   timeout_ticks=77, user_tag=10)
+    (armed,) = await b.records(1)
+    assert armed["result"] == RESULT_OK
+    await b.submit(**(read_desc(500, 16, 11, word=2) if read else write_desc(600, 16, 11, word=2)))
+
+    async def rails_follow():
+        while dut.rails.value:
+            await RisingEdge(b.clock)
+        await ClockCycles(b.clock, 50)
+        dut.link_up.value = 0
+    cocotb.start_soon(rails_follow())
+    recs = await b.records(3)
+    cut = [r for r in recs if r["user_tag"] == USER_TAG_EVENT and r["slot"] == EV_POWER_CUT]
+    cmd = [r for r in recs if r["user_tag"] == 11]
+    assert len(cut) == 1 and len(cmd) == 1, recs
+    assert cut[0]["ts_status"] == cmd[0]["ts_data_first"] + 77, (cut, cmd)
+
+
+@cocotb.test()
+async def a_cut_after_a_write_data_fis_lands_on_its_stamp_plus_the_delay(dut):
+    """A cut `delay` ticks after a Data FIS lands at the command's ts_data_first + delay, to
+    the tick (the event once fired at the FIS's header, a tick early: the bench's offsets
+    for rtl.power_cut_jitter_ticks were all -1)."""
+    await cut_at_first_data_fis(dut, read=False)
+
+
+@cocotb.test()
+async def a_cut_after_a_read_data_fis_lands_on_its_stamp_plus_the_delay(dut):
+    await cut_at_first_data_fis(dut, read=True)

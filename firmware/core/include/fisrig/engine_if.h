@@ -9,7 +9,7 @@
  * free-running counter. The CPU never sits in the per-FIS path.
  *
  * Every multi-byte field is little-endian. Times are ticks of the SATA clock domain's
- * 64-bit counter: 150 MHz at Gen3 (6.667 ns), whatever the negotiated speed.
+ * 64-bit counter: FISRIG_TICK_HZ (150 MHz, the Gen3 dword clock), whatever the negotiated speed.
  */
 #ifndef FISRIG_ENGINE_IF_H
 #define FISRIG_ENGINE_IF_H
@@ -19,6 +19,15 @@
 #define FISRIG_ENGINE_IF_VERSION 1u
 #define FISRIG_ENGINE_SLOTS 32u
 #define FISRIG_TICK_HZ 150000000ull /* timestamp counter rate */
+/* One tick in ns as an exact fraction, 1e9 / FISRIG_TICK_HZ = 20/3: 64-bit tick counts
+   convert in integers (a double would lose ns past 2^53) without overflowing. */
+#define FISRIG_TICK_NS_NUM 20ull
+#define FISRIG_TICK_NS_DEN 3ull
+/* A slot's timeout when its descriptor says 0: the 30 s a Linux host gives a command by
+   default (the SCSI disk timeout libata's disks run under, /sys/block/sdX/device/timeout),
+   so a drive that is slow but within what a host tolerates is not cut short by the rig.
+   It is over the 28.6 s a descriptor's 32-bit timeout_ticks can say. */
+#define FISRIG_DEFAULT_TIMEOUT_TICKS (30ull * FISRIG_TICK_HZ)
 
 /* How the engine sequences a descriptor's FISes (descriptor.protocol). */
 enum fisrig_protocol {
@@ -98,7 +107,13 @@ enum fisrig_result {
   FISRIG_RESULT_TIMEOUT = 3,       /* no answer within timeout_ticks */
   FISRIG_RESULT_LINK_LOST = 4,     /* COMRESET, link down or power cut before it ended */
   FISRIG_RESULT_CHECK_FAILED = 5,  /* read data did not match (check_errors sectors) */
-  FISRIG_RESULT_REFUSED = 6        /* the engine refused it: malformed descriptor */
+  FISRIG_RESULT_REFUSED = 6,       /* the engine refused it: malformed descriptor */
+  /* The device's status said success, but the transfer did not: an exerciser reports what
+     moved, whatever the drive claims. (An ERR status stays ATA_ERROR.) */
+  FISRIG_RESULT_DATA_CRC = 7,      /* a Data FIS of the command failed its CRC: the host
+                                      answered the device's R_ERR, or the device ours */
+  FISRIG_RESULT_LENGTH = 8         /* a DMA or FPDMA command moved other than the sectors it
+                                      asked for (data_dwords says what moved) */
 };
 
 /*
@@ -113,8 +128,8 @@ struct fisrig_cpl_record {
   uint8_t error;        /* ATA ERROR */
   uint8_t lba[6];       /* LBA of the D2H (the first failing sector on an error) */
   uint16_t check_errors;/* sectors that failed the data check */
-  uint32_t sectors;     /* sectors moved */
-  uint32_t reserved;    /* zero; keeps the timestamps 8-byte aligned */
+  uint32_t sectors;     /* whole sectors moved (data_dwords / 128) */
+  uint32_t data_dwords; /* data dwords moved in this command's Data FISes, either way */
   uint64_t ts_submit;   /* the engine fetched the descriptor */
   uint64_t ts_h2d;      /* Register H2D sent (end of its EOF) */
   uint64_t ts_accept;   /* NCQ: D2H that releases the command; else 0 */
@@ -145,8 +160,14 @@ struct fisrig_ring_regs {
   uint32_t cq_head;             /* written by the CPU: records consumed */
 };
 
+/* Ticks to ns, rounded to the nearest ns (reports, run outcomes). */
+static inline uint64_t fisrig_ticks_to_ns(uint64_t ticks) {
+  return (ticks * FISRIG_TICK_NS_NUM + FISRIG_TICK_NS_DEN / 2) / FISRIG_TICK_NS_DEN;
+}
+
 /* Layout checks that hold in C99 and C++ alike: a negative array size fails to build. */
 typedef char fisrig_desc_is_32_bytes[sizeof(struct fisrig_cmd_desc) == 32 ? 1 : -1];
 typedef char fisrig_cpl_is_80_bytes[sizeof(struct fisrig_cpl_record) == 80 ? 1 : -1];
+typedef char fisrig_tick_ns_is_exact[FISRIG_TICK_NS_NUM * FISRIG_TICK_HZ == FISRIG_TICK_NS_DEN * 1000000000ull ? 1 : -1];
 
 #endif /* FISRIG_ENGINE_IF_H */

@@ -152,6 +152,9 @@ struct fisrig_run_record {
   uint8_t kind;         /* enum fisrig_record_kind */
   uint8_t reserved;
   uint64_t lba;         /* the command's LBA */
+  uint32_t lbas;        /* LBAs the command covers: its sector count, or the total of a DSM
+                           TRIM's ranges (cpl.sectors counts the range list's blocks moved) */
+  uint32_t reserved2;   /* zero; keeps the record a multiple of 8 bytes */
 };
 
 enum fisrig_record_kind {
@@ -162,7 +165,22 @@ enum fisrig_record_kind {
                              lba the offset of the instruction that failed */
 };
 
-typedef char fisrig_record_is_96_bytes[sizeof(struct fisrig_run_record) == 96 ? 1 : -1];
+/*
+ * records.bin, the raw record stream a target writes as it goes (the model target's runner
+ * and the host for the rtl target): this header, then struct fisrig_run_record after
+ * struct fisrig_run_record; a killed run leaves at most a torn last record.
+ */
+#define FISRIG_RECORDS_FILE_MAGIC 0x52525346u /* "FSRR" */
+#define FISRIG_RECORDS_FILE_VERSION 2u /* 2: the record's lbas */
+
+struct fisrig_records_file_header {
+  uint32_t magic;         /* FISRIG_RECORDS_FILE_MAGIC */
+  uint32_t version;       /* FISRIG_RECORDS_FILE_VERSION */
+  uint32_t record_bytes;  /* sizeof(struct fisrig_run_record) */
+  uint32_t reserved;      /* zero */
+};
+
+typedef char fisrig_record_is_104_bytes[sizeof(struct fisrig_run_record) == 104 ? 1 : -1];
 typedef char fisrig_trace_entry_is_16_bytes[sizeof(struct fisrig_trace_entry) == 16 ? 1 : -1];
 
 #endif /* FISRIG_PROGRAM_H */

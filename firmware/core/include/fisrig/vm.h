@@ -55,6 +55,7 @@ enum fisrig_vm_status {
 struct fisrig_vm_inflight {
   uint32_t marker;
   uint64_t lba;
+  uint32_t lbas;
   uint32_t bytes;
   uint8_t command;
   uint8_t protocol;

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "fisrig/drive/ata.h"
+#include "fisrig/drive/smart.h"
 
 namespace fisrig::device {
 
@@ -19,9 +20,15 @@ enum class Protocol : uint8_t {
   kFpdmaOut,  // H2D, D2H; later DMA Setup, DMA Activate before each host Data FIS; SDB
 };
 
-constexpr Protocol protocol_of(uint8_t command) {
+// SMART's protocol depends on its subcommand (FEATURES 7:0): host/fisrig/compile.py's
+// PROTOCOL_OF and SMART_PROTOCOL_OF say the same for the host.
+constexpr Protocol protocol_of(uint8_t command, uint16_t features) {
   namespace ata = drive::ata;
   switch (command) {
+    case ata::kSmart:
+      return (features & 0xFF) == drive::smart::kReadData || (features & 0xFF) == drive::smart::kReadThresholds
+                 ? Protocol::kPioIn
+                 : Protocol::kNonData;
     case ata::kIdentifyDevice:
     case ata::kReadLogExt:
       return Protocol::kPioIn;

@@ -11,9 +11,9 @@
 //  - Writes, DSM TRIM, SECURITY with data: the Drive needs the data at submit(), so the
 //    device asks for it itself (first DMA Activate / DMA Setup / PIO Setup not before the
 //    H2D plus the profile's command overhead) and submits when the last Data FIS has
-//    arrived, at that cycle's time; the status goes no earlier than the Drive says. The
-//    Drive then models that transfer once more on its own wire after the submit, so a
-//    write's status comes about one transfer time later than on a real drive.
+//    arrived, at that cycle's time, marked data_phase_done: the Drive books no accept,
+//    overhead or data of its own for it (only its buffer's room and FUA can hold the
+//    status back), and the status goes no earlier than the Drive says.
 //  - NCQ: a Register D2H with status 40h releases the bus right after each queued H2D;
 //    one data phase at a time; each DMA Setup (A = 0) is followed by a DMA Activate
 //    before each of the host's Data FISes. Completed tags whose data is done go out

@@ -29,7 +29,8 @@ class SataDevice {
  public:
   // The link-level fault knobs of config.faults (r_err_rate, hold_storm_*) act on the
   // wire here and are taken out of the Drive's copy so that they do not act twice.
-  // max_gen: the fastest SATA speed the device negotiates (1..3).
+  // max_gen: the fastest SATA speed the device negotiates (1..3), at most the profile's
+  // interface.max_gen; the Drive gets the lower of the two, for IDENTIFY word 76.
   explicit SataDevice(drive::DriveConfig config, int max_gen = 3);
 
   // One SATA clock cycle: the host's pins at this edge in, the device's for the next out.

@@ -23,6 +23,7 @@ constexpr uint8_t kReadLogDmaExt = 0x47;
 constexpr uint8_t kReadFpdmaQueued = 0x60;
 constexpr uint8_t kWriteFpdmaQueued = 0x61;
 constexpr uint8_t kSendFpdmaQueued = 0x64;
+constexpr uint8_t kSmart = 0xB0;  // subcommand in FEATURES: smart.h
 constexpr uint8_t kSanitize = 0xB4;
 constexpr uint8_t kFlushCache = 0xE7;
 constexpr uint8_t kIdentifyDevice = 0xEC;
@@ -99,6 +100,13 @@ struct AtaCommand {
   WritePayload payload;          // data-out commands with sector data
   const uint8_t* data_out = nullptr;  // data-out commands with structured data (DSM ranges)
   uint32_t data_out_bytes = 0;
+  // Data-out commands whose data phase already happened on a real wire (the RTL device
+  // side, sim/device): the device accepted the command, spent the controller's command
+  // overhead, asked for the data and took it; the submit time is when the last Data FIS
+  // arrived. The Drive then books no accept D2H, overhead, DMA Setup/Activate or Data FIS
+  // of its own: booking them again made a write's status come one transfer late
+  // (28 us for 16 KiB at Gen3, measured by an independent host before this flag).
+  bool data_phase_done = false;
   ReadSink sink;                 // data-in commands
   std::vector<uint8_t>* pio_in = nullptr;  // IDENTIFY / logs: receives the bytes if set
 
@@ -114,6 +122,7 @@ struct Completion {
   uint8_t status = 0;
   uint8_t error = 0;
   uint64_t lba = 0;       // D2H LBA: the first failing sector on an error
+  bool lba_is_output = false;  // the D2H carries lba on success too (SMART RETURN STATUS)
   uint32_t sectors = 0;   // sectors the command covered
   SimTime t_arrive = 0;   // Register H2D received
   SimTime t_accept = 0;   // NCQ: D2H (BSY clear) sent; otherwise = t_arrive

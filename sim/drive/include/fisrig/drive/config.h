@@ -46,6 +46,8 @@ struct NandGeometry {
   uint32_t blocks_per_plane = 2048;
   uint32_t pages_per_block = 256;
   uint32_t page_bytes = 8192;
+  // Program/erase cycles a block is rated for: SMART's wear attribute counts down to it.
+  uint32_t rated_pe_cycles = 3000;
   uint32_t dies() const { return channels * dies_per_channel; }
   uint64_t raw_bytes() const {
     return uint64_t{dies()} * planes_per_die * blocks_per_plane * pages_per_block * page_bytes;
@@ -82,8 +84,11 @@ struct GcConfig {
 };
 
 struct InterfaceConfig {
-  uint32_t gen = 3;  // SATA generation: 1, 2 or 3 (1.5, 3, 6 Gb/s)
-  double dwords_per_s() const { return gen == 1 ? 37.5e6 : gen == 2 ? 75e6 : 150e6; }
+  // The fastest SATA generation the drive supports: 1, 2 or 3 (1.5, 3, 6 Gb/s); IDENTIFY
+  // word 76. The transaction-level link runs at it (the speed actually negotiated, word 77,
+  // is the device side's to tell: Drive::set_link_gen).
+  uint32_t max_gen = 3;
+  double dwords_per_s() const { return max_gen == 1 ? 37.5e6 : max_gen == 2 ? 75e6 : 150e6; }
 };
 
 struct PowerConfig {

@@ -19,6 +19,7 @@
 #include "fisrig/drive/ftl.h"
 #include "fisrig/drive/link_timing.h"
 #include "fisrig/drive/nand.h"
+#include "fisrig/drive/smart.h"
 #include "fisrig/drive/write_cache.h"
 
 namespace fisrig::drive {
@@ -36,7 +37,7 @@ struct DriveStats {
   uint64_t r_err_data = 0;         // 0x003/0x004
   uint64_t r_err_non_data = 0;     // 0x005
   uint64_t comresets = 0;          // 0x00A
-  uint64_t power_cycles = 0;
+  uint64_t power_cycles = 0;        // rails cut while on (power_off)
   uint64_t dropped_at_power_loss = 0;
   uint64_t ignored_while_off = 0;
   uint64_t ignored_while_hung = 0;
@@ -96,7 +97,16 @@ class Drive {
   bool hung() const { return hung_; }
   SimTime ready_at() const { return ready_at_; }
 
+  // The SATA speed the link came up at (1..3), which IDENTIFY word 77 reports; the device
+  // side tells it at each link-up. Until then (and on the model target, whose link runs at
+  // the drive's fastest speed) it is interface.max_gen.
+  void set_link_gen(uint32_t gen) { link_gen_ = gen; }
+  uint32_t link_gen() const { return link_gen_; }
+
   std::array<uint16_t, 256> identify_words() const;
+  // SMART's attributes from the drive's counters, with power-on time up to `now`.
+  std::vector<smart::Attribute> smart_attributes(SimTime now) const;
+  bool smart_enabled() const { return smart_enabled_; }
   std::vector<uint8_t> read_log_page(uint8_t log, uint16_t page) const;  // empty if none
 
   const DriveConfig& config() const { return cfg_; }
@@ -125,6 +135,8 @@ class Drive {
   void do_set_features(Ctx& c);
   void do_security(Ctx& c);
   void do_sanitize(Ctx& c);
+  void do_smart(Ctx& c);
+  void pio_in_page(Ctx& c, const std::vector<uint8_t>& page);
   void fail(Ctx& c, uint8_t error, uint64_t lba);
   void finish(Ctx& c);
   void push(const Completion& c);
@@ -155,6 +167,10 @@ class Drive {
   bool cache_enabled_;
   bool security_enabled_ = false;
   bool erase_prepared_ = false;
+  bool smart_enabled_ = true;  // kept across power cycles, as ACS-3 asks
+  uint32_t link_gen_;
+  SimTime powered_ns_ = 0;     // power-on time of the periods before the current one
+  SimTime powered_since_ = 0;
   SimTime ready_at_ = 0;
   SimTime host_now_ = kNever;  // set by receive_h2d: commands then arrive after the host's now
   SimTime cpu_free_ = 0;

@@ -13,6 +13,7 @@ namespace fisrig::drive {
 struct NandCounters {
   uint64_t page_reads = 0;
   uint64_t page_programs = 0;   // multi-plane program units
+  uint64_t bytes_programmed = 0;  // what those units wrote (SMART: NAND writes)
   uint64_t block_erases = 0;    // per die (all planes at once)
   SimTime die_busy_ns = 0;      // summed over dies
 };

@@ -1,0 +1,51 @@
+/*
+ * The bare-metal firmware's interface with the host that boots it on the rig SoC
+ * (firmware/baremetal/main.c on one side, hw/fisrig_hw/soc_build.py and soc_run.py on the
+ * other): where the host puts the program in main RAM, and the ring the firmware hands the
+ * run records back through. Little-endian, 32-bit words.
+ */
+#ifndef FISRIG_BAREMETAL_IF_H
+#define FISRIG_BAREMETAL_IF_H
+
+#include <stdint.h>
+
+#include "fisrig/program.h"
+
+/*
+ * Main RAM at boot: the firmware from 0, then at FISRIG_BOOT_PROGRAM_OFFSET this header and
+ * right after it the compiled program (fisrig/program.h). The firmware is linked below the
+ * offset; the host refuses a firmware image that does not fit under it.
+ */
+#define FISRIG_BOOT_PROGRAM_OFFSET 0x20000u
+
+struct fisrig_boot_header {
+  uint32_t program_bytes; /* the program's size */
+  uint32_t records_to;    /* enum fisrig_records_to */
+};
+
+/* Where the firmware sends the run records. */
+enum fisrig_records_to {
+  FISRIG_RECORDS_TO_UART = 0, /* as lines "R <the record in hex>" on the console (no bridge needed) */
+  FISRIG_RECORDS_TO_RING = 1  /* into struct fisrig_record_ring, drained through the host bridge */
+};
+
+/*
+ * The record ring in the SoC's ring RAM (uncached on the CPU side). The firmware says where
+ * on the console ("fisrig firmware: record ring at 0x<address>"), writes the record, then
+ * tail; the host reads tail, takes records, writes head. Both indexes run free; a record's
+ * slot is index % entries. The firmware waits while tail - head == entries, so nothing is
+ * lost.
+ */
+#define FISRIG_RECORD_RING_ENTRIES 128u
+
+struct fisrig_record_ring {
+  uint32_t entries;       /* FISRIG_RECORD_RING_ENTRIES, written before the ring is announced */
+  volatile uint32_t tail; /* records written: the firmware's */
+  volatile uint32_t head; /* records taken: the host's */
+  uint32_t reserved;      /* keeps the records 16-byte aligned */
+  struct fisrig_run_record rec[FISRIG_RECORD_RING_ENTRIES];
+};
+
+typedef char fisrig_boot_header_is_8_bytes[sizeof(struct fisrig_boot_header) == 8 ? 1 : -1];
+
+#endif /* FISRIG_BAREMETAL_IF_H */

@@ -1,0 +1,27 @@
+"""The one kind of refusal: an input that cannot be used, where it is and what is wrong.
+
+Every bad plan, flag, file or field becomes an InputError before anything runs; the
+`fisrig` command prints it as one line, `fisrig: WHERE: WHAT`, and exits 2. WHERE is a
+file and line (`plan.toml:14`), a flag as typed (`--fault busy_rate=2`) or a path.
+"""
+from __future__ import annotations
+
+import difflib
+from typing import Iterable
+
+
+class InputError(ValueError):
+    """An input that cannot be used: `where` it is and what is wrong with it."""
+
+    def __init__(self, where: str, message: str):
+        self.where, self.message = where, message
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+def closest(name: object, valid: Iterable[str]) -> str:
+    """`(closest: 'fill'; valid: a, b, c)` for an unknown name: the nearest valid one by
+    difflib's ratio (always one, so a user sees what was probably meant) and all of them."""
+    valid = list(valid)
+    near = difflib.get_close_matches(str(name), valid, n=1, cutoff=0.0) if valid else []
+    head = f"closest: {near[0]!r}; " if near else ""
+    return f"({head}valid: {', '.join(valid)})"

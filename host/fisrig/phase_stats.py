@@ -1,0 +1,221 @@
+"""The figures of each phase of a run, computed once: the console headline, summary.json's
+per-job "fisrig" block and the plots all read these, so no two of them can disagree.
+
+A phase is the command records that carry one marker (a step's label; a step without one
+joins the phase before it, as compile.phase_label says). Its kind comes from the plan's
+step kinds in run.json, never from the shape of its LBAs: a random-write workload is a
+workload even when a run of its LBAs happens to be sequential.
+
+Only command records enter a phase (power, link and "end" records are not commands), and
+only commands that completed without error enter its latency figures.
+
+The queue depth a phase held is the time-weighted mean of the commands in flight (from
+each command's submit to its status) over the phase's span, which is exactly the sum of
+the latencies over the span, and its maximum. A phase that held less than 90% of what its
+plan asked for is warned about: its figures are not figures at the depth it asked.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+
+from .compile import asked_queue_depth, phase_label
+from .results import READS, TRIMS, WRITES, code_of, codes, percentiles
+
+QD_WARN_FRACTION = 0.9
+# The step kinds that issue a stream of commands; the others issue a command or a few.
+STREAM_KINDS = ("sweep", "fill", "workload", "replay", "trim")
+HEADLINE_PERCENTILES = (50, 99, 99.9)
+COLUMNS = ["marker", "kind", "result", "lba", "lbas", "sectors", "t_submit_ns", "t_status_ns", "latency_ns", "command"]
+
+
+def queue_depth_held(t0: np.ndarray, t1: np.ndarray) -> tuple[float, int]:
+    """(time-weighted mean, maximum) of the commands in flight, each over [submit, status).
+
+    The mean is the integral of the depth over the span, and that integral is the sum of
+    the commands' times in flight. The maximum is reached just after a submit: the depth
+    then is the submits so far minus the statuses at or before that time."""
+    if not len(t0):
+        return 0.0, 0
+    span = int(t1.max()) - int(t0.min())
+    busy = float(np.sum(t1.astype(np.int64) - t0.astype(np.int64)))
+    mean = busy / span if span > 0 else 0.0
+    starts, ends = np.sort(t0), np.sort(t1)
+    depth = np.arange(1, len(starts) + 1) - np.searchsorted(ends, starts, side="right")
+    return mean, int(depth.max())
+
+
+@dataclass
+class PlanPhase:
+    """What the plan asked of one phase."""
+    steps: list[str] = field(default_factory=list)  # the kinds of its steps, in order
+    asked_qd: list[int] = field(default_factory=list)  # per stream step
+    zones: int = 0  # the zones its sweep steps asked for
+
+    @property
+    def kind(self) -> str:
+        stream = list(dict.fromkeys(k for k in self.steps if k in STREAM_KINDS))
+        if len(stream) == 1:
+            return stream[0]
+        if stream:
+            return "mixed"
+        return self.steps[0] if self.steps else "unknown"
+
+
+def plan_phases(meta: dict) -> dict[str, PlanPhase]:
+    """Each phase label of the run's plan (run.json) with the kinds of its steps."""
+    out: dict[str, PlanPhase] = {}
+    current = None
+    for s in meta.get("plan", {}).get("steps", []):
+        current = phase_label(s.get("label"), current, s["do"])
+        p = out.setdefault(current, PlanPhase())
+        p.steps.append(s["do"])
+        args = {k: v for k, v in s.items() if k not in ("do", "label")}
+        qd = asked_queue_depth(s["do"], args)
+        if qd is not None:
+            p.asked_qd.append(qd)
+        if s["do"] == "sweep":
+            p.zones += args.get("zones", 256)
+    return out
+
+
+@dataclass
+class PhaseStats:
+    label: str
+    kind: str  # the plan's step kind ("sweep", "workload", ...), "mixed", or "unknown"
+    steps: list[str]
+    commands: int
+    errors: int
+    seconds: float
+    data_bytes: int  # sectors read and written
+    trimmed_lbas: int
+    qd_asked: int | None
+    qd_mean: float
+    qd_max: int
+    issue_rate: float  # commands submitted per second, first submit to last
+    latency_ns: np.ndarray  # of the commands that completed without error
+    t_status_ns: np.ndarray
+    zones: list[tuple[int, float]]  # (first LBA, MB/s) of each zone, sweeps only
+    zone_bytes: int = 0
+    zone_seconds: float = 0.0
+    zones_asked: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def is_sweep(self) -> bool:
+        return self.kind == "sweep"
+
+    @property
+    def iops(self) -> float:
+        return self.commands / self.seconds if self.seconds else 0.0
+
+    @property
+    def mbps(self) -> float:
+        """Data read and written per second (TRIM moves no data)."""
+        return self.data_bytes / self.seconds / 1e6 if self.seconds else 0.0
+
+    @property
+    def trimmed_lbas_per_s(self) -> float:
+        return self.trimmed_lbas / self.seconds if self.seconds else 0.0
+
+    @property
+    def sweep_mbps(self) -> float:
+        """A sweep's average: all zones' bytes over all zones' time."""
+        return self.zone_bytes / self.zone_seconds / 1e6 if self.zone_seconds else 0.0
+
+    def latency_percentiles(self) -> dict[str, int]:
+        return percentiles(self.latency_ns, HEADLINE_PERCENTILES)
+
+    def to_json(self) -> dict:
+        """summary.json's "fisrig" block of the phase's job; the headline prints these."""
+        out = {
+            "kind": self.kind, "steps": self.steps, "commands": self.commands, "errors": self.errors,
+            "seconds": self.seconds, "iops": self.iops, "data_bytes": self.data_bytes,
+            "data_mb_per_s": self.mbps, "trimmed_lbas": self.trimmed_lbas,
+            "trimmed_lbas_per_s": self.trimmed_lbas_per_s,
+            "queue_depth": {"asked": self.qd_asked, "held_mean": self.qd_mean, "held_max": self.qd_max},
+            "issue_rate": self.issue_rate,
+            "latency_ns": {"N": int(len(self.latency_ns)), "percentile": self.latency_percentiles()},
+            "warnings": self.warnings,
+        }
+        if self.is_sweep:
+            out["sweep"] = {"zones": len(self.zones), "zones_asked": self.zones_asked,
+                            "mb_per_s": self.sweep_mbps}
+        return out
+
+
+def _zones(lba: np.ndarray, sectors: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> tuple[list, int, float]:
+    """A sweep's zones: its runs of back-to-back sequential commands (two or more)."""
+    if len(lba) < 2:
+        return [], 0, 0.0
+    breaks = np.flatnonzero(lba[1:] != lba[:-1] + sectors[:-1]) + 1
+    starts = np.concatenate([[0], breaks])
+    ends = np.concatenate([breaks, [len(lba)]])
+    keep = ends - starts >= 2
+    starts, ends = starts[keep], ends[keep]
+    if not len(starts):
+        return [], 0, 0.0
+    total = np.concatenate([[0], np.cumsum(sectors, dtype=np.int64)])
+    nbytes = (total[ends] - total[starts]) * 512
+    secs = (t1[ends - 1] - t0[starts]) / 1e9
+    mbps = np.where(secs > 0, nbytes / np.maximum(secs, 1e-12) / 1e6, 0.0)
+    return list(zip(lba[starts].tolist(), mbps.tolist())), int(nbytes.sum()), float(secs.sum())
+
+
+def _warnings(p: PhaseStats, asked: list[int], plan_known: bool) -> list[str]:
+    w = []
+    if not plan_known:
+        w.append("run.json has no plan: the phase's kind and asked queue depth are unknown")
+    if len(set(asked)) > 1:
+        w.append(f"its steps ask for different queue depths ({', '.join(map(str, sorted(set(asked))))}): "
+                 "the depth held is not compared with them")
+    elif p.qd_asked and p.qd_mean < QD_WARN_FRACTION * p.qd_asked:
+        w.append(f"held {p.qd_mean:.2f} commands in flight on average (at most {p.qd_max}) of the "
+                 f"{p.qd_asked} asked ({100 * p.qd_mean / p.qd_asked:.0f}%): its figures are not "
+                 f"QD{p.qd_asked} figures")
+    if p.is_sweep and len(p.zones) != p.zones_asked:
+        w.append(f"the plan asked for {p.zones_asked} zones; the records hold {len(p.zones)} sequential runs")
+    return w
+
+
+def compute(table: pa.Table, meta: dict) -> list[PhaseStats]:
+    """Every phase that issued commands, in the order it first appears in the records."""
+    marker, marker_names = codes(table, "marker")
+    kind, kind_names = codes(table, "kind")
+    result, result_names = codes(table, "result")
+    cols = {c: table.column(c).to_numpy() for c in
+            ("lba", "lbas", "sectors", "t_submit_ns", "t_status_ns", "latency_ns", "command")}
+    is_cmd = kind == code_of(kind_names, "command")
+    is_ok = result == code_of(result_names, "ok")
+    moves_data = np.isin(cols["command"], list(READS | WRITES))
+    is_trim = np.isin(cols["command"], list(TRIMS))
+    plan = plan_phases(meta)
+    out = []
+    for mk in dict.fromkeys(marker[is_cmd].tolist()):
+        label = marker_names[mk]
+        pp = plan.get(label, PlanPhase())
+        m = is_cmd & (marker == mk)
+        ok = m & is_ok
+        data = ok & moves_data
+        t0, t1 = cols["t_submit_ns"][m], cols["t_status_ns"][m]
+        n = int(m.sum())
+        qd_mean, qd_max = queue_depth_held(t0, t1)
+        submits = np.sort(t0)
+        issue_rate = (n - 1) / ((submits[-1] - submits[0]) / 1e9) if n > 1 and submits[-1] > submits[0] else 0.0
+        asked = sorted(set(pp.asked_qd))
+        p = PhaseStats(
+            label=label, kind=pp.kind, steps=pp.steps, commands=n, errors=int((m & ~is_ok).sum()),
+            seconds=(int(t1.max()) - int(t0.min())) / 1e9,
+            data_bytes=int(cols["sectors"][data].astype(np.int64).sum()) * 512,
+            trimmed_lbas=int(cols["lbas"][ok & is_trim].astype(np.int64).sum()),
+            qd_asked=asked[0] if len(asked) == 1 else None, qd_mean=qd_mean, qd_max=qd_max,
+            issue_rate=float(issue_rate), latency_ns=cols["latency_ns"][ok],
+            t_status_ns=t1, zones=[], zones_asked=pp.zones)
+        if p.is_sweep:
+            p.zones, p.zone_bytes, p.zone_seconds = _zones(
+                cols["lba"][data], cols["sectors"][data], cols["t_submit_ns"][data], cols["t_status_ns"][data])
+        p.warnings = _warnings(p, pp.asked_qd, bool(plan))
+        out.append(p)
+    return out

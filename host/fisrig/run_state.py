@@ -1,0 +1,104 @@
+"""What a run directory says happened: done, failed and why, killed, or records missing.
+
+`fisrig report` reads a run that may have been killed, copied half-way or damaged; this is
+where that is found out and said in one line, never as "done". The count to hold records
+to is the target's own (run.json's outcome.records); records.bin is cut to whole records.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import program_format as pf
+from . import results
+from .errors import InputError
+
+
+@dataclass
+class RunState:
+    status: str               # run.json's: done, failed, expect_failed, ..., or "killed"
+    why: str                  # what run.json says went wrong, if anything
+    raw_records: int | None   # whole records in records.bin (None: there is none)
+    torn_bytes: int           # a partial record at its end
+    parquet_rows: int | None
+    expected: int | None      # records the target said it wrote (None: it never said)
+
+    @property
+    def have(self) -> int:
+        return max(self.raw_records or 0, self.parquet_rows or 0)
+
+    @property
+    def missing(self) -> int:
+        return max((self.expected or 0) - self.have, 0)
+
+    def line(self) -> str:
+        """`done`, or what went wrong, with the records that are missing."""
+        text = self.status + (f" ({self.why})" if self.why and self.why != self.status else "")
+        if self.missing:
+            text = (f"truncated: {self.missing} of the {self.expected} records the run took are missing "
+                    f"(records.bin holds {self.raw_records or 0}); the run itself ended {text}")
+        elif self.torn_bytes:
+            text += f"; records.bin ends in a torn record ({self.torn_bytes} bytes, left out)"
+        return text
+
+
+def read_meta(run_dir: Path) -> dict:
+    """run.json, or {} when there is none; InputError naming its line when it is not JSON."""
+    path = run_dir / results.RUN_JSON
+    if not path.exists():
+        return {}
+    try:
+        meta = json.loads(path.read_bytes())
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}:{e.lineno}", f"not valid JSON ({e.msg})") from None
+    except (UnicodeDecodeError, OSError) as e:
+        raise InputError(str(path), f"cannot read it: {e}") from None
+    if not isinstance(meta, dict):
+        raise InputError(str(path), "not a fisrig run.json (not a JSON object)")
+    return meta
+
+
+def raw_count(path: Path) -> tuple[int, int]:
+    """(whole records, bytes of a torn last one) in a records.bin; InputError when it is not one."""
+    size = path.stat().st_size
+    if size < pf.RECORDS_HEADER.size:  # stopped before its header was out: nothing recorded
+        return 0, size
+    with path.open("rb") as f:
+        magic, _version, rec_size, _ = pf.RECORDS_HEADER.unpack(f.read(pf.RECORDS_HEADER.size))
+    if magic != pf.RECORDS_MAGIC:
+        raise InputError(str(path), f"not a fisrig records file (magic {magic:#010x}, want {pf.RECORDS_MAGIC:#010x})")
+    if rec_size != pf.RECORD_DTYPE.itemsize:
+        raise InputError(str(path), f"records of {rec_size} bytes; this fisrig reads {pf.RECORD_DTYPE.itemsize}-byte records")
+    body = size - pf.RECORDS_HEADER.size
+    return body // rec_size, body % rec_size
+
+
+def parquet_rows(path: Path) -> int | None:
+    if not path.exists():
+        return None
+    import pyarrow.parquet as pq
+    try:
+        return pq.ParquetFile(path).metadata.num_rows
+    except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds for a damaged file
+        raise InputError(str(path), f"not a readable Parquet file ({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
+
+
+def inspect(run_dir: Path) -> RunState:
+    """The state of a run directory; InputError when it is not one or a file in it is damaged."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise InputError(str(run_dir), "not a directory" if run_dir.exists() else "no such run directory")
+    meta = read_meta(run_dir)
+    raw = run_dir / results.RAW
+    n, torn = raw_count(raw) if raw.exists() else (None, 0)
+    rows = parquet_rows(run_dir / results.PARQUET)
+    if not meta and n is None and rows is None:
+        raise InputError(str(run_dir), "not a run directory (no run.json, records.bin or records.parquet)")
+    status = meta.get("status", "unknown")
+    outcome = meta.get("outcome") if isinstance(meta.get("outcome"), dict) else {}
+    why = str(meta.get("error") or outcome.get("error") or "")
+    if status == "running":  # run.json is rewritten when the target returns: it never did
+        status, why = "killed", "run.json still says running: the run was stopped before it ended"
+    expected = outcome.get("records") if isinstance(outcome.get("records"), int) else None
+    return RunState(status, why, n, torn, rows, expected)

@@ -1,0 +1,51 @@
+"""The host bridge is a Wishbone master over the whole rig SoC, so in simulation its TCP port
+listens on 127.0.0.1 only (our litex_sim module serial2loopback): a connection to the same
+port on any other address of this machine is refused, while 127.0.0.1 reaches the bus.
+Only this machine's own addresses are tried; nothing is sent anywhere else."""
+import fcntl
+import socket
+import struct
+
+import pytest
+
+from fisrig_hw import bridge, soc_run
+from fisrig_hw.bios_console import BiosConsole
+from test_sim_soc import soc_dir  # noqa: F401  (the SoC built once for both files)
+
+SIOCGIFADDR = 0x8915  # Linux: an interface's IPv4 address
+
+
+def own_non_loopback_addresses():
+    """This machine's IPv4 addresses outside 127/8, from its own interfaces."""
+    found = []
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for _, name in socket.if_nameindex():
+            try:
+                req = struct.pack("256s", name.encode()[:15])
+                addr = socket.inet_ntoa(fcntl.ioctl(s.fileno(), SIOCGIFADDR, req)[20:24])
+            except OSError:
+                continue  # no IPv4 address on this interface
+            if not addr.startswith("127."):
+                found.append(addr)
+    return found
+
+
+def test_the_bridge_port_refuses_every_address_but_loopback(soc_dir, tmp_path):  # noqa: F811
+    others = own_non_loopback_addresses()
+    if not others:
+        pytest.skip("this machine has no IPv4 address besides loopback to try the bridge's port on")
+    port = soc_run.free_port()
+    soc_run.prepare(soc_dir, str(tmp_path), None, b"", "tiny-1gb", "boot_us=100", port)
+    console = BiosConsole(soc_dir, sim_dir=str(tmp_path))
+    b = None
+    try:
+        b = bridge.connect(port)
+        b.open()
+        assert b.read(console.regs["ctrl_scratch"]) == 0x12345678  # loopback reaches the bus
+        for addr in others:
+            with pytest.raises(ConnectionRefusedError):
+                socket.create_connection((addr, port), timeout=5).close()
+    finally:
+        if b:
+            b.close()
+        console.close()
