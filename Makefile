@@ -33,7 +33,8 @@ test: native
 
 bench: native
 	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-model-bench && .venv/bin/python scripts/bench_plan.py \
-	  && .venv/bin/python scripts/bench_rtl.py && .venv/bin/python scripts/bench_litesata_host.py; } \
+	  && .venv/bin/python scripts/bench_rtl.py && .venv/bin/python scripts/bench_litesata_host.py \
+	  && .venv/bin/python scripts/bench_targets.py; } \
 	  | python3 scripts/bench_collect.py $(BUILD)/bench.json
 
 clean:

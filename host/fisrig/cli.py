@@ -8,10 +8,11 @@ import tempfile
 from pathlib import Path
 
 from . import __version__
-from . import drive_catalog, limits
+from . import drive_catalog, limits, progress
 from . import program_format as pf
 from . import plan as plan_mod
-from .compile import PROTOCOL_OF
+from .compile import PROTOCOL_OF, SMART_PROTOCOL_OF
+from .data_out import problem as data_out_problem
 from .errors import InputError
 from .run import check, execute, prepare, rebuild
 from .targets import TARGETS, TargetUnavailable, identify_fields, make_target
@@ -29,6 +30,7 @@ def _int(text: str) -> int:
 def _run(plan, a) -> int:
     """Prepare (every check), print the estimate, then run; the report at the end."""
     out = Path(a.out or f"runs/{plan.name}")
+    every_s = progress.every_s() if progress.wanted(a.quiet) else None  # FISRIG_PROGRESS_S checked first
     p = prepare(plan, a.target, a.profile, a.fault, a.link_gen)
     warning = check(p, out, a.force)  # --out and the disk, before a line is printed
     if warning:
@@ -37,6 +39,8 @@ def _run(plan, a) -> int:
         speed = f", SATA Gen{a.link_gen}" if a.link_gen else ""
         print(f"fisrig: running plan '{plan.name}' on target {a.target} ({p.profile}{speed}) into {out}")
         print(f"fisrig: {p.estimate.line()}", flush=True)
+    if every_s is not None:
+        p.target.progress = progress.Progress(p.compiled.markers, progress.goals(p.compiled), every_s=every_s)
     r = execute(p, out, quiet=a.quiet, force=a.force)
     _print_report(r.run_dir, r.phases, r.plots, r.status)
     return 0 if r.status == "done" else 3
@@ -92,8 +96,12 @@ def cmd_raw(a) -> int:
             "features": a.features, "device": a.device, "aux": a.aux, "expect": "any"}
     if a.protocol:
         step["protocol"] = a.protocol
-    protocol = a.protocol or PROTOCOL_OF.get(a.command)
+    protocol = a.protocol or (SMART_PROTOCOL_OF.get(a.features & 0xFF) if a.command == 0xB0
+                              else PROTOCOL_OF.get(a.command))
     data_in = protocol in ("pio_in", "dma_in", "fpdma_in")
+    data_out = _raw_data_out(a, protocol)
+    if data_out is not None:
+        step["data_out"] = str(Path(a.data_out).resolve())
     if a.data_in is not None:
         if not data_in:
             raise InputError(f"--data-in {a.data_in}", f"command {a.command:#04x} ({protocol or 'protocol unknown'}) "
@@ -120,7 +128,27 @@ def cmd_raw(a) -> int:
     if data is not None and a.data_in is not None:
         Path(a.data_in).write_bytes(data)
         print(f"data in: {len(data)} bytes written to {a.data_in}")
+    if data_out is not None:
+        print(f"data out: {len(data_out)} bytes from {a.data_out}; the record counts {row['data_dwords'] * 4} "
+              "bytes moved in Data FISes")
     return 0 if row["result"] == "ok" else 1
+
+
+def _raw_data_out(a, protocol: str | None) -> bytes | None:
+    """--data-out FILE's bytes, refused (naming the flag) where the command sends no data,
+    the file cannot be read, or its size and the command's sector count disagree."""
+    if a.data_out is None:
+        return None
+    where = f"--data-out {a.data_out}"
+    path = Path(a.data_out)
+    if not path.is_file():
+        raise InputError(where, "is a directory, not a file" if path.is_dir() else "no such file")
+    if protocol is None:
+        raise InputError(f"--command {a.command:#04x}", f"say which protocol with --protocol "
+                                                        f"({', '.join(PROTOCOLS)})")
+    if why := data_out_problem(protocol, a.command, a.count, a.features, path.stat().st_size, prefix="--"):
+        raise InputError(where, why)
+    return path.read_bytes()
 
 
 def cmd_plans(a) -> int:
@@ -128,6 +156,23 @@ def cmd_plans(a) -> int:
         p = plan_mod.load(path)
         print(f"{name:<32} {p.description}")
     return 0
+
+
+def cmd_compare(a) -> int:
+    """Two runs of one plan (fisrig.compare): the records that differ, the per-phase table;
+    exit 0 when they agree within --pct, 1 when not."""
+    from .compare import compare
+    if not a.pct >= 0:
+        raise InputError(f"--pct {a.pct}", "must be a percentage, 0 or more")
+    c = compare(Path(a.a), Path(a.b))
+    print(f"compare: {a.a} ({c.records[0]} commands) against {a.b} ({c.records[1]} commands)")
+    for line in c.mismatches:
+        print(f"  {line}")
+    print(c.table())
+    failing = c.failing(a.pct)
+    print(f"worst latency difference {c.worst_latency_pct:.2f}%; {len(failing)} times over {a.pct:g}% "
+          f"and one tick; {len(c.mismatches)} record differences")
+    return 0 if not failing and not c.mismatches else 1
 
 
 def cmd_replay(a) -> int:
@@ -216,6 +261,9 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--protocol", help=f"needed for opcodes fisrig does not know: {', '.join(PROTOCOLS)}")
     w.add_argument("--data-in", metavar="FILE", help="keep the data the command returned (a data-in "
                                                      "command; model target) in FILE, a new file")
+    w.add_argument("--data-out", metavar="FILE", help="the data a data-out command sends, from FILE: one "
+                                                      "512-byte sector (the VM stages 512 bytes a command), "
+                                                      "so --count 1 (--features 1 for NCQ)")
     common(w)
     w.set_defaults(fn=cmd_raw, profile="consumer-256gb")
 
@@ -228,6 +276,14 @@ def parser() -> argparse.ArgumentParser:
     runs(t, "runs/replay-<trace>")
     common(t)
     t.set_defaults(fn=cmd_replay)
+
+    c = sub.add_parser("compare", help="compare two runs of one plan, record by record and phase by phase",
+                       description="The same commands, answers and phases record by record; each phase's "
+                                   "median and p99 latency and stamps (from the H2D) within --pct of run B's.")
+    c.add_argument("a", help="a run directory")
+    c.add_argument("b", help="the reference run directory (percentages are of its times)")
+    c.add_argument("--pct", type=float, default=2.0, help="tolerance in percent (default 2)")
+    c.set_defaults(fn=cmd_compare)
 
     pl = sub.add_parser("plans", help="list the built-in plans")
     pl.set_defaults(fn=cmd_plans)

@@ -7,12 +7,11 @@ from pathlib import Path
 
 from . import program_format as pf
 from . import contract, limits, trace
+from .data_out import MAX_SECTORS, SECTOR, problem as data_out_problem
 from .errors import closest
 from .estimate import EVENT_SLACK, Cost, workload_cost
 from .plan import Plan, PlanError, Step
 
-SECTOR = 512
-MAX_SECTORS = 65536
 STATUS_ERR = 0x01
 
 # The protocol each known opcode needs; anything else must say `protocol = "..."`.
@@ -56,6 +55,7 @@ class Compiled:
     markers: dict[int, str]  # marker id -> the label records carry
     capacity: int
     costs: list[Cost] = field(default_factory=list)  # one per instruction, for estimate.of
+    cost_markers: list[int] = field(default_factory=list)  # the marker each cost's records carry (progress)
 
 
 class _Compiler:
@@ -66,6 +66,7 @@ class _Compiler:
         self.current: str | None = None
         self.seed = plan.seed
         self.costs: list[Cost] = []
+        self.cost_markers: list[int] = []
 
     def one_of(self, step: Step, key: str, value, valid) -> None:
         """A named choice: refused with the closest valid name and all of them."""
@@ -343,6 +344,7 @@ class _Compiler:
         if moves_sectors and lba + sectors > self.capacity and expect == "ok":
             raise self.err(step, "lba", f"LBAs {lba}..{lba + sectors - 1} run past the drive's last LBA "
                                         f"{self.capacity - 1} (say expect = \"error\" or \"any\" to test that)")
+        data_out = self.data_out(step, protocol, cmd, count)
         timeout = self.fits(step, "timeout_ms", "timeout_ticks", int(a.get("timeout_ms", 0) * pf.TICK_HZ / 1000),
                             "in 150 MHz ticks")
         if a.get("timeout_ms", 0) and not timeout:
@@ -352,20 +354,38 @@ class _Compiler:
                     device=a.get("device", 0x40), icc=a.get("icc", 0), aux=a.get("aux", 0),
                     data="stamp" if protocol.endswith("out") else "none", data_word=step.index + 1,
                     timeout_ticks=timeout),
-            **self.expectation(expect, status, error)))
+            data_out=data_out, **self.expectation(expect, status, error)))
         self.costs.append(Cost(commands=int(protocol not in ("power", "link")),
                                extra_records=int(protocol in ("power", "link")) * (1 + EVENT_SLACK)))
+
+    def data_out(self, step: Step, protocol: str, cmd: int, count: int) -> bytes:
+        """A raw step's `data_out` file (relative to the plan), checked: b"" when none."""
+        if "data_out" not in step.args:
+            return b""
+        path = Path(step.args["data_out"])
+        if not path.is_absolute() and self.plan.source not in ("<plan>", "<raw>"):
+            path = Path(self.plan.source).parent / path
+        if not path.is_file():
+            raise self.err(step, "data_out", f"no data-out file {path}" + (" (a directory)" if path.is_dir() else ""))
+        try:  # its size first: a file of gigabytes is refused without reading it
+            if why := data_out_problem(protocol, cmd, count, step.args.get("features", 0), path.stat().st_size):
+                raise self.err(step, "data_out", f"data_out = {str(step.args['data_out'])!r}: {why}")
+            return path.read_bytes()
+        except OSError as e:
+            raise self.err(step, "data_out", f"{path}: {e.strerror or e}") from None
 
     def run(self) -> Compiled:
         for step in self.plan.steps:
             self.mark(phase_label(step.label, self.current, step.do))
+            first = len(self.costs)
             getattr(self, f"do_{step.do}")(step)
+            self.cost_markers += [self.markers[self.current]] * (len(self.costs) - first)
         size = sum(map(len, self.ops)) + 64  # the header and the END instruction, with room
         if size > limits.top("program_bytes"):
             raise PlanError(self.plan.source, None, f"the program would be {size} bytes; its size field "
                                                     f"holds at most {limits.top('program_bytes')}")
         return Compiled(pf.program(self.ops, self.capacity), {v: k for k, v in self.markers.items()},
-                        self.capacity, self.costs)
+                        self.capacity, self.costs, self.cost_markers)
 
 
 def compile_plan(plan: Plan, capacity_sectors: int) -> Compiled:

@@ -45,7 +45,7 @@ STEP_KEYS: dict[str, dict[str, Any]] = {
     "trim": {"span_pct": _NUM, "lba_start": int, "lba_count": int, "queued": bool},
     "raw": {"command": int, "features": int, "lba": int, "count": int, "device": int,
             "aux": int, "icc": int, "protocol": str, "expect": str, "expect_status": int,
-            "expect_error": int, "timeout_ms": _NUM},
+            "expect_error": int, "timeout_ms": _NUM, "data_out": str},
     "power_off": {},
     "power_on": {},
     "power_cut_at": {"event": str, "count": int, "delay_us": _NUM},

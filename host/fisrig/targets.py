@@ -49,6 +49,10 @@ class ModelTarget:
     # a path before run() and it holds their bytes, in completion order (what `raw` shows).
     captures_data_in = True
     data_in: Path | None = None
+    # Progress lines (fisrig.progress.Progress), fed the records as the run writes them:
+    # set it before run(); None prints nothing. The model's own progress lines are off.
+    progress = None
+    POLL_S = 0.25  # how often records.bin is looked at for new records
 
     def __init__(self, profile: str, faults: list[str] | None = None, link_gen: int | None = None):
         if link_gen not in (None, 3):
@@ -74,18 +78,45 @@ class ModelTarget:
                "--profile", self.profile]
         for f in self.faults:
             cmd += ["--fault", f]
-        if quiet:
-            cmd.append("--quiet")
+        cmd.append("--quiet")  # the host prints progress (self.progress), from the records
         if self.data_in is not None:
             cmd += ["--data-in", str(self.data_in)]
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=None if not quiet else subprocess.PIPE,
-                              text=True)
-        lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
+        stdout, stderr, code = self._follow(cmd, records)
+        lines = [l for l in stdout.splitlines() if l.startswith("{")]
         if not lines:
-            raise RuntimeError(f"fisrig-model failed (exit {proc.returncode}): {proc.stderr or ''}".strip())
+            raise RuntimeError(f"fisrig-model failed (exit {code}): {stderr or ''}".strip())
         o = json.loads(lines[-1])
         return RunOutcome(o["status"], o["records"], o["commands"], o["errors"], o["sim_ns"],
                           o["wall_s"], o["error"], o["error_offset"])
+
+    def _follow(self, cmd: list[str], records: Path) -> tuple[str, str, int]:
+        """Runs fisrig-model to its end, feeding self.progress the records it writes (the
+        model writes records.bin as it goes); its stdout, stderr and exit code."""
+        from .progress import RecordsFollower
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        follow = RecordsFollower(records)
+        try:
+            while True:
+                try:
+                    out, err = proc.communicate(timeout=self.POLL_S if self.progress else None)
+                    break
+                except subprocess.TimeoutExpired:
+                    self.progress.take(follow.new())
+        except BaseException:
+            if self.progress:
+                self.progress.stop()
+            # Ctrl-C reached the model too: it stops at its next record and closes its
+            # file; only one that does not is killed.
+            try:
+                proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            raise
+        if self.progress:
+            self.progress.take(follow.new())
+            self.progress.finish()
+        return out, err, proc.returncode
 
 
 class RtlTarget(ModelTarget):
@@ -114,11 +145,16 @@ class RtlTarget(ModelTarget):
             sys.path.insert(0, str(REPO / "hw"))
         from fisrig_hw import soc_build, soc_run
         soc_dir = Path(soc_build.default_build_dir(self.link_gen, str(build_dir())))
-        if not quiet:
-            print(f"fisrig: rtl: building the rig SoC, SATA Gen{self.link_gen} (cached after the first time)",
-                  file=sys.stderr)
+        progress = self.progress
+        if progress:
+            first = not (soc_dir / "gateware" / "obj_dir" / "Vsim").exists()
+            progress.note(f"rtl: building the rig SoC, SATA Gen{self.link_gen} " +
+                          ("(first run, about 2 minutes)..." if first else "(again only if its sources changed)..."))
+        t_build = time.monotonic()
         soc_build.build_quietly(soc_dir, self.link_gen)
         firmware = soc_build.build_firmware(str(soc_dir))
+        if progress:
+            progress.note(f"rtl: the SoC and firmware are ready ({time.monotonic() - t_build:.0f} s); booting it")
         faults = ",".join(["boot_us=100"] + self.faults)
         t0 = time.monotonic()
         # The firmware's console beside the records: its link state, its bus profile.
@@ -129,12 +165,19 @@ class RtlTarget(ModelTarget):
             def keep(raw: bytes) -> None:
                 out.write(raw)
                 out.flush()  # a run stopped half-way keeps every record it took
+                if progress:
+                    progress.take(raw)
             try:
                 o = soc_run.run(str(soc_dir), tmp, firmware, program.read_bytes(), keep,
                                 profile=self.profile, faults=faults,
                                 on_console=lambda line: print(line, file=log, flush=True))
             except soc_run.SocRunError as e:
                 raise RuntimeError(f"rtl target: {e}") from None
+            finally:
+                if progress:
+                    progress.stop()
+        if progress:
+            progress.finish()
         return RunOutcome(o["status"], o["records"], o["commands"], o["errors"], o["sim_ns"],
                           round(time.monotonic() - t0, 3), o["error"], o["error_offset"])
 

@@ -6,6 +6,7 @@ from litex.gen.fhdl.verilog import convert  # one always block per signal: Icaru
 
 from fisrig_hw.engine import RawCommandEngine
 from fisrig_hw.power import PowerController
+from fisrig_hw.wire_tap import FrameTap, TapEvents
 
 
 class EngineBenchTop(Module):
@@ -18,6 +19,16 @@ class EngineBenchTop(Module):
         self.link_up = Signal()
         self.rails = Signal()
         self.sync += self.now.eq(self.now + 1)
+        wire_ports = {}
+        # The bench's link model plays the wire on these (SOF, the FIS's dwords, CRC, EOF).
+        for name, direction in [("tx", engine.tap_tx), ("rx", engine.tap_rx)]:
+            tap = FrameTap()
+            self.submodules += tap
+            self.comb += [tap.now.eq(self.now), tap.reset.eq(~self.link_up), tap.source.connect(direction)]
+            for field in ("valid", "data", "charisk"):
+                wire_ports["wire_{}_{}".format(name, field)] = getattr(tap, field)
+            setattr(self, "tap_" + name, tap)
+        self.submodules.tap_events = tap_events = TapEvents(self.tap_tx, self.tap_rx)
         self.comb += [
             engine.now.eq(self.now),
             power.now.eq(self.now),
@@ -25,11 +36,12 @@ class EngineBenchTop(Module):
             power.off.eq(engine.power_off), power.on.eq(engine.power_on),
             power.arm.eq(engine.power_arm), power.arm_event.eq(engine.power_arm_event),
             power.arm_count.eq(engine.power_arm_count), power.arm_delay.eq(engine.power_arm_delay),
-            power.event.eq(engine.fis_event), power.event_kind.eq(engine.fis_event_kind),
+            power.event.eq(tap_events.event), power.event_kind.eq(tap_events.kind),
+            power.event_time.eq(tap_events.time),
             engine.power_cut.eq(power.cut),
             self.rails.eq(power.rails),
         ]
-        self.ports = {}
+        self.ports = dict(wire_ports)
 
         def expose(prefix, ep):
             for name, sig in [("valid", ep.valid), ("ready", ep.ready), ("last", ep.last)]:
@@ -43,7 +55,7 @@ class EngineBenchTop(Module):
         expose("ram_wr", engine.ram_wr)
         expose("ram_rd_addr", engine.ram_rd_addr)
         expose("ram_rd_data", engine.ram_rd_data)
-        for name in ["tx_ok", "tx_err", "comreset", "data_base"]:
+        for name in ["tx_ok", "tx_err", "comreset", "data_base", "stat_tap_mismatch"]:
             self.ports[name] = getattr(engine, name)
         self.ports.update(sys_clk=self.cd_sys.clk, sys_rst=self.cd_sys.rst, now=self.now, link_up=self.link_up, rails=self.rails,
                           power_trigger_time=power.trigger_time,

@@ -26,6 +26,7 @@ from fisrig_hw.direct_fsm import DirectFSM
 from fisrig_hw.descriptor import *
 from fisrig_hw.pattern import PatternGenerator
 from fisrig_hw.transport import FisReceiver, FisTransmitter, link_layout
+from fisrig_hw.wire_tap import tap_layout
 
 SLOTS = 32
 # DEFAULT_TIMEOUT_TICKS (30 s, engine_if.h says why) comes with fisrig_hw.descriptor's names.
@@ -67,15 +68,20 @@ class RawCommandEngine(Module):
         self.ram_wr = stream.Endpoint([("address", 30), ("data", 32)])
         self.ram_rd_addr = stream.Endpoint([("address", 30)])
         self.ram_rd_data = stream.Endpoint([("data", 32)])
-        # Power controller interface.
+        # The wire taps (wire_tap.FrameTap): one record per frame, in wire order, that says
+        # when its dwords crossed the pins. Every stamp but ts_submit comes from them
+        # (engine_if.h); a frame with no record, or another type's, is stamped on `now`
+        # and counted in stat_tap_mismatch.
+        self.tap_rx = stream.Endpoint(tap_layout)
+        self.tap_tx = stream.Endpoint(tap_layout)
+        self.stat_tap_mismatch = Signal(32)
+        # Power controller interface (its FIS events come from the taps: wire_tap.TapEvents).
         self.power_off = Signal()
         self.power_on = Signal()
         self.power_arm = Signal()
         self.power_arm_event = Signal(3)
         self.power_arm_count = Signal(16)
         self.power_arm_delay = Signal(32)
-        self.fis_event = Signal()
-        self.fis_event_kind = Signal(3)
         self.power_cut = Signal()
         # Counters for the CSRs.
         self.stat_rx_crc_errors = Signal(32)
@@ -166,16 +172,25 @@ class RawCommandEngine(Module):
             crc_bad.eq((crc_bad | Mux(bad_set, 1 << bad_slot, 0)) & ~Mux(new_slot_we, 1 << new_slot, 0)),
         ]
 
-        def finish(slot, result, status=0, error=0, lba=0, keep=False, stamp=True):
+        def finish(slot, result, status=0, error=0, lba=0, keep=False, stamp=True, t=None):
             s = [fin.eq(1), fin_slot.eq(slot), fin_res.eq(result), fin_st.eq(status),
                  fin_er.eq(error), fin_lba.eq(lba), fin_keep.eq(int(keep))]
             if stamp:
-                s += [ts_we.eq(1), ts_slot.eq(slot), ts_phase.eq(PH_STATUS), ts_val.eq(now)]
+                s += [ts_we.eq(1), ts_slot.eq(slot), ts_phase.eq(PH_STATUS),
+                      ts_val.eq(now if t is None else t)]
             return s
 
-        def stamp(slot, phase, first=False):
-            return [ts_we.eq(1), ts_slot.eq(slot), ts_phase.eq(phase), ts_val.eq(now),
-                    ts_first.eq(int(first))]
+        def stamp(slot, phase, first=False, t=None):
+            return [ts_we.eq(1), ts_slot.eq(slot), ts_phase.eq(phase),
+                    ts_val.eq(now if t is None else t), ts_first.eq(int(first))]
+
+        # The received frame the state machine is looking at, on the wire.
+        tap_rx, tap_tx = self.tap_rx, self.tap_tx
+        rx_t = Signal(64)
+        self.comb += rx_t.eq(Mux(tap_rx.valid, tap_rx.t_fis, now))
+        rx_tap_bad = Signal()  # strobe with a pop: the record was missing or another frame's
+        tx_tap_bad = Signal()
+        self.sync += If(rx_tap_bad | tx_tap_bad, self.stat_tap_mismatch.eq(self.stat_tap_mismatch + 1))
 
         # ---- protocol state ----------------------------------------------------------------
         nq_active, nq_slot = Signal(), Signal(5)         # the non-queued command
@@ -232,24 +247,6 @@ class RawCommandEngine(Module):
         resend = Signal(SLOTS)   # H2Ds answered by R_ERR, to send again
         resend_recov = Signal()
 
-        # ---- FIS events for the power controller ----
-        rx_type0 = self.rx.data[:8]
-        # A Data FIS counts at its first data dword, either way: the cycle its command's
-        # ts_data_first is stamped, so a cut `delay` after it lands on that stamp + delay
-        # (at the header it landed a tick early: the bench's offsets were -1).
-        ev_h2d = Signal()
-        ev_data_out = Signal()
-        ev_data_in = Signal()
-        self.comb += [
-            self.fis_event.eq((receiver.fis_start & (rx_type0 != fis.DATA)) | ev_h2d | ev_data_out | ev_data_in),
-            If(ev_h2d, self.fis_event_kind.eq(EVENT_H2D)
-            ).Elif(ev_data_out | ev_data_in, self.fis_event_kind.eq(EVENT_DATA)
-            ).Elif(rx_type0 == fis.REG_D2H, self.fis_event_kind.eq(EVENT_D2H)
-            ).Elif(rx_type0 == fis.SET_DEVICE_BITS, self.fis_event_kind.eq(EVENT_SDB)
-            ).Elif(rx_type0 == fis.DATA, self.fis_event_kind.eq(EVENT_DATA)
-            ).Elif(rx_type0 == fis.DMA_SETUP, self.fis_event_kind.eq(EVENT_DMA_SETUP)),
-        ]
-
         # ---- engine events (records of their own) ----
         # Events come at link speed or slower (a cut, the link falling, a signature), and
         # wait here while the record stream is held (a full completion ring); one that finds
@@ -298,7 +295,6 @@ class RawCommandEngine(Module):
         idx = Signal(12)
         in_sector = Signal(7)
         mismatch = Signal()
-        first_dw = Signal()
         # Where this Data FIS starts: the slot's first LBA and RAM address plus what moved.
         dwords_done = Signal(24)
         sectors_done = Signal(17)
@@ -413,6 +409,8 @@ class RawCommandEngine(Module):
                 NextValue(sig_seen, 0),
                 reset_protocol(),
                 sweep(issued & ~Mux(wait_link, 1 << wait_link_slot, 0), RESULT_LINK_LOST)
+            ).Elif(tap_tx.valid,
+                NextState("TX-TAP")
             ).Elif(txr_pending,
                 NextState("TX-RESULT")
             ).Elif(rx.hdr_valid,
@@ -601,13 +599,7 @@ class RawCommandEngine(Module):
             txq.source.ready.eq(1),
             If(txq.source.valid,
                 If(txq.source.kind == TXK_H2D,
-                    If(txr_ok,
-                        ts_we.eq(1), ts_slot.eq(txq.source.slot), ts_phase.eq(PH_H2D),
-                        ts_val.eq(txr_time),
-                        ev_h2d.eq(1),
-                    ).Else(
-                        NextValue(resend, resend | (1 << txq.source.slot))
-                    )
+                    If(~txr_ok, NextValue(resend, resend | (1 << txq.source.slot)))
                 ).Elif(txq.source.kind == TXK_RECOVERY,
                     If(~txr_ok, NextValue(resend_recov, 1))
                 ).Elif(txq.source.kind == TXK_DATA,
@@ -618,10 +610,35 @@ class RawCommandEngine(Module):
             ),
             NextState("IDLE")
         )
+        # A frame we sent reached its EOF on the wire: its record (wire_tap) stamps the
+        # frame at the head of txq, the one the link is sending (a frame's R_OK comes before
+        # the next frame's SOF). An H2D sent again after R_ERR is stamped again: ts_h2d is
+        # the transmission the device accepted.
+        tx_last_stamp, tx_slot = Signal(64), Signal(5)
+        fsm.act("TX-TAP",
+            tap_tx.ready.eq(1),
+            tx_tap_bad.eq(~txq.source.valid |
+                          (tap_tx.type != Mux(txq.source.kind == TXK_DATA, fis.DATA, fis.REG_H2D))),
+            NextState("IDLE"),
+            If(txq.source.valid,
+                If(txq.source.kind == TXK_H2D,
+                    stamp(txq.source.slot, PH_H2D, t=tap_tx.t_fis),
+                ).Elif(txq.source.kind == TXK_DATA,
+                    stamp(txq.source.slot, PH_DATA_FIRST, first=True, t=tap_tx.t_fis + tap_tx.d_first),
+                    NextValue(tx_last_stamp, tap_tx.t_fis + tap_tx.d_last),
+                    NextValue(tx_slot, txq.source.slot),
+                    NextState("TX-DATA-LAST"),
+                )
+            )
+        )
+        fsm.act("TX-DATA-LAST", stamp(tx_slot, PH_DATA_LAST, t=tx_last_stamp), NextState("IDLE"))
 
         # ---- a non-data FIS from the device ----
+        sdb_t = Signal(64)  # the SDB's wire tick, for every tag it completes
         fsm.act("RX-FIS",
             rx.ack.eq(1),
+            tap_rx.ready.eq(1),
+            rx_tap_bad.eq(~tap_rx.valid | (tap_rx.type != rx.type)),
             NextState("IDLE"),
             If(rx.hdr_crc_error,
                 NextValue(self.stat_rx_crc_errors, self.stat_rx_crc_errors + 1),
@@ -629,9 +646,9 @@ class RawCommandEngine(Module):
                 If(accept_pending,
                     NextValue(accept_pending, 0),
                     If(d2h_status & fis.STATUS_ERR,
-                        finish(accept_slot, RESULT_ATA_ERROR, d2h_status, d2h_error, d2h_lba),
+                        finish(accept_slot, RESULT_ATA_ERROR, d2h_status, d2h_error, d2h_lba, t=rx_t),
                     ).Else(
-                        stamp(accept_slot, PH_ACCEPT),
+                        stamp(accept_slot, PH_ACCEPT, t=rx_t),
                         queued_set.eq(1 << accept_slot),
                     )
                 ).Elif(recov,
@@ -643,12 +660,12 @@ class RawCommandEngine(Module):
                 ).Elif(nq_active & ~(d2h_status & fis.STATUS_BSY),
                     NextValue(nq_active, 0), NextValue(data_phase, 0),
                     finish(nq_slot, Mux(d2h_status & fis.STATUS_ERR, RESULT_ATA_ERROR, RESULT_OK),
-                           d2h_status, d2h_error, d2h_lba),
+                           d2h_status, d2h_error, d2h_lba, t=rx_t),
                 ).Elif(~nq_active & (queued == 0) & ~accept_pending,
                     # Unsolicited: the signature after power-on or COMRESET.
                     NextValue(sig_seen, 1),
                     ev_push.eq(1), ev_push_code.eq(EV_LINK_UP), ev_push_res.eq(RESULT_OK),
-                    ev_push_time.eq(now),
+                    ev_push_time.eq(rx_t),
                 )
             ).Elif(rx.type == fis.DMA_ACTIVATE,
                 If(data_phase & ~data_in,
@@ -657,13 +674,13 @@ class RawCommandEngine(Module):
                     NextValue(data_phase, 1), NextValue(data_in, 0), NextValue(data_slot, nq_slot),
                     NextState("DOUT-LOAD")
                 ),
-                stamp(Mux(data_phase, data_slot, nq_slot), PH_SETUP, first=True),
+                stamp(Mux(data_phase, data_slot, nq_slot), PH_SETUP, first=True, t=rx_t),
             ).Elif(rx.type == fis.DMA_SETUP,
                 NextValue(data_phase, 1),
                 NextValue(data_in, fis.field(h, fis.DIR_D)),
                 NextValue(data_slot, fis.field(h, fis.DMA_SETUP_TAG)),
                 NextValue(remaining, fis.field(h, fis.DMA_SETUP_COUNT)[2:26]),
-                stamp(fis.field(h, fis.DMA_SETUP_TAG), PH_SETUP, first=True),
+                stamp(fis.field(h, fis.DMA_SETUP_TAG), PH_SETUP, first=True, t=rx_t),
                 If(~fis.field(h, fis.DIR_D) & fis.field(h, fis.AUTO_ACTIVATE),
                     NextState("DOUT-LOAD")
                 )
@@ -674,15 +691,20 @@ class RawCommandEngine(Module):
                 NextValue(data_in, fis.field(h, fis.DIR_D)),
                 NextValue(data_slot, nq_slot),
                 NextValue(remaining, fis.field(h, fis.PIO_TRANSFER_COUNT)[2:]),
-                If(~recov, stamp(nq_slot, PH_SETUP, first=True)),
+                If(~recov, stamp(nq_slot, PH_SETUP, first=True, t=rx_t)),
                 If(~fis.field(h, fis.DIR_D), NextState("DOUT-LOAD"))
             ).Elif(rx.type == fis.SET_DEVICE_BITS,
                 If(sdb_st_now & fis.STATUS_ERR,
+                    # The queue halts: a data phase the error cut short (a write Data FIS
+                    # the device answered R_ERR, with data left) is over too, or the log
+                    # read that recovers would wait for it forever.
+                    NextValue(data_phase, 0),
                     NextValue(ncq_error, 1), NextValue(sdb_st, sdb_st_now),
                     NextValue(sdb_er, d2h_error),
                     NextValue(self.stat_ncq_errors, self.stat_ncq_errors + 1),
                 ),
                 NextValue(sweep_st, sdb_st_now), NextValue(sweep_er, d2h_error),
+                NextValue(sdb_t, rx_t),
                 If(sdb_done != 0,
                     NextValue(sweep_mask, sdb_done), NextValue(sweep_res, RESULT_OK),
                     NextValue(sweep_keep, 0), NextValue(after_sweep_comreset, 0),
@@ -693,7 +715,7 @@ class RawCommandEngine(Module):
         # Tags an SDB completed: one record a cycle, status from the SDB (ERR aside).
         fsm.act("SDB-DONE",
             lowest_set(sweep_mask, SLOTS, sweep_slot),
-            finish(sweep_slot, RESULT_OK, sweep_st & ~fis.STATUS_ERR, 0, 0),
+            finish(sweep_slot, RESULT_OK, sweep_st & ~fis.STATUS_ERR, 0, 0, t=sdb_t),
             NextValue(sweep_mask, sweep_mask & ~(1 << sweep_slot)),
             If((sweep_mask & ~(1 << sweep_slot)) == 0, NextState("IDLE"))
         )
@@ -728,7 +750,6 @@ class RawCommandEngine(Module):
             NextValue(ctx_check, (d_source >= DATA_ZEROS) & ((d_flags & FLAG_CHECK) != 0)),
             NextValue(ctx_addr, load_addr),
             NextValue(idx, 0), NextValue(in_sector, 0), NextValue(mismatch, 0),
-            NextValue(first_dw, 1),
             rx.ack.eq(1),
             NextState("DIN")
         )
@@ -753,11 +774,6 @@ class RawCommandEngine(Module):
                 If(ctx_check & (din.data != gen.data),
                     NextValue(mismatch, 1),
                 ),
-                If(first_dw & ~ctx_capture,
-                    NextValue(first_dw, 0),
-                    stamp(ctx_slot, PH_DATA_FIRST, first=True),
-                    ev_data_in.eq(1),
-                ),
                 If(in_sector == 127,
                     NextValue(mismatch, 0),
                     If(ctx_check & (mismatch | (din.data != gen.data)),
@@ -765,7 +781,7 @@ class RawCommandEngine(Module):
                     )
                 ),
                 If(din.last,
-                    NextState("DIN-END"),
+                    NextState("DIN-FIRST"),
                     NextValue(remaining, Mux(remaining > idx + 1, remaining - (idx + 1), 0)),
                     If(din.error,
                         NextValue(self.stat_rx_crc_errors, self.stat_rx_crc_errors + 1),
@@ -778,9 +794,21 @@ class RawCommandEngine(Module):
         # The log page's first three dwords: tag and NQ, status and error, LBA.
         self.sync += If(fsm.ongoing("DIN") & din_take & ctx_capture,
             Case(idx, {0: log[0].eq(din.data), 1: log[1].eq(din.data), 2: log[2].eq(din.data)}))
+        # The Data FIS's wire record: its first payload dword now, its last in DIN-END.
+        din_last_t = Signal(64)
+        fsm.act("DIN-FIRST",
+            tap_rx.ready.eq(1),
+            rx_tap_bad.eq(~tap_rx.valid | (tap_rx.type != fis.DATA)),
+            If(~ctx_capture,
+                stamp(ctx_slot, PH_DATA_FIRST, first=True,
+                      t=Mux(tap_rx.valid, tap_rx.t_fis + tap_rx.d_first, now)),
+            ),
+            NextValue(din_last_t, Mux(tap_rx.valid, tap_rx.t_fis + tap_rx.d_last, now)),
+            NextState("DIN-END")
+        )
         fsm.act("DIN-END",
             If(~ctx_capture,
-                stamp(ctx_slot, PH_DATA_LAST),
+                stamp(ctx_slot, PH_DATA_LAST, t=din_last_t),
                 dw_add.eq(1), dw_slot.eq(ctx_slot), dw_n.eq(idx),
             ),
             If(remaining == 0, NextValue(data_phase, 0)),
@@ -795,7 +823,7 @@ class RawCommandEngine(Module):
         fsm.act("PIO-END",
             NextValue(nq_active, 0),
             finish(ctx_slot, Mux(pio_e_status & fis.STATUS_ERR, RESULT_ATA_ERROR, RESULT_OK),
-                   pio_e_status, 0, 0),
+                   pio_e_status, 0, 0, t=din_last_t),
             NextState("IDLE")
         )
         # Log 10h read: the failing tag ends with the log's status, error and LBA, every
@@ -856,7 +884,6 @@ class RawCommandEngine(Module):
                 self.ram_rd_data.ready.eq(ctx_ram),
                 gen.advance.eq(~ctx_ram),
                 NextValue(idx, idx + 1),
-                If(idx == 0, stamp(ctx_slot, PH_DATA_FIRST, first=True), ev_data_out.eq(1)),
                 If(idx == n_dwords - 1,
                     NextValue(remaining, remaining - n_dwords),
                     NextState("DOUT-END")
@@ -864,7 +891,6 @@ class RawCommandEngine(Module):
             )
         )
         fsm.act("DOUT-END",
-            stamp(ctx_slot, PH_DATA_LAST),
             dw_add.eq(1), dw_slot.eq(ctx_slot), dw_n.eq(n_dwords),
             If(remaining == 0, NextValue(data_phase, 0)),
             NextState("IDLE")

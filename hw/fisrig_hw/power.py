@@ -1,5 +1,6 @@
 """The power controller: the drive's rails on or off from the program or a CSR, or off a
-set number of ticks after the Nth FIS of a kind (at least one tick after it), all on the engine's timestamp counter.
+set number of ticks after the Nth FIS of a kind crossed the wire (wire_tap.TapEvents; at least
+one tick after it), all on the engine's timestamp counter.
 
 In simulation `rails` powers the simulated drive; on a board it drives a GPIO to a load
 switch. The cut fires on the counter itself, so its place relative to the trigger is exact
@@ -21,6 +22,7 @@ class PowerController(Module):
         self.arm_delay = Signal(32)
         self.event = Signal()          # strobe: a FIS of kind event_kind
         self.event_kind = Signal(3)
+        self.event_time = Signal(64)   # the tick it crossed the wire (at or before now)
         # To the engine: the rails went off on a trigger (an event record at cut_time).
         self.cut = Signal()
         self.cut_time = Signal(64)
@@ -55,8 +57,8 @@ class PowerController(Module):
                 left.eq(left - 1),
                 If(left == 1,
                     counting.eq(0),
-                    self.trigger_time.eq(self.now),
-                    deadline.eq(self.now + delay),
+                    self.trigger_time.eq(self.event_time),
+                    deadline.eq(self.event_time + delay),
                 )
             ),
             If(self.off | self.on, self.armed.eq(0)),

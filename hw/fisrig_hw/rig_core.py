@@ -14,6 +14,14 @@ from fisrig_hw.link import RigSATALink
 from fisrig_hw.power import PowerController
 from fisrig_hw.sim_phy import SimSATAPHY
 from fisrig_hw.transport import LinkTxResult
+from fisrig_hw.wire_tap import FrameTap, TapEvents
+
+# Ticks from the pins to what the taps see. TX drives the pins from the transceiver's input
+# in the same cycle. RX: the drive's side (sim/device) gives its pins for a cycle before the
+# edge that starts it (its answer "for the next" cycle), and the transceiver's RX register
+# takes them at that edge, so the register holds in a cycle what is on the pins in it (the
+# runner's trace prints them so: tests/rtl/test_wire_stamps.py measures both lags).
+TAP_TX_LAG, TAP_RX_LAG = 0, 0
 
 
 class RigCore(Module):
@@ -45,6 +53,20 @@ class RigCore(Module):
         # The one clock: every stamp, power edge and link event is on this counter.
         self.now = Signal(64)
         self.sync += self.now.eq(self.now + 1)
+        # The wire taps on the transceiver's parallel interface, beside the link layer.
+        trx = phy.trx
+        self.submodules.tap_tx = tap_tx = FrameTap(lag=TAP_TX_LAG)
+        self.submodules.tap_rx = tap_rx = FrameTap(lag=TAP_RX_LAG)
+        self.submodules.tap_events = tap_events = TapEvents(tap_tx, tap_rx)
+        self.comb += [
+            tap_tx.now.eq(self.now), tap_rx.now.eq(self.now),
+            tap_tx.valid.eq(trx.sink.ready), tap_tx.data.eq(trx.sink.data),
+            tap_tx.charisk.eq(trx.sink.charisk),
+            tap_rx.valid.eq(trx.source.valid), tap_rx.data.eq(trx.source.data),
+            tap_rx.charisk.eq(trx.source.charisk),
+            tap_tx.reset.eq(~phy.ready), tap_rx.reset.eq(~phy.ready),
+            tap_tx.source.connect(engine.tap_tx), tap_rx.source.connect(engine.tap_rx),
+        ]
         self.submodules.power = power = PowerController()
         # Rails off / on, and a cut armed, from the CPU or the bridge (RigStatus), besides
         # POWER descriptors. The CSR's arming takes the cycle if both come in the same one.
@@ -66,7 +88,8 @@ class RigCore(Module):
                 power.arm_count.eq(engine.power_arm_count),
                 power.arm_delay.eq(engine.power_arm_delay),
             ),
-            power.event.eq(engine.fis_event), power.event_kind.eq(engine.fis_event_kind),
+            power.event.eq(tap_events.event), power.event_kind.eq(tap_events.kind),
+            power.event_time.eq(tap_events.time),
             engine.power_cut.eq(power.cut),
             phy.pins.power.eq(power.rails),
         ]
@@ -109,5 +132,9 @@ def write_verilog(path, datapath="same_clock", gen=3):
             ios.add(sig)
     harness.data_base.name_override = "data_base"
     ios.add(harness.data_base)
+    core.now.name_override = "now"  # the harness relates its trace's cycles to the stamps
+    ios.add(core.now)
+    core.engine.stat_tap_mismatch.name_override = "tap_mismatch"
+    ios.add(core.engine.stat_tap_mismatch)
     convert(core, ios=ios, name="rig_core", special_overrides=sim_special_overrides).write(path)
     return path

@@ -132,6 +132,11 @@ class Script:
         self.lines.append("dump {} {}".format(word, count))
         return self
 
+    def ram_write_gap(self, gap):
+        """The host's memory takes a write only every gap + 1 cycles (slower than the link)."""
+        self.lines.append("ram_wr_gap {}".format(gap))
+        return self
+
     def text(self):
         return "\n".join(self.lines) + "\n"
 
@@ -144,6 +149,47 @@ class Run:
     returncode: int
     output: str = field(repr=False)
     wire: list = field(default_factory=list, repr=False)  # (cycle, tx, rx) in traced cycles
+
+    def wire_frames(self, direction, cut_too=False):
+        """A monitor on the traced pins: every frame one way ("tx": the rig's, "rx": the
+        drive's) as (FIS type, tick of its first dword, of its first payload dword, of its
+        last payload dword), ticks on the engine's counter (0 for a frame with no payload).
+        SATA's rules: SOF to EOF; ALIGN skipped; CONT's filler skipped until the next other
+        primitive; HOLD/HOLDA pause a frame, any other primitive ends it unfinished; the
+        last dword before EOF is the CRC. Dwords are scrambled from SOF on (the scrambler
+        from context F0F6h, lfsr_tables' step, which tests/hw holds to LiteSATA's): the
+        type is the first dword XOR the scrambler's first word. Read apart from the
+        gateware's own wire_tap, so it can hold the record's stamps to engine_if.h.
+        cut_too: frames that never reached EOF (a power cut) too, with their last payload
+        dword as None."""
+        from fisrig_hw.lfsr_tables import scrambler_step_map
+        first_word = scrambler_step_map(0xF0F6)
+        column = {"tx": 1, "rx": 2}[direction]
+        offset = self.stats["now_minus_cycle"]
+        out, cur, in_cont = [], None, False
+        for line in self.wire:
+            w, tick = line[column], line[0] + offset
+            if w in ("idle", "ALIGN"):
+                continue
+            if not all(c in "0123456789abcdef" for c in w):  # a primitive
+                in_cont = w == "CONT"
+                if w == "SOF":
+                    cur = []
+                elif w == "EOF" and cur:
+                    payload = cur[1:-1]
+                    out.append(((int(cur[0][1], 16) ^ first_word) & 0xFF, cur[0][0],
+                                payload[0][0] if payload else 0, payload[-1][0] if payload else 0))
+                    cur = None
+                elif w not in ("CONT", "HOLD", "HOLDA"):
+                    if cur and cut_too and len(cur) > 1:
+                        out.append(((int(cur[0][1], 16) ^ first_word) & 0xFF, cur[0][0], cur[1][0], None))
+                    cur = None
+                continue
+            if cur is not None and not in_cont:
+                cur.append((tick, w))
+        if cur and cut_too and len(cur) > 1:  # still going when the trace ended
+            out.append(((int(cur[0][1], 16) ^ first_word) & 0xFF, cur[0][0], cur[1][0], None))
+        return out
 
     @property
     def commands(self):

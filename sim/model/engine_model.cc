@@ -23,10 +23,11 @@ uint32_t sectors_of(const fisrig_cmd_desc& d) {
   uint32_t n = is_queued(d) ? d.features : d.count;
   return n ? n : 65536;
 }
+constexpr uint64_t kSectorsPerDataFis = drive::fis_dwords::kMaxDataPayload / (drive::ata::kSectorBytes / 4);
 }  // namespace
 
 EngineModel::EngineModel(drive::Drive& d)
-    : drive_(d), sq_(kSqEntries), cq_(kCqEntries), data_window_(FISRIG_VM_INFLIGHT * FISRIG_VM_DSM_BYTES) {}
+    : drive_(d), wire_(d.config().interface), sq_(kSqEntries), cq_(kCqEntries), data_window_(FISRIG_VM_INFLIGHT * FISRIG_VM_DSM_BYTES) {}
 
 fisrig_engine_ops EngineModel::ops() {
   fisrig_engine_ops o{};
@@ -153,7 +154,7 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
     }
   }
   SimTime arrive = drive_.receive_h2d(now_);
-  slot.ts_h2d = ns_to_ticks(arrive);
+  slot.ts_h2d = wire_.first_dword(arrive, drive::fis_dwords::kRegH2D);
   count_event(FISRIG_EVENT_H2D, arrive);
   drive_.submit(cmd, arrive);
   if (capture && !pio_in_.empty()) slot.captured = pio_in_;
@@ -170,10 +171,33 @@ void EngineModel::complete(uint8_t s, fisrig_cpl_record r) {
   cq_[cq_tail_++ & (kCqEntries - 1)] = r;
 }
 
+// Sectors whose data crossed the wire in Data FISes, as the gateware counts them
+// (engine_if.h's data_dwords / 128): all of them when the command succeeded; a read that
+// failed sent the good sectors before its UNC sector, or up to the end of the Data FIS that
+// failed its CRC (as the RTL device side sends them, sim/device/src/command_data.cc); a
+// write that failed its CRC took data up to and including that FIS. A DSM's are its range
+// list's blocks, not the LBAs it trimmed (which the Drive's sectors say).
+uint32_t EngineModel::sectors_moved(const fisrig_cmd_desc& d, const drive::Completion& c) {
+  if (!c.t_data_end) return 0;
+  bool dsm = c.command == ata::kDataSetManagement || c.command == ata::kSendFpdmaQueued;
+  if (dsm) return sectors_of(d);
+  if (c.ok()) return c.sectors;
+  bool sector_data = d.protocol == FISRIG_PROTO_DMA_IN || d.protocol == FISRIG_PROTO_DMA_OUT ||
+                     d.protocol == FISRIG_PROTO_FPDMA_IN || d.protocol == FISRIG_PROTO_FPDMA_OUT;
+  uint64_t lba = lba_of(d);
+  if (!sector_data || c.lba < lba) return 0;
+  uint64_t n = sectors_of(d), good = c.lba - lba;
+  if (c.error & ata::kErrorIcrc) return uint32_t(std::min<uint64_t>(n, good + kSectorsPerDataFis));
+  if (c.error & ata::kErrorUnc) return uint32_t(std::min<uint64_t>(n, good));
+  return 0;
+}
+
 void EngineModel::deliver(const drive::Completion& c) {
+  namespace fd = drive::fis_dwords;
   uint8_t s = uint8_t(c.user_tag & 0xFF);
   Slot& slot = slots_[s];
   if (!slot.busy || slot.generation != (c.user_tag >> 8)) return;  // timed out earlier
+  const uint8_t proto = slot.desc.protocol;
   fisrig_cpl_record r{};
   r.user_tag = slot.desc.user_tag;
   r.status = c.status;
@@ -181,21 +205,50 @@ void EngineModel::deliver(const drive::Completion& c) {
   r.result = c.aborted_by_ncq_error ? FISRIG_RESULT_NCQ_ABORTED
              : c.ok()               ? FISRIG_RESULT_OK
                                     : FISRIG_RESULT_ATA_ERROR;
-  put_lba(r.lba, c.lba);
-  // What moved in Data FISes, as the gateware counts it (engine_if.h): a DSM's range list
-  // (its blocks), not the LBAs it trimmed, which is what the Drive's sectors say.
-  // TODO(issue 13): a failed command's partial data (a UNC read's good sectors) counts 0 here.
-  bool dsm = c.command == drive::ata::kDataSetManagement || c.command == drive::ata::kSendFpdmaQueued;
-  uint32_t moved = !c.ok() || !c.t_data_end ? 0 : dsm ? sectors_of(slot.desc) : c.sectors;
+  // The D2H's LBA field, as the gateware records it: the device sends 0 on success unless
+  // the command's LBA is an output (SMART RETURN STATUS); a PIO-in command that succeeded
+  // ends with its PIO Setup's E_Status (no LBA); an SDB carries none; the failing NCQ
+  // command's comes from log 10h, which keeps the Drive's; an aborted one has none.
+  bool pio_in_ok = proto == FISRIG_PROTO_PIO_IN && c.ok() && c.t_data_start;
+  bool lba_sent = c.queued ? !c.ok() && !c.aborted_by_ncq_error : !pio_in_ok && (!c.ok() || c.lba_is_output);
+  put_lba(r.lba, lba_sent ? c.lba : 0);
+  if (pio_in_ok) r.error = 0;
+  if (c.aborted_by_ncq_error && drive_.ncq_error_log().valid) {
+    // The error SDB that ended it carried the failing command's status and error.
+    r.status = drive_.ncq_error_log().status;
+    r.error = drive_.ncq_error_log().error;
+  }
+  uint32_t moved = sectors_moved(slot.desc, c);
   r.sectors = moved;
-  r.data_dwords = moved * (drive::ata::kSectorBytes / 4);
+  r.data_dwords = moved * (ata::kSectorBytes / 4);
+  // Every stamp is where the FIS's first dword (or the data dword) crossed the wire inside
+  // the drive's reservation for it (WireStamps). The Drive's t_accept, t_data_start and
+  // t_complete are the ends of the releasing D2H, of the setup FIS (NCQ: DMA Setup; DMA
+  // out: the first DMA Activate; PIO: PIO Setup) and of the status FIS.
   r.ts_submit = slot.ts_submit;
   r.ts_h2d = slot.ts_h2d;
-  r.ts_accept = c.queued ? ns_to_ticks(c.t_accept) : 0;
-  r.ts_setup = c.t_data_start ? ns_to_ticks(c.t_data_start) : 0;
-  r.ts_data_first = r.ts_setup;
-  r.ts_data_last = c.t_data_end ? ns_to_ticks(c.t_data_end) : 0;
-  r.ts_status = ns_to_ticks(c.t_complete);
+  r.ts_accept = c.queued && c.t_accept ? wire_.first_dword(c.t_accept, fd::kRegD2H) : 0;
+  uint32_t setup = 0;  // READ DMA EXT and non-data commands have no setup FIS
+  switch (proto) {
+    case FISRIG_PROTO_FPDMA_IN:
+    case FISRIG_PROTO_FPDMA_OUT: setup = fd::kDmaSetup; break;
+    case FISRIG_PROTO_DMA_OUT: setup = fd::kDmaActivate; break;
+    case FISRIG_PROTO_PIO_IN:
+    case FISRIG_PROTO_PIO_OUT: setup = fd::kPioSetup; break;
+    default: break;
+  }
+  r.ts_setup = setup && c.t_data_start ? wire_.first_dword(c.t_data_start, setup) : 0;
+  r.ts_data_first = c.t_data_fis ? wire_.first_data_dword(c.t_data_fis) : 0;
+  r.ts_data_last = c.t_data_end ? wire_.last_data_dword(c.t_data_end) : 0;
+  if (pio_in_ok) {
+    // Its last data dword (engine_if.h): the PIO Setup before that Data FIS carried the
+    // ending status, and no D2H follows.
+    r.ts_status = r.ts_data_last;
+  } else if (c.queued && c.aborted_by_ncq_error && c.t_complete == c.t_arrive) {
+    r.ts_status = ns_to_ticks(c.t_complete);  // sent into a halted queue: no FIS of its own
+  } else {
+    r.ts_status = wire_.first_dword(c.t_complete, c.queued ? fd::kSetDeviceBits : fd::kRegD2H);
+  }
   if (capture_ && r.result == FISRIG_RESULT_OK && !slot.captured.empty()) {
     std::fwrite(slot.captured.data(), 1, slot.captured.size(), capture_);
     slot.captured.clear();

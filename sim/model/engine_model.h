@@ -6,7 +6,9 @@
 // FIS timing comes from the drive's wire model (every FIS costed in dwords with framing,
 // handshakes and ALIGNs, host and device FISes sharing one wire); the engine adds the
 // host's Register H2D, tag allocation, the one-non-queued-command rule, per-slot
-// timeouts and the power controller.
+// timeouts and the power controller. Its stamps are the ticks engine_if.h defines (a
+// FIS's first dword, a data dword), placed inside each FIS's wire reservation as
+// WireStamps says (docs/model-target.md).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 #include <vector>
 
 #include "fisrig/drive/drive.h"
+#include "wire_stamps.h"
 
 extern "C" {
 #include "fisrig/vm.h"
@@ -23,14 +26,6 @@ extern "C" {
 namespace fisrig::model {
 
 using drive::SimTime;
-
-// The tick as engine_if.h defines it (FISRIG_TICK_NS_NUM / FISRIG_TICK_NS_DEN ns). The
-// model schedules in ns, so a time in ticks becomes the first ns at or after it (rounded
-// up), and that ns maps back to the same tick: a deadline never fires a tick early.
-constexpr uint64_t ns_to_ticks(SimTime ns) { return ns * FISRIG_TICK_NS_DEN / FISRIG_TICK_NS_NUM; }
-constexpr SimTime ticks_to_ns(uint64_t ticks) {
-  return (ticks * FISRIG_TICK_NS_NUM + FISRIG_TICK_NS_DEN - 1) / FISRIG_TICK_NS_DEN;
-}
 
 class EngineModel {
  public:
@@ -79,6 +74,7 @@ class EngineModel {
   void wait(uint64_t until_ticks);
   void process_next_event(SimTime next);
   void deliver(const drive::Completion& c);
+  static uint32_t sectors_moved(const fisrig_cmd_desc& d, const drive::Completion& c);
   void complete(uint8_t slot, fisrig_cpl_record r);
   void lose_outstanding(SimTime t, uint8_t result);
   void count_event(uint16_t event, SimTime at);
@@ -93,6 +89,7 @@ class EngineModel {
   static void c_wait(void* ctx, uint64_t until);
 
   drive::Drive& drive_;
+  WireStamps wire_;
   SimTime now_ = 0;
   std::vector<fisrig_cmd_desc> sq_;
   std::vector<fisrig_cpl_record> cq_;

@@ -52,6 +52,7 @@ struct Script {
   std::vector<std::pair<uint32_t, uint32_t>> dumps;  // word, count
   uint64_t max_cycles = 100'000'000;
   uint64_t trace_from = 0, trace_to = 0;
+  uint32_t ram_wr_gap = 0;  // the host's memory takes a write every (gap + 1) cycles
 };
 
 bool parse_hex_bytes(const std::string& hex, uint8_t* out, size_t n) {
@@ -96,6 +97,8 @@ bool read_script(const char* path, Script& s, std::string& why) {
       ok = bool(f >> s.max_cycles);
     } else if (word == "trace") {
       ok = bool(f >> s.trace_from >> s.trace_to);
+    } else if (word == "ram_wr_gap") {
+      ok = bool(f >> s.ram_wr_gap);
     } else {
       ok = false;
     }
@@ -190,6 +193,8 @@ int main(int argc, char** argv) {
     if (offer) std::memcpy(top.desc_raw.data(), &script.items.front().desc, 32);
     top.ram_rd_data_valid = !reads.empty();
     if (!reads.empty()) top.ram_rd_data_data = reads.front();
+    // A memory slower than the link: the receive path backs up behind it (stamps must not).
+    if (script.ram_wr_gap) top.ram_wr_ready = cycle % (script.ram_wr_gap + 1) == 0;
     top.sys_clk = 0;
     top.eval();
     bool took = offer && top.desc_ready;
@@ -198,7 +203,7 @@ int main(int argc, char** argv) {
     uint32_t read_addr = top.ram_rd_addr_address;
     if (top.cpl_valid) rec.push_back(top.cpl_data);
     bool rec_done = top.cpl_valid && top.cpl_last;
-    if (top.ram_wr_valid) {
+    if (top.ram_wr_valid && top.ram_wr_ready) {
       if (top.ram_wr_address < ram.size()) ram[top.ram_wr_address] = top.ram_wr_data;
       else ++ram_out_of_range;
     }
@@ -238,6 +243,11 @@ int main(int argc, char** argv) {
   }
   std::printf("cycles %llu\nwall_s %.6f\nhost_instructions %lld\nram_out_of_range %llu\n",
               (unsigned long long)cycle, wall, host_instructions, (unsigned long long)ram_out_of_range);
+  // The engine's counter against this loop's cycle (the counter starts after the reset):
+  // the tick of traced cycle c is c + now_minus_cycle.
+  std::printf("now_minus_cycle %lld\n", (long long)(top.now - cycle));
+  // Frames whose wire-tap record was missing or another frame's (wire_tap.py): 0.
+  std::printf("tap_mismatch %u\n", (unsigned)top.tap_mismatch);
   fisrig_device_stats(dev, stdout);
   fisrig_device_free(dev);
   bool finished = script.items.empty() && completed == submitted;

@@ -54,11 +54,17 @@ std::vector<fisrig_run_record> commands_of(const ModelRun& r) {
 
 // One 4 KiB READ DMA EXT of never-written LBAs on an idle tiny drive, phase by phase, in
 // dwords at 150e6 dwords/s (6.667 ns each), as docs/drive-model.md costs them:
-//   Register H2D: 5 + 8 framing = 13, + 2 ALIGN = 15 dwords = 100 ns      -> arrives at 100
+//   Register H2D: 5 + 8 framing = 13, + 2 ALIGN = 15 dwords = 100 ns      -> 0 to 100
 //   firmware: command_overhead 4 us (tiny-1gb)                           -> data at 4100
 //   Data FIS: 1024 + 1 header + 8 = 1033, + 2 x 5 ALIGN = 1043 dwords = 6953 ns -> 11053
-//   D2H: 15 dwords = 100 ns                                              -> status at 11153
-// In 150 MHz ticks (ns x 3 / 20, rounded down): 15, 615, 1657, 1672.
+//   D2H: 15 dwords = 100 ns                                              -> 11053 to 11153
+// The stamps are the ticks engine_if.h defines, inside those reservations (WireStamps in
+// engine_model.h): a FIS's first dword 3 dwords after its start (X_RDY/R_RDY, SOF), a Data
+// FIS's first data dword 4, its last data dword 7 before its end. In 150 MHz ticks (ns x
+// 3 / 20, rounded down): H2D 0 + 3; data 615 + 4 to 1657 - 7; D2H 1657 + 3. READ DMA EXT
+// has no setup FIS (the device just sends its data): ts_setup is 0. (Before the stamps were
+// defined at the wire, the model stamped the ends of the reservations and the Data FIS's
+// start as ts_setup: 15, 615, 1657, 1672.)
 TEST(ModelTiming, SingleDmaReadMatchesHandCount) {
   drive::Drive d(tiny());
   ProgramBuilder p(d.user_sectors());
@@ -71,32 +77,109 @@ TEST(ModelTiming, SingleDmaReadMatchesHandCount) {
   EXPECT_EQ(c.result, FISRIG_RESULT_OK);
   EXPECT_EQ(c.status, 0x40);
   EXPECT_EQ(c.sectors, 8u);
+  EXPECT_EQ(c.data_dwords, 8u * 128);
   EXPECT_EQ(c.ts_submit, 0u);
-  EXPECT_EQ(c.ts_h2d, 15u);
+  EXPECT_EQ(c.ts_h2d, 3u);
   EXPECT_EQ(c.ts_accept, 0u);
-  EXPECT_EQ(c.ts_setup, 615u);
-  EXPECT_EQ(c.ts_data_last, 1657u);
-  EXPECT_EQ(c.ts_status, 1672u);
+  EXPECT_EQ(c.ts_setup, 0u);
+  EXPECT_EQ(c.ts_data_first, 619u);
+  EXPECT_EQ(c.ts_data_last, 1650u);
+  EXPECT_EQ(c.ts_status, 1660u);
   EXPECT_EQ(cmds[0].lba, 1000u);
+  for (uint8_t b : c.lba) EXPECT_EQ(b, 0u);  // the device's D2H carries no LBA on success
   EXPECT_EQ(r.records.back().kind, FISRIG_RECORD_END);
 }
 
 // An NCQ read adds the D2H that releases it and a DMA Setup; it ends with an SDB:
-//   H2D 100 ns; D2H (BSY clear) 100 ns -> accepted at 200; firmware 4 us -> 4200;
-//   DMA Setup: 7 + 8 = 15, + 2 = 17 dwords = 113 ns -> 4313; Data FIS 6953 ns -> 11266;
-//   SDB: 2 + 8 = 10, + 2 = 12 dwords = 80 ns -> 11346.
+//   H2D 0 to 100 ns; D2H (BSY clear) 100 to 200; firmware 4 us -> 4200;
+//   DMA Setup: 7 + 8 = 15, + 2 = 17 dwords = 113 ns: 4200 to 4313; Data FIS 4313 to 11266;
+//   SDB: 2 + 8 = 10, + 2 = 12 dwords = 80 ns: 11266 to 11346.
+// Stamps: H2D 0 + 3, D2H 15 + 3, DMA Setup 630 + 3, data 646 + 4 to 1689 - 7, SDB 1689 + 3.
+// (Before: the reservations' ends, 15, 30, 646 as ts_setup, 1689, 1701.)
 TEST(ModelTiming, SingleNcqReadMatchesHandCount) {
   drive::Drive d(tiny());
   ProgramBuilder p(d.user_sectors());
   p.raw(ProgramBuilder::desc(FISRIG_PROTO_FPDMA_IN, 0x60, 1000, 0, 8), ProgramBuilder::ok());
   ModelRun r = run(d, p.build());
   ASSERT_EQ(r.status, FISRIG_VM_DONE);
-  const fisrig_cpl_record& c = commands_of(r).at(0).cpl;
-  EXPECT_EQ(c.ts_h2d, 100u * 3 / 20);
-  EXPECT_EQ(c.ts_accept, 200u * 3 / 20);
-  EXPECT_EQ(c.ts_setup, 4313u * 3 / 20);
-  EXPECT_EQ(c.ts_data_last, 11266u * 3 / 20);
-  EXPECT_EQ(c.ts_status, 11346u * 3 / 20);
+  const fisrig_cpl_record c = commands_of(r).at(0).cpl;  // a copy: the vector is a temporary
+  EXPECT_EQ(c.ts_h2d, 3u);
+  EXPECT_EQ(c.ts_accept, 18u);
+  EXPECT_EQ(c.ts_setup, 633u);
+  EXPECT_EQ(c.ts_data_first, 650u);
+  EXPECT_EQ(c.ts_data_last, 1682u);
+  EXPECT_EQ(c.ts_status, 1692u);
+}
+
+// A DMA write's setup is its first DMA Activate: 1 + 8 = 9, + 2 = 11 dwords = 73 ns.
+//   H2D 0 to 100; firmware 4 us -> DMA Activate 4100 to 4173; Data FIS 4173 to 11126;
+//   D2H (write-back cache: at once) 11126 to 11226.
+// Stamps: H2D 3; DMA Activate 615 + 3; data 625 + 4 to 1668 - 7; D2H 1668 + 3.
+TEST(ModelTiming, SingleDmaWriteStampsItsDmaActivate) {
+  drive::Drive d(tiny());
+  ProgramBuilder p(d.user_sectors());
+  fisrig_cmd_desc w = ProgramBuilder::desc(FISRIG_PROTO_DMA_OUT, 0x35, 1000, 8);
+  w.data_source = FISRIG_DATA_STAMP;
+  p.raw(w, ProgramBuilder::ok());
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE);
+  const fisrig_cpl_record c = commands_of(r).at(0).cpl;
+  EXPECT_EQ(c.result, FISRIG_RESULT_OK);
+  EXPECT_EQ(c.ts_h2d, 3u);
+  EXPECT_EQ(c.ts_setup, 618u);
+  EXPECT_EQ(c.ts_data_first, 629u);
+  EXPECT_EQ(c.ts_data_last, 1661u);
+  EXPECT_EQ(c.ts_status, 1671u);
+}
+
+// IDENTIFY (PIO in) ends with its PIO Setup's E_Status: no D2H follows, and the command is
+// complete when its Data FIS has crossed: ts_status is its last data dword (engine_if.h). Its
+// record has no error and no LBA, as the gateware's PIO-END writes.
+//   H2D 0 to 100; firmware 4 us -> PIO Setup (5 + 8 + 2 = 15 dwords, 100 ns) 4100 to 4200;
+//   Data FIS 128 + 1 + 8 = 137, + 2 = 139 dwords = 927 ns: 4200 to 5127.
+// Stamps: PIO Setup 615 + 3; data 630 + 4 to 769 - 7 (also ts_status).
+TEST(ModelTiming, IdentifyEndsWithItsLastDataDword) {
+  drive::Drive d(tiny());
+  ProgramBuilder p(d.user_sectors());
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_PIO_IN, 0xEC, 0, 1), ProgramBuilder::ok());
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE);
+  const fisrig_cpl_record c = commands_of(r).at(0).cpl;
+  EXPECT_EQ(c.result, FISRIG_RESULT_OK);
+  EXPECT_EQ(c.error, 0u);
+  EXPECT_EQ(c.sectors, 1u);
+  EXPECT_EQ(c.ts_setup, 615u + 3);
+  EXPECT_EQ(c.ts_status, c.ts_data_last);
+  EXPECT_EQ(c.ts_data_first, 630u + 4);
+  EXPECT_EQ(c.ts_data_last, 769u - 7);
+}
+
+// A failed command's D2H carries the failing LBA (IDNF: the command's first), and moves no
+// data; a UNC read moves the sectors before the bad one, as the device side sends them.
+TEST(ModelRecords, ErrorsCarryTheirLbaAndWhatMoved) {
+  drive::DriveConfig cfg = tiny();
+  cfg.faults.unc.push_back({2004, 1});
+  drive::Drive d(cfg);
+  ProgramBuilder p(d.user_sectors());
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_DMA_IN, 0x25, d.user_sectors(), 8));
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_DMA_IN, 0x25, 2000, 8));
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE);
+  auto cmds = commands_of(r);
+  ASSERT_EQ(cmds.size(), 2u);
+  auto lba = [](const fisrig_cpl_record& c) {
+    uint64_t v = 0;
+    for (int i = 5; i >= 0; --i) v = (v << 8) | c.lba[i];
+    return v;
+  };
+  EXPECT_EQ(cmds[0].cpl.error, 0x10);
+  EXPECT_EQ(lba(cmds[0].cpl), d.user_sectors());
+  EXPECT_EQ(cmds[0].cpl.sectors, 0u);
+  EXPECT_EQ(cmds[0].cpl.ts_data_first, 0u);
+  EXPECT_EQ(cmds[1].cpl.error, 0x40);
+  EXPECT_EQ(lba(cmds[1].cpl), 2004u);
+  EXPECT_EQ(cmds[1].cpl.sectors, 4u);
+  EXPECT_EQ(cmds[1].cpl.data_dwords, 4u * 128);
 }
 
 TEST(ModelNcq, ThirtyTwoTagsInFlightAndOutOfOrder) {

@@ -43,6 +43,13 @@ void CommandLayer::fill_data(const Slot& s, uint32_t offset, uint32_t bytes, uin
   }
 }
 
+SimTime CommandLayer::data_due(const Slot& s, const Completion& c) const {
+  bool queued = &s != &slots_[kNonQueued];
+  uint32_t setup = queued ? drive::fis_dwords::kDmaSetup : s.proto == Protocol::kPioIn ? drive::fis_dwords::kPioSetup : 0;
+  SimTime len = setup ? drive_.link_timing().fis_ns(setup) : 0;
+  return c.t_data_start > len ? c.t_data_start - len : 0;
+}
+
 bool CommandLayer::start_phase(TxFrame& out, SimTime now) {
   int best = -1;
   SimTime best_t = drive::kNever;
@@ -59,7 +66,7 @@ bool CommandLayer::start_phase(TxFrame& out, SimTime now) {
         s.data_started = s.data_done = true;  // no data will go, whatever happens next
         continue;
       }
-      t = c->t_data_start;
+      t = data_due(s, *c);
     } else {
       continue;
     }

@@ -237,7 +237,11 @@ bool CommandLayer::next_fis(TxFrame& out, uint64_t cycle) {
   }
   out.corrupt_crc = false;
   last_was_data_ = false;
-  uint64_t wake = first_cycle_at(drive_.next_completion_time());
+  SimTime next = drive_.next_completion_time();
+  SimTime lead = drive_.link_timing().fis_ns(drive::fis_dwords::kRegD2H);
+  uint64_t wake = first_cycle_at(next == drive::kNever ? next : next > lead ? next - lead : 0);
+  for (uint32_t i = 0; i < status_len_; ++i)  // taken, their status not yet due
+    wake = std::min(wake, first_cycle_at(slots_[status_[(status_head_ + i) % status_.size()]].popped_ns));
   if (signature_due_) {
     // Nothing goes before the signature, and it waits for the Drive to be ready.
     if (now < drive_.ready_at()) {
@@ -269,7 +273,7 @@ bool CommandLayer::next_fis(TxFrame& out, uint64_t cycle) {
     if (s.phase == Phase::kAwaitData && !halted_) {
       wake = std::min(wake, first_cycle_at(s.ready_ns));
     } else if (s.phase == Phase::kExecuting && is_data_in(s.proto) && !s.data_started) {
-      if (const Completion* c = completion(s); c && c->t_data_start) wake = std::min(wake, first_cycle_at(c->t_data_start));
+      if (const Completion* c = completion(s); c && c->t_data_start) wake = std::min(wake, first_cycle_at(data_due(s, *c)));
     }
   }
   wake_ = std::max(wake, cycle + 1);

@@ -10,8 +10,15 @@ using drive::SimTime;
 
 // ---- completions ----
 
+SimTime CommandLayer::status_due(const Completion& c) const {
+  SimTime len = drive_.link_timing().fis_ns(c.queued ? drive::fis_dwords::kSetDeviceBits : drive::fis_dwords::kRegD2H);
+  return c.t_complete > len ? c.t_complete - len : 0;
+}
+
+// Completions are taken up to one D2H's length ahead, each due at its status FIS's start.
 void CommandLayer::pop_completions(SimTime now) {
-  while (drive_.next_completion_time() <= now) {
+  const SimTime lead = drive_.link_timing().fis_ns(drive::fis_dwords::kRegD2H);
+  while (drive_.next_completion_time() <= now + lead) {
     Completion c;
     drive_.pop_completion(c);
     uint8_t idx = uint8_t(c.user_tag & 0xFF);
@@ -19,7 +26,7 @@ void CommandLayer::pop_completions(SimTime now) {
     Slot& s = slots_[idx];
     if (s.phase == Phase::kFree || s.generation != uint32_t(c.user_tag >> 8)) continue;  // stale
     s.popped = true;
-    s.popped_ns = now;
+    s.popped_ns = std::max(now, status_due(c));
     s.done = c;
     // The queue halts: queued writes that have not had their data yet never will.
     if (c.queued && !c.ok()) drop_unsubmitted_queued();
@@ -65,6 +72,7 @@ bool CommandLayer::build_status(TxFrame& out, SimTime now, bool coalesce) {
     Slot& s = slots_[idx];
     const Completion& c = s.done;
     bool queued = idx != kNonQueued;
+    if (s.popped_ns > now) return false;  // its status FIS is not due yet
     if (coalesce && queued && c.ok() && s.popped_ns + kSdbCoalesceNs > now) return false;
     auto pop = [&] {
       status_head_ = (status_head_ + 1) % status_.size();

@@ -24,6 +24,7 @@ void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
     SimTime go = send_fis(c.t, c.queued ? fis_dwords::kDmaSetup : fis_dwords::kDmaActivate);
     c.c.t_data_start = go;
     c.c.t_data_end = link_.reserve(go, link_.data_ns(bytes));
+    c.c.t_data_fis = c.c.t_data_end - link_.data_ns(bytes);  // where the wire had room for it
   }
   SimTime t = c.c.t_data_end;
 
@@ -70,6 +71,7 @@ void Drive::pio_in_page(Ctx& c, const std::vector<uint8_t>& page) {
   SimTime go = send_fis(c.t, fis_dwords::kPioSetup);
   c.c.t_data_start = go;
   c.c.t_data_end = c.t = link_.reserve(go, link_.data_ns(page.size()));
+  c.c.t_data_fis = c.t - link_.data_ns(page.size());  // where the wire had room for it
   c.c.sectors = 1;
   // PIO data-in ends with the PIO Setup's ending status: no D2H follows.
   c.c.t_complete = c.t;
@@ -143,6 +145,7 @@ void Drive::do_read_log(Ctx& c) {
   SimTime go = send_fis(c.t, dma ? fis_dwords::kDmaActivate : fis_dwords::kPioSetup);
   c.c.t_data_start = go;
   c.c.t_data_end = c.t = link_.reserve(go, link_.data_ns(out.size()));
+  c.c.t_data_fis = c.t - link_.data_ns(out.size());  // where the wire had room for it
   c.c.sectors = pages;
   if (!dma) c.c.t_complete = c.t;
   // Reading the NCQ error log is what lets the queue run again.

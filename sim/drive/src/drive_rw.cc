@@ -146,6 +146,7 @@ void Drive::do_read(Ctx& c) {
     SimTime dur = link_.fis_ns(uint32_t((e - s) * 128) + fis_dwords::kDataHeader);
     if (chance(cfg_.faults.hold_storm_rate)) dur += cfg_.faults.hold_storm_ns;
     t = link_.reserve(r, dur);
+    if (s == lba) c.c.t_data_fis = t - dur;  // where the wire had room for it
     if (chance(cfg_.faults.data_fis_crc_error_rate)) {
       ++stats_.icrc_failures;
       ++stats_.r_err_data;
@@ -192,11 +193,17 @@ void Drive::do_write(Ctx& c) {
       t = std::max(t, room);
     } else {
       go = send_fis(room, s == lba && c.queued ? fis_dwords::kDmaSetup : fis_dwords::kDmaActivate);
+      if (s == lba) c.c.t_data_start = go;
+      // A queued write's DMA Setup (its Auto-Activate off, as without SET FEATURES 02h)
+      // is followed by a DMA Activate too, as the device side sends it: booking only the
+      // Setup made the model's queued writes 11 dwords a command faster than the wire.
+      SimTime at = s == lba && c.queued ? send_fis(go, fis_dwords::kDmaActivate) : go;
       SimTime dur = link_.fis_ns(uint32_t((e - s) * 128) + fis_dwords::kDataHeader);
       if (chance(cfg_.faults.hold_storm_rate)) dur += cfg_.faults.hold_storm_ns;
-      t = link_.reserve(go, dur);
+      t = link_.reserve(at, dur);
+      if (s == lba) c.c.t_data_fis = t - dur;  // where the wire had room for it
     }
-    if (s == lba) c.c.t_data_start = go;
+    if (s == lba && cmd.data_phase_done) c.c.t_data_start = go;
     if (chance(cfg_.faults.data_fis_crc_error_rate)) {
       // The device answers R_ERR; the command ends with an interface CRC error.
       ++stats_.icrc_failures;

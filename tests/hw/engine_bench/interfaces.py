@@ -3,11 +3,13 @@ each owns its signals and exposes coroutines at the level of what crosses it."""
 
 import cocotb
 from cocotb.queue import Queue
-from cocotb.triggers import RisingEdge, ReadOnly
+from cocotb.triggers import Lock, RisingEdge, ReadOnly
 
 import sys, os
 sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "hw")))
 from fisrig_hw.descriptor import CPL_DWORDS, unpack_cpl  # noqa: E402
+from litesata.common import primitives  # noqa: E402
+from fisrig_hw.wire_tap import FIRST_SCRAMBLE  # noqa: E402
 
 
 class StreamSource:
@@ -136,6 +138,10 @@ class LinkPort:
         dut.tx_ok.value = 0
         dut.tx_err.value = 0
         self.frames = Queue()
+        self.send_lock = Lock()
+        self.wire_ticks = []
+        for d in ("tx", "rx"):
+            getattr(dut, "wire_{}_valid".format(d)).value = 0
         self.answer_r_err = 0  # the next n frames from the host get R_ERR
         # The next n Data FISes get R_ERR and still reach the device, as a device that
         # rejected the CRC and then reports success anyway (what an exerciser must catch).
@@ -149,6 +155,7 @@ class LinkPort:
             words.append(beat["data"])
             if beat["last"]:
                 frame, words = words, []
+                await self.wire("tx", frame)
                 # WTRM / R_OK a few cycles after EOF, as a link layer answers.
                 for _ in range(4):
                     await RisingEdge(self.clock)
@@ -165,9 +172,34 @@ class LinkPort:
                 if not bad:
                     await self.frames.put(frame)
 
+    async def wire(self, direction, dwords):
+        """The frame as it crosses the wire, for the engine's wire taps: SOF, the FIS's
+        dwords, a CRC, EOF, one a cycle. self.wire_ticks gets [direction, type, tick of the
+        FIS's first dword, of its first payload dword, of its last] as they cross (a frame
+        cut short keeps what it reached)."""
+        sig = {f: getattr(self.dut, "wire_{}_{}".format(direction, f)) for f in ("valid", "data", "charisk")}
+        # Its first dword scrambled as on a real wire (the only one the tap reads).
+        seq = [(primitives["SOF"], 1), (dwords[0] ^ FIRST_SCRAMBLE, 0)] + [(d, 0) for d in dwords[1:]] + \
+            [(0x5EC0DE, 0), (primitives["EOF"], 1)]
+        entry = [direction, dwords[0] & 0xFF, None, None, None]
+        self.wire_ticks.append(entry)
+        for i, (data, k) in enumerate(seq):
+            sig["valid"].value, sig["data"].value, sig["charisk"].value = 1, data, k
+            await RisingEdge(self.clock)
+            tick = int(self.dut.now.value)  # read at the edge: the cycle the tap took it in
+            if i == 1:
+                entry[2] = tick
+            elif i == 2 and len(dwords) > 1:
+                entry[3] = tick
+            if 2 <= i <= len(dwords):
+                entry[4] = tick
+        sig["valid"].value = 0
+
     async def send(self, dwords, crc_error=False):
         beats = [{"data": d, "last": int(i == len(dwords) - 1),
                   "error": int(crc_error and i == len(dwords) - 1)} for i, d in enumerate(dwords)]
-        await self.rx.send(beats)
-        while not self.rx.idle():
-            await RisingEdge(self.clock)
+        async with self.send_lock:
+            await self.wire("rx", dwords)
+            await self.rx.send(beats)
+            while not self.rx.idle():
+                await RisingEdge(self.clock)

@@ -337,17 +337,51 @@ async def cut_at_first_data_fis(dut, read):
     cut = [r for r in recs if r["user_tag"] == USER_TAG_EVENT and r["slot"] == EV_POWER_CUT]
     cmd = [r for r in recs if r["user_tag"] == 11]
     assert len(cut) == 1 and len(cmd) == 1, recs
-    assert cut[0]["ts_status"] == cmd[0]["ts_data_first"] + 77, (cut, cmd)
+    # The trigger is the tick the FIS's first payload dword crossed the wire, which is what
+    # ts_data_first means; the cut lands `delay` after it, to the tick.
+    frames = [x for x in b.link.wire_ticks if tuple(x[:2]) == ("rx" if read else "tx", DATA)]
+    trigger = int(dut.power_trigger_time.value)
+    assert trigger == frames[-1][3], (trigger, frames[-1])
+    assert cut[0]["ts_status"] == trigger + 77, (cut, trigger)
+    assert cmd[0]["result"] == RESULT_LINK_LOST
 
 
 @cocotb.test()
 async def a_cut_after_a_write_data_fis_lands_on_its_stamp_plus_the_delay(dut):
-    """A cut `delay` ticks after a Data FIS lands at the command's ts_data_first + delay, to
-    the tick (the event once fired at the FIS's header, a tick early: the bench's offsets
-    for rtl.power_cut_jitter_ticks were all -1)."""
+    """A cut `delay` ticks after a Data FIS lands `delay` after the tick its first payload
+    dword crossed the wire (ts_data_first's definition), to the tick. The event once fired
+    where the engine queued the FIS's header, a tick before the stamp: the bench's offsets
+    for rtl.power_cut_jitter_ticks were all -1."""
     await cut_at_first_data_fis(dut, read=False)
 
 
 @cocotb.test()
 async def a_cut_after_a_read_data_fis_lands_on_its_stamp_plus_the_delay(dut):
     await cut_at_first_data_fis(dut, read=True)
+
+
+@cocotb.test()
+async def stamps_are_the_wire_taps_ticks(dut):
+    """Every stamp but ts_submit is where the wire tap saw the FIS's dwords (engine_if.h),
+    not where the engine's state machine met them: the H2D's and the status's first dword,
+    a Data FIS's first and last payload dwords, either way."""
+    b = Bench(dut)
+    await b.start()
+    await b.submit(**write_desc(7000, 40, 1, word=9))  # 3 Data FISes out
+    (w,) = await b.records(1)
+    await b.submit(**read_desc(7000, 40, 2, word=9))   # 3 Data FISes in
+    (r,) = await b.records(1)
+    assert w["result"] == RESULT_OK and r["result"] == RESULT_OK
+    wire = b.link.wire_ticks
+    h2ds = [x for x in wire if tuple(x[:2]) == ("tx", 0x27)]
+    tx_data = [x for x in wire if tuple(x[:2]) == ("tx", DATA)]
+    rx_data = [x for x in wire if tuple(x[:2]) == ("rx", DATA)]
+    d2hs = [x for x in wire if tuple(x[:2]) == ("rx", 0x34)]
+    acts = [x for x in wire if tuple(x[:2]) == ("rx", 0x39)]
+    assert (len(h2ds), len(tx_data), len(rx_data), len(d2hs), len(acts)) == (2, 3, 3, 2, 3), wire
+    assert w["ts_h2d"] == h2ds[0][2] and r["ts_h2d"] == h2ds[1][2]
+    assert w["ts_setup"] == acts[0][2]
+    assert (w["ts_data_first"], w["ts_data_last"]) == (tx_data[0][3], tx_data[-1][4])
+    assert (r["ts_data_first"], r["ts_data_last"]) == (rx_data[0][3], rx_data[-1][4])
+    assert (w["ts_status"], r["ts_status"]) == (d2hs[0][2], d2hs[1][2])
+    assert int(dut.stat_tap_mismatch.value) == 0

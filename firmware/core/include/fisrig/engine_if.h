@@ -119,6 +119,29 @@ enum fisrig_result {
 /*
  * Completion record: 80 bytes in the completion ring, one per descriptor, in completion
  * order. A phase the command did not have is 0.
+ *
+ * Every stamp but ts_submit is a tick at which a dword crossed the rig's transceiver pins
+ * (the host's side of the wire), in either direction: "the FIS" is its first dword (its
+ * FIS type, the one after SOF); "a data dword" is one of a Data FIS's payload dwords (not
+ * its type dword, not its CRC). Primitives (ALIGN, HOLD, CONT and its filler) are not
+ * dwords of a FIS. At Gen2 and Gen1 a dword takes 2 and 4 ticks: the stamp is the tick it
+ * began. The gateware takes them at a tap beside the link layer and takes away the
+ * transceiver's fixed pipeline (hw/fisrig_hw/wire_tap.py); the model target computes them
+ * from its FIS-by-FIS costs (docs/model-target.md); tests/rtl/test_wire_stamps.py holds the
+ * gateware to these definitions with a monitor on the pins, under back-pressure too.
+ *
+ *   ts_submit      the engine took the descriptor from the submission ring
+ *   ts_h2d         the Register H2D, in the transmission the device accepted (R_OK)
+ *   ts_accept      NCQ: the D2H that released the command
+ *   ts_setup       the command's first DMA Setup, DMA Activate or PIO Setup
+ *   ts_data_first  the first data dword of the command's first Data FIS, either way
+ *   ts_data_last   the last data dword of its last Data FIS
+ *   ts_status      the D2H or Set Device Bits that completed it; PIO in: its last data dword
+ *                  (the PIO Setup before that Data FIS carried the ending status)
+ *
+ * Stamps come from whole frames (SOF to EOF): a Data FIS cut short by a power cut or a link
+ * loss leaves its command without data stamps; the cut's own record and the power
+ * controller's trigger tick say where the wire was.
  */
 struct fisrig_cpl_record {
   uint32_t user_tag;
@@ -130,13 +153,13 @@ struct fisrig_cpl_record {
   uint16_t check_errors;/* sectors that failed the data check */
   uint32_t sectors;     /* whole sectors moved (data_dwords / 128) */
   uint32_t data_dwords; /* data dwords moved in this command's Data FISes, either way */
-  uint64_t ts_submit;   /* the engine fetched the descriptor */
-  uint64_t ts_h2d;      /* Register H2D sent (end of its EOF) */
-  uint64_t ts_accept;   /* NCQ: D2H that releases the command; else 0 */
-  uint64_t ts_setup;    /* DMA Setup, first DMA Activate or PIO Setup received */
-  uint64_t ts_data_first; /* first data dword on the wire */
-  uint64_t ts_data_last;  /* last data dword on the wire */
-  uint64_t ts_status;   /* D2H or Set Device Bits carrying this command's completion */
+  uint64_t ts_submit;   /* each as defined above */
+  uint64_t ts_h2d;
+  uint64_t ts_accept;
+  uint64_t ts_setup;
+  uint64_t ts_data_first;
+  uint64_t ts_data_last;
+  uint64_t ts_status;
 };
 
 /*

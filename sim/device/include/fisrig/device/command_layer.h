@@ -129,6 +129,11 @@ class CommandLayer {
   bool continue_phase(TxFrame& out);
   void end_phase();
   uint32_t data_in_total(const Slot& s, const drive::Completion& c) const;
+  // When a FIS the Drive booked on its own wire is due on the real one: the Drive's times
+  // are the ends of those bookings (t_complete: the status FIS's; t_data_start: a setup
+  // FIS's), so the FIS starts one FIS length earlier. Sending it at the end paid it twice.
+  drive::SimTime status_due(const drive::Completion& c) const;
+  drive::SimTime data_due(const Slot& s, const drive::Completion& c) const;
   void fill_data(const Slot& s, uint32_t offset, uint32_t bytes, uint32_t* out) const;
   void free_slot(uint8_t idx) { slots_[idx].phase = Phase::kFree; }
   void status_push(uint8_t idx) { status_[(status_head_ + status_len_++) % status_.size()] = idx; }

@@ -128,6 +128,11 @@ struct Completion {
   SimTime t_accept = 0;   // NCQ: D2H (BSY clear) sent; otherwise = t_arrive
   SimTime t_data_start = 0;  // DMA Setup/Activate or first data FIS (0 if no data)
   SimTime t_data_end = 0;    // last data dword (0 if no data)
+  // When the wire reservation of the command's first Data FIS begins (its X_RDY), 0 if
+  // none. t_data_start is the end of the DMA Setup/Activate or PIO Setup before it; the
+  // Data FIS waits for the wire after that, so the model target's engine, which stamps the
+  // data's first dword on the wire (engine_if.h), needs the FIS's own start.
+  SimTime t_data_fis = 0;
   SimTime t_complete = 0;    // D2H or Set Device Bits sent
   bool aborted_by_ncq_error = false;
   bool ok() const { return (status & ata::kStatusErr) == 0; }

@@ -110,6 +110,8 @@ class Drive {
   std::vector<uint8_t> read_log_page(uint8_t log, uint16_t page) const;  // empty if none
 
   const DriveConfig& config() const { return cfg_; }
+  // The drive's own wire costs: its phase times are the ends of FISes booked with them.
+  const LinkTiming& link_timing() const { return link_; }
   FaultKnobs& faults() { return cfg_.faults; }
   bool write_cache_enabled() const { return cache_enabled_; }
   const DriveStats& stats() const { return stats_; }

@@ -1,0 +1,154 @@
+"""Two runs of one plan, record by record and phase by phase: did they send the same commands
+and get the same answers, and how far apart are their times? The model target is held to
+the gateware this way (tests/rtl/test_targets_agree.py, scripts/bench_targets.py), and any
+two runs of a plan (two drives, two firmware versions) compare the same way.
+
+What must be equal, record by record in completion order: the command (opcode, LBA, the
+LBAs it covered), its result, status, error, D2H LBA, sectors and data dwords moved, and
+which phases it had (a stamp that is 0 on one side and not on the other).
+
+What must be close, per plan phase (marker) and per time, as the median and the p99 over
+the phase's commands (results.percentiles, the values a command had):
+  - each stamp relative to the command's ts_h2d (accept, setup, data_first, data_last,
+    status): what the wire and the drive did after the command reached the wire;
+  - "latency", ts_status - ts_h2d: the command's whole time on the wire and in the drive.
+The baseline is ts_h2d, not ts_submit: ts_submit is when the engine took the descriptor
+from the ring, and what follows until the H2D goes out is the engine's fetch and the bus
+the rig's CPU shares with it (on the rtl target) or nothing (on the model). It is shown as
+"submit->h2d", not gated: the plan's latency_ns (submit to status) differs by it.
+A difference is within tolerance when it is within `pct` percent of the reference run
+(`b`) or within one tick (a stamp's resolution: the model schedules in ns, so its ticks
+round where the gateware's count).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from . import program_format as pf
+from .errors import InputError
+from .results import PARQUET, codes, code_of, percentiles
+
+# Equal record by record.
+IDENTITY = ("marker", "command", "lba", "lbas")
+OUTCOME = ("result", "status", "error", "d2h_lba", "sectors", "data_dwords")
+STAMPS = ("t_accept_ns", "t_setup_ns", "t_data_first_ns", "t_data_last_ns", "t_status_ns")
+STATS = (50, 99)
+TICK_NS = pf.NS_PER_TICK
+
+
+@dataclass
+class Row:
+    """One time of one phase: its median or p99 on both runs, in ns."""
+    phase: str
+    what: str   # "latency", a stamp ("setup" is t_setup_ns - t_h2d_ns), or "submit->h2d"
+    stat: str   # "p50" or "p99"
+    a_ns: int
+    b_ns: int
+    gated: bool = True
+
+    @property
+    def diff_pct(self) -> float:
+        if self.a_ns == self.b_ns:
+            return 0.0
+        return abs(self.a_ns - self.b_ns) * 100.0 / max(abs(self.b_ns), 1)
+
+    def within(self, pct: float) -> bool:
+        return not self.gated or self.diff_pct <= pct or abs(self.a_ns - self.b_ns) <= TICK_NS + 0.5
+
+
+@dataclass
+class Comparison:
+    a: str
+    b: str
+    records: tuple[int, int]
+    mismatches: list[str] = field(default_factory=list)  # record-by-record differences
+    rows: list[Row] = field(default_factory=list)
+
+    def failing(self, pct: float) -> list[Row]:
+        return [r for r in self.rows if not r.within(pct)]
+
+    @property
+    def worst_latency_pct(self) -> float:
+        """The worst difference of a phase's median or p99 latency (status - h2d), percent."""
+        return max((r.diff_pct for r in self.rows if r.what == "latency"), default=0.0)
+
+    def table(self, only_failing: float | None = None) -> str:
+        rows = self.rows if only_failing is None else self.failing(only_failing)
+        lines = [f"{'phase':<16} {'time':<12} {'stat':<4} {'a ns':>10} {'b ns':>10} {'diff %':>7}"]
+        for r in rows:
+            mark = "" if r.gated else "  (not gated)"
+            lines.append(f"{r.phase:<16} {r.what:<12} {r.stat:<4} {r.a_ns:>10} {r.b_ns:>10} {r.diff_pct:>7.2f}{mark}")
+        return "\n".join(lines)
+
+
+def commands(run_dir: Path) -> dict[str, np.ndarray]:
+    """The command records of a run (power, link and end records left out), as columns;
+    dictionary columns as their names. InputError for a directory without records.parquet."""
+    path = Path(run_dir) / PARQUET
+    if not path.is_file():
+        raise InputError(str(run_dir), f"no {PARQUET} (not a finished run: `fisrig report` makes it from records.bin)")
+    try:
+        table = pq.read_table(path)
+    except Exception as e:  # noqa: BLE001 - a damaged file is an input problem, said in one line
+        raise InputError(str(path), f"cannot be read: {e}") from None
+    missing = [c for c in ("kind", "t_submit_ns", "t_h2d_ns") + IDENTITY + OUTCOME + STAMPS
+               if c not in table.column_names]
+    if missing:
+        raise InputError(str(path), f"has no {', '.join(missing)} column (a run from an older fisrig: "
+                                    "`fisrig report` on its records.bin makes it anew)")
+    kind, kind_names = codes(table, "kind")
+    keep = kind == code_of(kind_names, "command")
+    out = {}
+    for name in table.column_names:
+        if name in ("marker", "kind", "result"):
+            idx, names = codes(table, name)
+            out[name] = np.array(names, dtype=object)[idx][keep] if len(names) else np.zeros(0, dtype=object)
+        else:
+            out[name] = table.column(name).to_numpy()[keep]
+    return out
+
+
+def _record_mismatches(a: dict, b: dict, limit: int) -> list[str]:
+    out = []
+    n = min(len(a["command"]), len(b["command"]))
+    if len(a["command"]) != len(b["command"]):
+        out.append(f"{len(a['command'])} command records against {len(b['command'])}")
+    for i in range(n):
+        diffs = [f"{k} {a[k][i]!r} != {b[k][i]!r}" for k in IDENTITY + OUTCOME if a[k][i] != b[k][i]]
+        diffs += [f"{k} {'present' if a[k][i] else 'absent'} != {'present' if b[k][i] else 'absent'}"
+                  for k in STAMPS if bool(a[k][i]) != bool(b[k][i])]
+        if diffs:
+            out.append(f"record {i} ({a['marker'][i]}, command {int(a['command'][i]):#04x}): " + "; ".join(diffs))
+            if len(out) >= limit:
+                out.append("... (more left out)")
+                break
+    return out
+
+
+def _stat(values: np.ndarray, p: int) -> int:
+    return int(percentiles(values, (p,))[f"{p:.6f}"]) if len(values) else 0
+
+
+def compare(a_dir: Path, b_dir: Path, limit: int = 20) -> Comparison:
+    """Run `a` against run `b` (the reference: percentages are of b's values)."""
+    a, b = commands(a_dir), commands(b_dir)
+    cmp = Comparison(str(a_dir), str(b_dir), (len(a["command"]), len(b["command"])))
+    cmp.mismatches = _record_mismatches(a, b, limit)
+    for phase in dict.fromkeys(b["marker"].tolist()):
+        ma, mb = a["marker"] == phase, b["marker"] == phase
+        times = {"latency": lambda r, m: r["t_status_ns"][m] - r["t_h2d_ns"][m]}
+        for s in STAMPS[:-1]:
+            times[s[2:-3]] = lambda r, m, s=s: (r[s][m] - r["t_h2d_ns"][m])[r[s][m] > 0]
+        times["submit->h2d"] = lambda r, m: r["t_h2d_ns"][m] - r["t_submit_ns"][m]
+        for what, of in times.items():
+            va, vb = of(a, ma), of(b, mb)
+            if not len(va) and not len(vb):
+                continue
+            for p in STATS:
+                cmp.rows.append(Row(str(phase), what, f"p{p}", _stat(va, p), _stat(vb, p),
+                                    gated=what != "submit->h2d"))
+    return cmp

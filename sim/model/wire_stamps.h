@@ -1,0 +1,58 @@
+// The model target's clock: engine_if.h's 150 MHz tick on the drive's ns, and where on it
+// a FIS's dwords cross the wire, so that the engine model stamps what engine_if.h defines
+// (the tick a FIS's first dword, or a data dword, crossed the rig's pins).
+#pragma once
+
+#include <cstdint>
+
+#include "fisrig/drive/config.h"
+#include "fisrig/drive/link_timing.h"
+
+extern "C" {
+#include "fisrig/engine_if.h"
+}
+
+namespace fisrig::model {
+
+using drive::SimTime;
+
+// The tick as engine_if.h defines it (FISRIG_TICK_NS_NUM / FISRIG_TICK_NS_DEN ns). The
+// model schedules in ns, so a time in ticks becomes the first ns at or after it (rounded
+// up), and that ns maps back to the same tick: a deadline never fires a tick early.
+constexpr uint64_t ns_to_ticks(SimTime ns) { return ns * FISRIG_TICK_NS_DEN / FISRIG_TICK_NS_NUM; }
+constexpr SimTime ticks_to_ns(uint64_t ticks) {
+  return (ticks * FISRIG_TICK_NS_NUM + FISRIG_TICK_NS_DEN - 1) / FISRIG_TICK_NS_DEN;
+}
+
+// Where a FIS's dwords cross the wire inside its reservation on the drive's link
+// (link_timing.h): the reservation starts with X_RDY/R_RDY (2 dwords) and SOF, then the
+// FIS's own dwords (its type first), then CRC, EOF, WTRM and R_IP/R_OK (5 dwords); of its
+// ALIGN pairs, one pair per 256 dwords falls inside a long FIS and one pair ends it. So
+// the FIS's first dword is 3 dwords after the start, a Data FIS's first data dword 4, and
+// its last data dword 7 dwords before the end, whatever its length.
+class WireStamps {
+ public:
+  static constexpr uint32_t kBeforeFis = 3;       // X_RDY/R_RDY, SOF
+  static constexpr uint32_t kAfterPayload = 5 + 2;  // CRC, EOF, WTRM, R_IP/R_OK; one ALIGN pair
+  explicit WireStamps(const drive::InterfaceConfig& cfg)
+      : link_(cfg), ticks_per_dword_(uint64_t(FISRIG_TICK_HZ / cfg.dwords_per_s())) {}
+  // The FIS of `dwords` (header included) whose reservation ended at `end`: its first dword.
+  uint64_t first_dword(SimTime end, uint32_t dwords) const {
+    SimTime len = link_.fis_ns(dwords);
+    return ns_to_ticks(end > len ? end - len : 0) + kBeforeFis * ticks_per_dword_;
+  }
+  // The Data FIS whose reservation started at `start`: its first data dword.
+  uint64_t first_data_dword(SimTime start) const {
+    return ns_to_ticks(start) + (kBeforeFis + 1) * ticks_per_dword_;
+  }
+  // The Data FIS whose reservation ended at `end`: its last data dword.
+  uint64_t last_data_dword(SimTime end) const {
+    return ns_to_ticks(end) - kAfterPayload * ticks_per_dword_;
+  }
+
+ private:
+  drive::LinkTiming link_;
+  uint64_t ticks_per_dword_;
+};
+
+}  // namespace fisrig::model
