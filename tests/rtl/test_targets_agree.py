@@ -55,32 +55,37 @@ def test_same_commands_same_order_same_answers(comparison):
 
 
 # Phases whose command latency the model does not yet hold within 2% of the gateware, and
-# why (measured on this plan, docs/model-target.md): IDENTIFY, FLUSH and the failing READ
-# are a few hundred ns from H2D to status, and each turnaround on the rig's wire (the SoC's
-# drive module answers a cycle after the edge; LiteSATA's R_RDY) costs ticks the model's
-# 8-dword framing does not have: 100 against 180 ns; a DSM range list comes from the rig's
-# RAM over Wishbone at about half the link's rate (1.7 against 0.85 us for its 128 dwords).
-# The set is exact: a phase that starts to agree, or one that stops, fails this test.
-NOT_YET_WITHIN = {"identify", "trim queued", "trim", "flush", "error"}
+# why (measured on this plan, docs/model-target.md): their data goes between the wire and
+# the rig's RAM over the SoC's Wishbone bus, which moves about a dword every two ticks and
+# which the rig's CPU shares; the model books the link's rate. A TRIM's 128-dword range
+# list takes 1.7 us against 0.85 modelled (22% on the latency); IDENTIFY's 512 bytes come in
+# faster than the bus takes them, the link HOLDs the drive for as long as the CPU's traffic
+# makes it, and its latency came out 1.0 to 7% over between SoC builds. (IDENTIFY, FLUSH
+# and the failing READ were 100 against 180 ns to their status until the device side sent
+# each FIS at the start of the drive's booking for it rather than at its end.)
+NOT_YET_WITHIN = {"trim queued", "trim", "identify"}
+ALWAYS_OVER = {"trim queued", "trim"}  # a gap this big shows on every run
 
 
 def latency_rows(comparison, pct):
     return {r.phase for r in comparison.failing(pct) if r.what == "latency"}
 
 
-def test_command_latency_within_two_percent_for_every_data_phase(comparison):
-    """Every QD1 read and write phase (4 KiB and 128 KiB, NCQ and DMA): the median and p99
-    of ts_status - ts_h2d within 2% (or a tick) of the gateware's."""
-    data_phases = {r.phase for r in comparison.rows} - NOT_YET_WITHIN
-    assert len(data_phases) >= 8, data_phases
-    over = latency_rows(comparison, TOLERANCE_PCT) & data_phases
+def test_command_latency_within_two_percent_for_every_phase_but_the_ram_bound_ones(comparison):
+    """Every phase but those of NOT_YET_WITHIN (4 KiB and 128 KiB reads and writes by NCQ
+    and DMA, FLUSH, the failing READ): the median and p99 of ts_status - ts_h2d within 2%
+    (or a tick) of the gateware's."""
+    phases = {r.phase for r in comparison.rows} - NOT_YET_WITHIN
+    assert len(phases) >= 10, phases
+    over = latency_rows(comparison, TOLERANCE_PCT) & phases
     assert not over, f"model (a) against rtl (b), latency over {TOLERANCE_PCT}%:\n" + \
         comparison.table(only_failing=TOLERANCE_PCT)
 
 
 def test_the_phases_not_yet_within_two_percent_are_the_known_ones(comparison):
-    """The short commands and the RAM-sourced TRIMs are not yet within 2% (see
-    NOT_YET_WITHIN): exactly those, so that a fix or a regression shows here. Every stamp's
-    differences are printed for the note."""
+    """Only the RAM-bound phases miss 2%, and the TRIMs' gap is there: a fix shows here as a
+    failure to update NOT_YET_WITHIN, a regression elsewhere in the test above. Every
+    stamp's differences are printed for the note."""
     print(comparison.table(only_failing=TOLERANCE_PCT))
-    assert latency_rows(comparison, TOLERANCE_PCT) == NOT_YET_WITHIN, comparison.table(only_failing=TOLERANCE_PCT)
+    over = latency_rows(comparison, TOLERANCE_PCT)
+    assert ALWAYS_OVER <= over <= NOT_YET_WITHIN, comparison.table(only_failing=TOLERANCE_PCT)
