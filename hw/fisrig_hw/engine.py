@@ -234,11 +234,11 @@ class RawCommandEngine(Module):
         txq = stream.SyncFIFO([("kind", 2), ("slot", 5)], 4, buffered=False)
         self.submodules.txq = ResetInserter()(txq)
         self.comb += txq.reset.eq(~self.link_up)
-        txr_pending, txr_ok, txr_time = Signal(), Signal(), Signal(64)
+        txr_pending, txr_ok = Signal(), Signal()
         txr_clear = Signal()
         self.sync += [
             If(self.tx_ok | self.tx_err,
-                txr_pending.eq(1), txr_ok.eq(self.tx_ok), txr_time.eq(now)
+                txr_pending.eq(1), txr_ok.eq(self.tx_ok)
             ).Elif(txr_clear | ~self.link_up,
                 txr_pending.eq(0)
             ),

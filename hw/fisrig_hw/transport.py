@@ -32,8 +32,6 @@ class FisReceiver(Module):
         # the payload follows on `data` (last = the FIS's last dword, error = bad CRC).
         self.data_start = Signal()
         self.data = data = stream.Endpoint(link_layout)
-        # One-cycle strobe when any FIS's first dword arrives (power-cut triggers, stamps).
-        self.fis_start = Signal()
 
         # # #
 
@@ -41,7 +39,6 @@ class FisReceiver(Module):
         self.submodules.fsm = fsm = FSM(reset_state="IDLE")
         fsm.act("IDLE",
             If(sink.valid,
-                self.fis_start.eq(1),
                 sink.ready.eq(1),
                 NextValue(self.type, sink.data[:8]),
                 NextValue(self.hdr[0], sink.data),
