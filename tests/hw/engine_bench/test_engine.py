@@ -36,6 +36,15 @@ class Bench:
     async def submit(self, **kw):
         await self.desc.submit(pack_desc(**kw))
 
+    def link_falls_with_the_rails(self):
+        """As the PHY does: the link goes down 50 cycles after the drive's rails go off."""
+        async def follow():
+            while self.dut.rails.value:
+                await RisingEdge(self.clock)
+            await ClockCycles(self.clock, 50)
+            self.dut.link_up.value = 0
+        cocotb.start_soon(follow())
+
     async def records(self, n, timeout_us=2000):
         out = []
         for _ in range(n):
@@ -244,12 +253,7 @@ async def power_cut_at_the_third_data_fis(dut):
     assert armed["result"] == RESULT_OK
     await b.submit(**write_desc(0, 64, 2))  # 4 Data FISes of 16 sectors
 
-    async def rails_follow():  # the PHY loses the link when the drive's rails go
-        while dut.rails.value:
-            await RisingEdge(b.clock)
-        await ClockCycles(b.clock, 50)
-        dut.link_up.value = 0
-    cocotb.start_soon(rails_follow())
+    b.link_falls_with_the_rails()
     recs = await b.records(3)
     cut = [r for r in recs if r["user_tag"] == USER_TAG_EVENT and r["slot"] == EV_POWER_CUT]
     assert len(cut) == 1 and cut[0]["result"] == RESULT_LINK_LOST
@@ -327,12 +331,7 @@ async def cut_at_first_data_fis(dut, read):
     assert armed["result"] == RESULT_OK
     await b.submit(**(read_desc(500, 16, 11, word=2) if read else write_desc(600, 16, 11, word=2)))
 
-    async def rails_follow():
-        while dut.rails.value:
-            await RisingEdge(b.clock)
-        await ClockCycles(b.clock, 50)
-        dut.link_up.value = 0
-    cocotb.start_soon(rails_follow())
+    b.link_falls_with_the_rails()
     recs = await b.records(3)
     cut = [r for r in recs if r["user_tag"] == USER_TAG_EVENT and r["slot"] == EV_POWER_CUT]
     cmd = [r for r in recs if r["user_tag"] == 11]
