@@ -4,7 +4,8 @@
  * handing every run record to the host as it comes (below).
  *
  * The host puts the compiled program in main RAM as fisrig/baremetal_if.h lays it out and
- * starts this from the BIOS (`boot <main_ram>`). Records go where the boot header asks
+ * starts this from the BIOS (`boot <main_ram>`); the program's first command waits for
+ * FISRIG_RUN_START_TICK, so a run repeats tick for tick however long that took. Records go where the boot header asks
  * (the ring or the console, baremetal_if.h), in the order the VM emits them, and the run's
  * outcome ends it on the console: the JSON line fisrig-model prints.
  */
@@ -72,14 +73,33 @@ static void wait(void *ctx, uint64_t until) {
   (void)until; /* the VM polls; the engine needs nothing from the CPU meanwhile */
 }
 
+/* Ticks the firmware waited for the host to make room in the record ring, and how often. */
+static uint64_t ring_wait_ticks;
+static uint32_t ring_waits;
+
 static int emit_to_ring(void *ctx, const struct fisrig_run_record *r) {
   (void)ctx;
-  while (ring->tail - ring->head >= RING_RECORDS) {
-  } /* the host is behind: wait for it */
+  if (ring->tail - ring->head >= RING_RECORDS) { /* the host is behind: wait for it */
+    uint64_t t0 = now(0);
+    while (ring->tail - ring->head >= RING_RECORDS) {
+    }
+    ring_wait_ticks += now(0) - t0;
+    ++ring_waits;
+  }
   ring->rec[ring->tail % RING_RECORDS] = *r;
   ring->tail = ring->tail + 1; /* after the record: uncached stores reach the RAM in order */
   ++records;
   return 0;
+}
+
+/* Holds the CPU until the counter reads `tick` (fisrig_hw.tick_gate): everything after starts
+   on that tick, however long the host took to send the BIOS its "boot". Returns the ticks it
+   was late (0: on time). */
+static uint32_t start_at(uint64_t tick) {
+  volatile uint32_t *gate = (volatile uint32_t *)TICK_GATE_BASE;
+  gate[0] = (uint32_t)tick;
+  gate[1] = (uint32_t)(tick >> 32);
+  return gate[2];
 }
 
 static int emit_to_uart(void *ctx, const struct fisrig_run_record *r) {
@@ -151,6 +171,7 @@ int main(void) {
   };
   const struct fisrig_record_sink sink = {0, to == FISRIG_RECORDS_TO_RING ? emit_to_ring : emit_to_uart};
 
+  uint64_t booted = now(0);
   printf("fisrig firmware: program of %lu bytes\n", (unsigned long)size);
   ring->entries = RING_RECORDS;
   if (to == FISRIG_RECORDS_TO_RING)
@@ -172,6 +193,11 @@ int main(void) {
   }
   printf("fisrig firmware: link %s\n", rig_link_ready_read() ? "up" : "down");
   rings_cq_head_write(rings_cq_tail_read());
+  /* Printed before the gate, where the console's time does not matter: how much of the
+     start tick's margin this boot used. */
+  printf("fisrig firmware: booted at tick %lu, waiting for tick %lu\n", (unsigned long)booted,
+         (unsigned long)FISRIG_RUN_START_TICK);
+  uint32_t late = start_at(FISRIG_RUN_START_TICK);
 
   fisrig_vm_init(&vm, &ops, &sink);
   struct bus_counts before = bus_counts();
@@ -179,13 +205,15 @@ int main(void) {
                                  ? FISRIG_VM_BAD_PROGRAM
                                  : fisrig_vm_run(&vm, program, size);
   print_bus_activity(&before, vm.commands);
-  char b[4][21];
+  char b[5][21];
   printf("{\"status\": \"%s\", \"records\": %s, \"commands\": %s, \"errors\": %s, "
-         "\"sim_ns\": %s, \"wall_s\": 0, \"error_offset\": %lu, \"error\": \"%s\"}\n",
+         "\"sim_ns\": %s, \"wall_s\": 0, \"error_offset\": %lu, \"error\": \"%s\", "
+         "\"start_late_ticks\": %lu, \"ring_waits\": %lu, \"ring_wait_ticks\": %s}\n",
          fisrig_vm_status_name(st), u64_text(records, b[0]), u64_text(vm.commands, b[1]),
          u64_text(vm.errors, b[2]), u64_text(fisrig_ticks_to_ns(now(0)), b[3]),
          (unsigned long)vm.error_offset,
-         vm.error_text ? vm.error_text : (st == FISRIG_VM_BAD_PROGRAM ? "program too large" : ""));
+         vm.error_text ? vm.error_text : (st == FISRIG_VM_BAD_PROGRAM ? "program too large" : ""),
+         (unsigned long)late, (unsigned long)ring_waits, u64_text(ring_wait_ticks, b[4]));
   for (;;) {
   }
 }

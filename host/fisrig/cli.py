@@ -42,7 +42,7 @@ def _run(plan, a) -> int:
     if every_s is not None:
         p.target.progress = progress.Progress(p.compiled.markers, progress.goals(p.compiled), every_s=every_s)
     r = execute(p, out, quiet=a.quiet, force=a.force)
-    _print_report(r.run_dir, r.phases, r.plots, r.status)
+    _print_report(r.run_dir, r.phases, r.plots, r.status, r.outcome.notes)
     return 0 if r.status == "done" else 3
 
 
@@ -50,10 +50,12 @@ def cmd_run(a) -> int:
     return _run(plan_mod.load(plan_mod.find(a.plan)), a)
 
 
-def _print_report(run_dir: Path, phases, plots, status: str) -> None:
+def _print_report(run_dir: Path, phases, plots, status: str, notes: list[str]) -> None:
     from .report import headline
     print(f"report: {run_dir}/  (records.parquet, summary.json, run.json, {', '.join(p.name for p in plots)})")
     print(f"run ended: {status}")
+    for note in notes:
+        print(f"  ! the run: {note}")
     for line in headline(phases):
         print("  " + line)
 
@@ -63,7 +65,9 @@ def cmd_report(a) -> int:
     run_dir = Path(a.dir)
     phases, plots = rebuild(run_dir)  # InputError for what is not a run, or holds no records
     state = run_state.inspect(run_dir)
-    _print_report(run_dir, phases, plots, state.line())
+    outcome = run_state.read_meta(run_dir).get("outcome")
+    notes = outcome.get("notes", []) if isinstance(outcome, dict) else []
+    _print_report(run_dir, phases, plots, state.line(), [str(n) for n in notes] if isinstance(notes, list) else [])
     return 0 if state.status == "done" and not state.missing else 3
 
 

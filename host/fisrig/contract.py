@@ -83,7 +83,8 @@ FISRIG_VM_ENGINE_STUCK = 3
 FISRIG_VM_SINK_FULL = 4
 FISRIG_VM_STOPPED = 5
 FISRIG_BOOT_PROGRAM_OFFSET = 0x20000
-FISRIG_RECORD_RING_ENTRIES = 128
+FISRIG_RECORD_RING_ENTRIES = 2_048
+FISRIG_RUN_START_TICK = 1_200_000
 FISRIG_RECORDS_TO_UART = 0
 FISRIG_RECORDS_TO_RING = 1
 
@@ -122,7 +123,7 @@ SIZES = {
     'fisrig_run_record': 104,
     'fisrig_records_file_header': 16,
     'fisrig_boot_header': 8,
-    'fisrig_record_ring': 13328,
+    'fisrig_record_ring': 213008,
 }
 
 # struct name -> {field (nested structs as a.b): (offset, bytes, elements)}, in declaration order.
@@ -331,6 +332,6 @@ FIELDS = {
         'tail': (4, 4, 1),
         'head': (8, 4, 1),
         'reserved': (12, 4, 1),
-        'rec': (16, 13312, 128),
+        'rec': (16, 212992, 2048),
     },
 }

@@ -41,11 +41,17 @@ def headline(ph: list[PhaseStats]) -> list[str]:
     lines = []
     for p in ph:
         j = p.to_json()
+        # A rate over one command is 1 / its latency (a FLUSH "ran at 6 million IOPS"): the
+        # latency says it, a rate would mislead.
+        one = j["commands"] < 2
         if j["kind"] == "sweep":
             what = f"{'sweep':<12} {j['sweep']['mb_per_s']:8.1f} MB/s ({j['sweep']['zones']} zones)"
         elif j["trimmed_lbas"] and not j["data_bytes"]:
-            what = (f"{j['kind']:<12} {j['iops']:8.0f} IOPS  trimmed {j['trimmed_lbas']} LBAs "
-                    f"({j['trimmed_lbas'] * 512 / 1e9:.1f} GB), {_rate(j['trimmed_lbas_per_s'])} LBAs/s")
+            what = (f"{j['kind']:<12} {'one command' if one else format(j['iops'], '8.0f') + ' IOPS'}  "
+                    f"trimmed {j['trimmed_lbas']} LBAs ({j['trimmed_lbas'] * 512 / 1e9:.1f} GB)"
+                    + ("" if one else f", {_rate(j['trimmed_lbas_per_s'])} LBAs/s"))
+        elif one:
+            what = f"{j['kind']:<12} {'one command':>28}"
         else:
             what = f"{j['kind']:<12} {j['iops']:8.0f} IOPS {j['data_mb_per_s']:8.1f} MB/s"
             if j["trimmed_lbas"]:
@@ -55,7 +61,7 @@ def headline(ph: list[PhaseStats]) -> list[str]:
                  + (f" of {qd['asked']}" if qd["asked"] else ""))
         pct = j["latency_ns"]["percentile"]
         lat = ("latency " + "  ".join(f"p{k:g} {pct[f'{k:.6f}'] / 1e3:.0f} us"
-                                      for k in phase_stats.HEADLINE_PERCENTILES)) if pct else "no latency (no command completed)"
+                                      for k in phase_stats.HEADLINE_PERCENTILES)) if pct else "no latency (no command completed OK)"
         issued = f", issued {j['issue_rate']:.0f}/s" if j["commands"] > 1 else ""
         lines.append(f"{p.label:<18} {j['commands']:>10} cmds  {what}  {depth}{issued}  {lat}"
                      + (f"  {j['errors']} errors" if j["errors"] else ""))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,6 +28,9 @@ class RunOutcome:
     wall_s: float
     error: str
     error_offset: int
+    # What the target says about how the run went that the records cannot: where the rig
+    # could not run the plan as it was asked (printed after the run, kept in run.json).
+    notes: list[str] = field(default_factory=list)
 
 
 def build_dir() -> Path:
@@ -129,6 +132,7 @@ class RtlTarget(ModelTarget):
 
     name = "rtl"
     captures_data_in = False  # the rig's RAM is not read back after a command yet
+    host_lag_ticks = 0  # soc_run.run's: a host that falls behind the record ring, for tests
 
     def __init__(self, profile: str, faults: list[str] | None = None, link_gen: int | None = None):
         super().__init__(profile, faults)
@@ -170,7 +174,8 @@ class RtlTarget(ModelTarget):
             try:
                 o = soc_run.run(str(soc_dir), tmp, firmware, program.read_bytes(), keep,
                                 profile=self.profile, faults=faults,
-                                on_console=lambda line: print(line, file=log, flush=True))
+                                on_console=lambda line: print(line, file=log, flush=True),
+                                host_lag_ticks=self.host_lag_ticks)
             except soc_run.SocRunError as e:
                 raise RuntimeError(f"rtl target: {e}") from None
             finally:
@@ -179,7 +184,26 @@ class RtlTarget(ModelTarget):
         if progress:
             progress.finish()
         return RunOutcome(o["status"], o["records"], o["commands"], o["errors"], o["sim_ns"],
-                          round(time.monotonic() - t0, 3), o["error"], o["error_offset"])
+                          round(time.monotonic() - t0, 3), o["error"], o["error_offset"],
+                          rtl_notes(o))
+
+
+def rtl_notes(o: dict) -> list[str]:
+    """What the firmware's outcome says went otherwise than asked: a late start (the host took
+    longer to boot it than FISRIG_RUN_START_TICK allows) or waits for the host to drain the
+    record ring (baremetal_if.h)."""
+    from .contract import FISRIG_RUN_START_TICK, FISRIG_TICK_HZ
+    notes = []
+    if o.get("start_late_ticks"):
+        notes.append(f"the program started {o['start_late_ticks'] * 1e6 / FISRIG_TICK_HZ:.1f} us after "
+                     f"its start tick ({FISRIG_RUN_START_TICK * 1e3 / FISRIG_TICK_HZ:g} ms): the host was slow to "
+                     "boot the firmware, so this run's times are not tick for tick those of another run")
+    if o.get("ring_waits"):
+        n = o["ring_waits"]
+        notes.append(f"the rig's CPU waited {o['ring_wait_ticks'] * 1e6 / FISRIG_TICK_HZ:.1f} us in {n} "
+                     f"wait{'s' * (n != 1)} for the host to drain the record ring: the commands after "
+                     "each wait were issued at the host's pace, not the plan's")
+    return notes
 
 
 class _NotYet:

@@ -85,12 +85,21 @@ class RingDrain:
         return taken
 
 
+def rig_now(link, regs):
+    """The rig's counter, through the bridge (RigStatus: latch, then the 64-bit CSR, its
+    high word first)."""
+    link.write(regs["rig_ts_latch"], 1)
+    return link.read(regs["rig_ts"]) << 32 | link.read(regs["rig_ts"] + 4)
+
+
 def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
-        faults="boot_us=100", timeout=1800, on_console=None):
+        faults="boot_us=100", timeout=1800, on_console=None, host_lag_ticks=0):
     """Runs program; on_record(bytes) gets each record (struct fisrig_run_record) as the firmware writes it
     into its record ring, drained through the host bridge; on_console(line) each other
     line the firmware prints; returns the firmware's outcome (the JSON fisrig-model
-    prints)."""
+    prints). host_lag_ticks: the host leaves the ring looking full until that many ticks
+    after the run's start tick, as a host held up by its machine would (the firmware waits
+    and says so)."""
     on_console = on_console or (lambda line: None)
     port = free_port()
     prepare(build_dir, run_dir, firmware, program, profile, faults, port)
@@ -111,6 +120,11 @@ def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
         link = bridge.connect(port)
         link.open()
         drain = RingDrain(link, ring, on_record)
+        if host_lag_ticks:
+            link.write(ring + RING_HEAD, -drain.entries & 0xFFFFFFFF)  # tail 0 - head = entries: full
+            while rig_now(link, console.regs) < contract.FISRIG_RUN_START_TICK + host_lag_ticks:
+                time.sleep(0.02)
+            link.write(ring + RING_HEAD, 0)
         outcome, taken = None, 0
         while outcome is None or taken < outcome["records"]:
             got = drain.once()

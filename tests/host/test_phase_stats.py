@@ -85,6 +85,15 @@ def test_non_command_records_never_enter_latency():
     assert p.commands == 1 and list(p.latency_ns) == [100]
 
 
+def test_a_one_command_phase_has_its_latency_and_no_rate():
+    # A FLUSH of 167 ns alone: 1 / 167 ns is not "6 million IOPS".
+    (p,) = phase_stats.compute(_table([("flush", "command", 0xEA, 0, 0, 1000, 1167)]),
+                               _meta({"do": "flush", "label": "flush"}))
+    line = report.headline([p])[0]
+    assert "IOPS" not in line and "MB/s" not in line and "one command" in line, line
+    assert "latency p50 0 us" in line
+
+
 def test_smoke_headline_prints_what_summary_json_holds(smoke_run):
     s = json.loads((smoke_run.run_dir / "summary.json").read_text())
     lines = [l for l in report.headline(smoke_run.phases) if not l.startswith("  !")]

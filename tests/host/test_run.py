@@ -112,3 +112,15 @@ def test_fio_json_plus_tool_reads_the_summary(smoke_run, tmp_path):
     col = header.index("read_clat_ns_count")
     counts = [int(r.split(",")[col]) for r in rows[1:] if r.split(",")[col].strip()]
     assert sum(counts) == 20000  # every read of the phase, in fio's own histogram
+
+
+def test_the_rtl_outcome_says_when_the_run_was_not_the_one_asked():
+    """The rig SoC's firmware reports a late start and its waits for the host in its outcome
+    line (firmware/baremetal/main.c); the rtl target turns them into the run's notes, and a
+    clean outcome into none (the waits themselves: tests/rtl/test_rtl_target.py)."""
+    from fisrig.targets import rtl_notes
+    assert rtl_notes({"status": "done", "start_late_ticks": 0, "ring_waits": 0, "ring_wait_ticks": 0}) == []
+    late, = rtl_notes({"start_late_ticks": 1500, "ring_waits": 0})
+    assert late.startswith("the program started 10.0 us after its start tick (8 ms)"), late
+    waits, = rtl_notes({"start_late_ticks": 0, "ring_waits": 3, "ring_wait_ticks": 450_000})
+    assert waits.startswith("the rig's CPU waited 3000.0 us in 3 waits for the host"), waits

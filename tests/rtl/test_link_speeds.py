@@ -3,7 +3,7 @@ link's rate, stamps still on the 150 MHz counter), a drive slower than the rig's
 speed, and LiteSATA's own PHY datapath (with its clock crossings) in place of the rig's."""
 import pytest
 
-from fisrig_hw import rig_sim
+from fisrig_hw import contract, rig_sim
 from fisrig_hw.descriptor import EV_LINK_UP, RESULT_OK
 from fisrig_hw.sim_phy import CYCLES_PER_DWORD
 
@@ -27,7 +27,7 @@ def write_then_read(commands, max_cycles):
 
 def rate(records):
     ticks = max(r["ts_status"] for r in records) - min(r["ts_submit"] for r in records)
-    return len(records) * SECTORS * 512 / (ticks / 150e6)
+    return len(records) * SECTORS * 512 / (ticks / contract.FISRIG_TICK_HZ)
 
 
 @pytest.mark.parametrize("gen", [2, 1])

@@ -102,3 +102,26 @@ def test_the_rig_soc_at_a_lower_link_speed(runs, tmp_path):
     assert read_slow["result"] == "ok" and read_slow["command"] == read_fast["command"] == 0x25
     ratio = data_phase_ns(read_slow) / data_phase_ns(read_fast)
     assert 3.9 < ratio < 4.1, (data_phase_ns(read_slow), data_phase_ns(read_fast))
+
+
+def test_a_host_that_falls_behind_the_record_ring_is_reported(tmp_path, capsys):
+    """The host leaves the record ring full until 1 ms after the run's start tick (as a host
+    held up by its machine would): the firmware waits for room before the plan's first record,
+    counts the ticks, and the run says that the commands after the wait went at the host's
+    pace, in run.json and on the CLI's report; the records are all there."""
+    from fisrig.cli import _print_report
+    from fisrig.run import execute, prepare
+    p = prepare(plan.from_dict({"plan": {"name": "rtl-lag", "profile": "tiny-1gb"},
+                                "step": [PLAN["step"][0], PLAN["step"][-1]]}), "rtl", None, None, None)
+    p.target.host_lag_ticks = 150_000
+    r = execute(p, tmp_path / "lag", quiet=True)
+    assert r.status == "done" and r.outcome.records == 3
+    assert len(r.outcome.notes) == 1 and "waited" in r.outcome.notes[0] and " in 1 wait " in r.outcome.notes[0]
+    waited_us = float(re.search(r"waited ([\d.]+) us", r.outcome.notes[0]).group(1))
+    # Held 1 ms past the start, less the 0.2 ms to the IDENTIFY's record, plus the host's
+    # polling of the counter through the bridge (1.7 ms in all here).
+    assert 750 < waited_us < 5000, r.outcome.notes
+    assert read_meta(r.run_dir)["outcome"]["notes"] == r.outcome.notes
+    _print_report(r.run_dir, r.phases, r.plots, r.status, r.outcome.notes)
+    assert "  ! the run: the rig's CPU waited" in capsys.readouterr().out
+    assert len([c for c in commands(r) if c["kind"] == "command"]) == 2

@@ -30,13 +30,28 @@ enum fisrig_records_to {
 };
 
 /*
- * The record ring in the SoC's ring RAM (uncached on the CPU side). The firmware says where
+ * The record ring in the SoC's ring RAM (uncached on the CPU side; the host bridge reaches
+ * it through a port of its own, so draining it never holds the CPU). The firmware says where
  * on the console ("fisrig firmware: record ring at 0x<address>"), writes the record, then
  * tail; the host reads tail, takes records, writes head. Both indexes run free; a record's
  * slot is index % entries. The firmware waits while tail - head == entries, so nothing is
- * lost.
+ * lost; it counts the ticks it waited, and the run's outcome reports them (ring_wait_ticks),
+ * since the commands after a wait were issued when the host's pace let them.
+ *
+ * 2,048 records: a QD32 random-read run at the link's 135k IOPS fills it in 15 ms of drive
+ * time, about 4 s of the simulation's wall time (544k cycles a second), so a host held up for
+ * seconds (a loaded CI machine) still does not make the firmware wait; 128 filled in 0.3 s.
  */
-#define FISRIG_RECORD_RING_ENTRIES 128u
+#define FISRIG_RECORD_RING_ENTRIES 2048u
+
+/*
+ * The first tick of a run on the rig SoC in simulation (fisrig_hw.tick_gate): the firmware
+ * waits for it before its program's first command, so a run starts on the same tick however
+ * long the host took to boot it, and repeats tick for tick. 8 ms: the BIOS boots the
+ * firmware at 3.7 ms (the host's "boot" is waiting before its prompt) and LiteSATA calls the
+ * link ready at 5 ms; the 3 ms left are about a second of the simulation's wall time.
+ */
+#define FISRIG_RUN_START_TICK (8ull * FISRIG_TICK_HZ / 1000u)
 
 struct fisrig_record_ring {
   uint32_t entries;       /* FISRIG_RECORD_RING_ENTRIES, written before the ring is announced */

@@ -139,6 +139,7 @@ class Drive {
   void do_sanitize(Ctx& c);
   void do_smart(Ctx& c);
   void pio_in_page(Ctx& c, const std::vector<uint8_t>& page);
+  void pio_out_block(Ctx& c);
   void fail(Ctx& c, uint8_t error, uint64_t lba);
   void finish(Ctx& c);
   void push(const Completion& c);
