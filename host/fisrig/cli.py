@@ -174,7 +174,7 @@ def cmd_compare(a) -> int:
         print(f"  {line}")
     print(c.table())
     failing = c.failing(a.pct)
-    print(f"worst latency difference {c.worst_latency_pct:.2f}%; {len(failing)} times over {a.pct:g}% "
+    print(f"worst latency difference {c.worst_latency_pct:.2f}% (of those over a tick); {len(failing)} times over {a.pct:g}% "
           f"and one tick; {len(c.mismatches)} record differences")
     return 0 if not failing and not c.mismatches else 1
 

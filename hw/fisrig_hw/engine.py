@@ -306,6 +306,7 @@ class RawCommandEngine(Module):
         self.comb += [
             self.ram_rd_addr.valid.eq(rd_left != 0),
             self.ram_rd_addr.address.eq(rd_addr),
+            self.ram_rd_addr.last.eq(rd_left == 1),  # the run's end: a burst ends there
         ]
         rd_start, rd_n = Signal(), Signal(12)
         self.sync += If(rd_start,

@@ -8,7 +8,8 @@ engine_if.h in RAM (the SoC's ring RAM), reached over the SoC's Wishbone bus, on
   cq_tail moves once the whole record is in RAM. A full ring holds the engine's record
   stream: no record is dropped or overwritten.
 - Data: the engine's ram_* word addresses are Wishbone word addresses already (the engine
-  adds data_base, a byte address, itself), so LiteX's DMA helpers take them as they are.
+  adds data_base, a byte address, itself), so the readers take them as they are; a read
+  run's final address carries `last` (BurstReader ends its burst there).
 
 One Wishbone master, `bus` (32-bit, word addressed): the four functions are round-robin
 arbitrated inside, so the SoC adds one master. None of them holds the bus while it waits
@@ -25,10 +26,11 @@ without looking at valid again), uncounted too.
 from migen import *
 
 from litex.gen import LiteXModule
-from litex.soc.cores.dma import WishboneDMAReader, WishboneDMAWriter
+from litex.soc.cores.dma import WishboneDMAWriter
 from litex.soc.interconnect import stream, wishbone
 from litex.soc.interconnect.csr import CSRStatus, CSRStorage
 
+from fisrig_hw.burst_reader import BurstReader
 from fisrig_hw.descriptor import CPL_DWORDS, DESC_BITS
 from fisrig_hw.direct_fsm import DirectFSM
 
@@ -41,7 +43,7 @@ def word_bus():
 
 
 class EngineRings(LiteXModule):
-    def __init__(self, engine=None, with_csr=True, read_fifo_depth=16):
+    def __init__(self, engine=None, with_csr=True, read_fifo_depth=64):
         # Engine side.
         self.desc = stream.Endpoint([("raw", DESC_BITS)])
         self.cpl = stream.Endpoint([("data", 32)])
@@ -63,10 +65,11 @@ class EngineRings(LiteXModule):
         desc_bus, cpl_bus, rd_bus, wr_bus = [word_bus() for _ in range(4)]
         self.arbiter = wishbone.Arbiter([desc_bus, cpl_bus, rd_bus, wr_bus], self.bus)
 
-        # Data: LiteX's "big" is its identity byte order. Its "little" swaps the bytes of
-        # each word, but the engine's dwords are already the little-endian words the CPU
-        # and the drive see, so RAM gets the sector's bytes in order.
-        self.dma_rd = WishboneDMAReader(rd_bus, endianness="big", fifo_depth=read_fifo_depth)
+        # Data: the engine's dwords are already the little-endian words the CPU and the drive
+        # see, so they go to and from RAM as they are (LiteX's "big" is its identity byte
+        # order; its "little" swaps the bytes of each word). Reads are bursts (BurstReader):
+        # a word a cycle from the SoC's RAM, which bursts, where single reads took two.
+        self.dma_rd = BurstReader(rd_bus, fifo_depth=read_fifo_depth)
         self.dma_wr = WishboneDMAWriter(wr_bus, endianness="big")
         self.comb += [
             self.ram_rd_addr.connect(self.dma_rd.sink),

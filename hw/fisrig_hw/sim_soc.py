@@ -75,6 +75,10 @@ class FisrigSimSoC(SoCCore):
                          cpu_variant="standard", uart_name="sim",
                          integrated_rom_size=0x10000, integrated_sram_size=0x2000,
                          integrated_main_ram_size=main_ram_size,
+                         # RAM that answers incrementing bursts a word a cycle: the engine's
+                         # reads of data from RAM (fisrig_hw.burst_reader) and the CPU's
+                         # cache line fills.
+                         bus_bursting=True,
                          ident="fisrig rig SoC (simulation, SATA Gen{})".format(gen), **kwargs)
         # Simulated time is dear: the BIOS goes straight to its prompt (no serialboot wait,
         # no test of a RAM that is a Verilog array).

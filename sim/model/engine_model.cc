@@ -27,7 +27,10 @@ constexpr uint64_t kSectorsPerDataFis = drive::fis_dwords::kMaxDataPayload / (dr
 }  // namespace
 
 EngineModel::EngineModel(drive::Drive& d)
-    : drive_(d), wire_(d.config().interface), sq_(kSqEntries), cq_(kCqEntries), data_window_(FISRIG_VM_INFLIGHT * FISRIG_VM_DSM_BYTES) {}
+    : drive_(d), wire_(d.config().interface), sq_(kSqEntries), cq_(kCqEntries), data_window_(FISRIG_VM_INFLIGHT * FISRIG_VM_DSM_BYTES) {
+  // The rig's reaction to the drive's request for data (WireStamps::kHostDataTurnaround).
+  drive_.set_host_data_turnaround(ticks_to_ns(WireStamps::kHostDataTurnaroundTicks));
+}
 
 fisrig_engine_ops EngineModel::ops() {
   fisrig_engine_ops o{};

@@ -34,6 +34,12 @@ class WireStamps {
  public:
   static constexpr uint32_t kBeforeFis = 3;       // X_RDY/R_RDY, SOF
   static constexpr uint32_t kAfterPayload = 5 + 2;  // CRC, EOF, WTRM, R_IP/R_OK; one ALIGN pair
+  // The rig's reaction to a DMA Activate, DMA Setup or PIO Setup asking for data: its first
+  // data dword comes 6 ticks after the drive's booking back to back would put it (on
+  // targets-agree, the gateware's DMA writes, PIO out and TRIMs: 220 against 180 ns from the
+  // H2D for a DMA write's, the setup 1 tick later); the link's R_OK to the setup FIS and
+  // LiteSATA's transmit path (tests/rtl/test_targets_agree.py).
+  static constexpr uint64_t kHostDataTurnaroundTicks = 6;
   explicit WireStamps(const drive::InterfaceConfig& cfg)
       : link_(cfg), ticks_per_dword_(uint64_t(FISRIG_TICK_HZ / cfg.dwords_per_s())) {}
   // The FIS of `dwords` (header included) whose reservation ended at `end`: its first dword.

@@ -112,9 +112,10 @@ TEST(ModelTiming, SingleNcqReadMatchesHandCount) {
 }
 
 // A DMA write's setup is its first DMA Activate: 1 + 8 = 9, + 2 = 11 dwords = 73 ns.
-//   H2D 0 to 100; firmware 4 us -> DMA Activate 4100 to 4173; Data FIS 4173 to 11126;
-//   D2H (write-back cache: at once) 11126 to 11226.
-// Stamps: H2D 3; DMA Activate 615 + 3; data 625 + 4 to 1668 - 7; D2H 1668 + 3.
+//   H2D 0 to 100; firmware 4 us -> DMA Activate 4100 to 4173; the rig's turnaround, 6 ticks
+//   = 40 ns (WireStamps::kHostDataTurnaroundTicks); Data FIS 4213 to 11166;
+//   D2H (write-back cache: at once) 11166 to 11266.
+// Stamps: H2D 3; DMA Activate 615 + 3; data 631 + 4 to 1674 - 7; D2H 1674 + 3.
 TEST(ModelTiming, SingleDmaWriteStampsItsDmaActivate) {
   drive::Drive d(tiny());
   ProgramBuilder p(d.user_sectors());
@@ -127,9 +128,9 @@ TEST(ModelTiming, SingleDmaWriteStampsItsDmaActivate) {
   EXPECT_EQ(c.result, FISRIG_RESULT_OK);
   EXPECT_EQ(c.ts_h2d, 3u);
   EXPECT_EQ(c.ts_setup, 618u);
-  EXPECT_EQ(c.ts_data_first, 629u);
-  EXPECT_EQ(c.ts_data_last, 1661u);
-  EXPECT_EQ(c.ts_status, 1671u);
+  EXPECT_EQ(c.ts_data_first, 635u);
+  EXPECT_EQ(c.ts_data_last, 1667u);
+  EXPECT_EQ(c.ts_status, 1677u);
 }
 
 // IDENTIFY (PIO in) ends with its PIO Setup's E_Status: no D2H follows, and the command is

@@ -23,7 +23,11 @@ void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
   } else {
     SimTime go = send_fis(c.t, c.queued ? fis_dwords::kDmaSetup : fis_dwords::kDmaActivate);
     c.c.t_data_start = go;
-    c.c.t_data_end = link_.reserve(go, link_.data_ns(bytes));
+    // A queued DSM's DMA Setup is followed by a DMA Activate, as for a queued write
+    // (drive_rw.cc) and as the device side sends it: without it the model's queued TRIM
+    // sent its range list 18 ticks before the gateware's (targets-agree).
+    if (c.queued) go = send_fis(go, fis_dwords::kDmaActivate);
+    c.c.t_data_end = link_.reserve(go + host_turnaround_, link_.data_ns(bytes));
     c.c.t_data_fis = c.c.t_data_end - link_.data_ns(bytes);  // where the wire had room for it
   }
   SimTime t = c.c.t_data_end;
@@ -87,7 +91,7 @@ void Drive::pio_out_block(Ctx& c) {
   } else {
     SimTime go = send_fis(c.t, fis_dwords::kPioSetup);
     c.c.t_data_start = go;
-    c.c.t_data_end = c.t = link_.reserve(go, link_.data_ns(ata::kSectorBytes));
+    c.c.t_data_end = c.t = link_.reserve(go + host_turnaround_, link_.data_ns(ata::kSectorBytes));
     c.c.t_data_fis = c.t - link_.data_ns(ata::kSectorBytes);  // where the wire had room for it
   }
   c.c.sectors = 1;

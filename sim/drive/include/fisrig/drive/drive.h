@@ -103,6 +103,12 @@ class Drive {
   void set_link_gen(uint32_t gen) { link_gen_ = gen; }
   uint32_t link_gen() const { return link_gen_; }
 
+  // How long the host takes from the end of the device's DMA Activate, DMA Setup or PIO
+  // Setup on the wire to the start of its Data FIS, when the Drive books the host's data-out
+  // itself (not when the device side carried it: AtaCommand::data_phase_done). 0, an ideal
+  // host, unless the host says; the model target sets the rig's.
+  void set_host_data_turnaround(SimTime ns) { host_turnaround_ = ns; }
+
   std::array<uint16_t, 256> identify_words() const;
   // SMART's attributes from the drive's counters, with power-on time up to `now`.
   std::vector<smart::Attribute> smart_attributes(SimTime now) const;
@@ -177,6 +183,7 @@ class Drive {
   SimTime ready_at_ = 0;
   SimTime host_now_ = kNever;  // set by receive_h2d: commands then arrive after the host's now
   SimTime cpu_free_ = 0;
+  SimTime host_turnaround_ = 0;  // set_host_data_turnaround
   SimTime last_activity_ = 0;
   SimTime last_host_write_ = 0;
   SimTime nonqueued_busy_until_ = 0;
