@@ -5,9 +5,10 @@
  *
  * The host puts the compiled program in main RAM as fisrig/baremetal_if.h lays it out and
  * starts this from the BIOS (`boot <main_ram>`); the program's first command waits for
- * FISRIG_RUN_START_TICK, so a run repeats tick for tick however long that took. Records go where the boot header asks
- * (the ring or the console, baremetal_if.h), in the order the VM emits them, and the run's
- * outcome ends it on the console: the JSON line fisrig-model prints.
+ * FISRIG_RUN_START_TICK, so a run repeats tick for tick however long that took. Records go
+ * where the boot header asks (the ring or the console, baremetal_if.h), in the order the VM
+ * emits them, and the run's outcome ends it on the console: the JSON line fisrig-model
+ * prints, with the late start and the waits for the host that make a run not the one asked.
  */
 #include <generated/csr.h>
 #include <generated/mem.h>

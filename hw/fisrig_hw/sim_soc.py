@@ -114,9 +114,11 @@ class FisrigSimSoC(SoCCore):
         # The bridge reaches everything else (CSRs, main RAM) through the SoC's bus.
         bridge_to_bus = wishbone.Interface(data_width=32, address_width=self.bus.address_width)
         ring_words = (RING_RAM_SIZE // 4).bit_length() - 1
+
+        def in_ring_ram(adr):
+            return adr[ring_words:] == (RING_RAM_BASE >> 2) >> ring_words
         self.bridge_decoder = wishbone.Decoder(self.bridge.wishbone, [
-            (lambda adr: adr[ring_words:] == (RING_RAM_BASE >> 2) >> ring_words, self.ring_ram_host.bus),
-            (lambda adr: adr[ring_words:] != (RING_RAM_BASE >> 2) >> ring_words, bridge_to_bus)])
+            (in_ring_ram, self.ring_ram_host.bus), (lambda adr: ~in_ring_ram(adr), bridge_to_bus)])
         self.bus.add_master(name="bridge", master=bridge_to_bus)
         self.tick_gate = TickGate(sata.now, address_width=self.bus.address_width)
         self.bus.add_slave("tick_gate", self.tick_gate.bus,

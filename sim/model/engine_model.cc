@@ -65,7 +65,7 @@ void EngineModel::doorbell(uint32_t tail) {
 }
 
 void EngineModel::issue_waiting() {
-  while (!waiting_.empty()) {
+  while (!waiting_.empty() && !recovery_.on) {  // nothing new while an NCQ error recovers
     const fisrig_cmd_desc& d = waiting_.front();
     if (d.protocol == FISRIG_PROTO_POWER) {
       power(d);
@@ -197,6 +197,7 @@ uint32_t EngineModel::sectors_moved(const fisrig_cmd_desc& d, const drive::Compl
 
 void EngineModel::deliver(const drive::Completion& c) {
   namespace fd = drive::fis_dwords;
+  if (c.user_tag == kRecoveryTag) return recovered(c);
   uint8_t s = uint8_t(c.user_tag & 0xFF);
   Slot& slot = slots_[s];
   if (!slot.busy || slot.generation != (c.user_tag >> 8)) return;  // timed out earlier
@@ -262,10 +263,63 @@ void EngineModel::deliver(const drive::Completion& c) {
     if (c.queued) count_event(FISRIG_EVENT_DATA, c.t_data_start);
   }
   count_event(c.queued ? FISRIG_EVENT_SDB : FISRIG_EVENT_D2H, c.t_complete);
+  if (c.queued && (c.aborted_by_ncq_error || !c.ok()) && hold_for_recovery(s, c, r)) return;
   slot.busy = false;
   --busy_slots_;
   if (nonqueued_slot_ == s) nonqueued_slot_ = -1;
   complete(s, r);
+}
+
+// The failing queued command and those the error aborted: their records wait for the
+// engine's log read, which the first of them starts when the error SDB is in (the gateware
+// sends it as soon as no FIS is pending). Their slots stay taken until then.
+bool EngineModel::hold_for_recovery(uint8_t s, const drive::Completion& c, const fisrig_cpl_record& r) {
+  if (!recovery_.on) {
+    const drive::NcqErrorLog& log = drive_.ncq_error_log();
+    if (!log.valid) return false;  // no error to read back: the record stands as it is
+    recovery_.on = true;
+    recovery_.log = log;
+    recovery_.held.clear();
+    drive::AtaCommand cmd;
+    cmd.command = ata::kReadLogExt;
+    cmd.lba = ata::kLogNcqError;
+    cmd.count = 1;
+    cmd.device = 0x40;
+    cmd.user_tag = kRecoveryTag;
+    log_page_.clear();
+    cmd.pio_in = &log_page_;
+    SimTime arrive = drive_.receive_h2d(std::max(now_, c.t_complete) + ticks_to_ns(WireStamps::kNcqRecoveryTicks));
+    count_event(FISRIG_EVENT_H2D, arrive);
+    drive_.submit(cmd, arrive);
+  }
+  recovery_.held.emplace_back(s, r);
+  return true;
+}
+
+// The log is in: the failing tag ends ATA_ERROR with the log's status, error and LBA, every
+// other held command NCQ_ABORTED (all of them if the log read failed, or the error was a
+// non-queued command's), stamped where the gateware's RECOVERED writes them.
+void EngineModel::recovered(const drive::Completion& log) {
+  if (!recovery_.on) return;  // a power cut or COMRESET ended the held commands already
+  if (log.t_data_start) count_event(FISRIG_EVENT_DATA, log.t_data_start);
+  const drive::NcqErrorLog& e = recovery_.log;
+  uint64_t at = log.t_data_end ? wire_.last_data_dword(log.t_data_end) : ns_to_ticks(log.t_complete);
+  for (auto& [s, r] : recovery_.held) {
+    bool failing = log.ok() && !e.non_queued && s == e.tag;
+    if (failing) {
+      r.result = FISRIG_RESULT_ATA_ERROR;
+      r.status = e.status;
+      r.error = e.error;
+      put_lba(r.lba, e.lba);
+    } else {
+      r.result = FISRIG_RESULT_NCQ_ABORTED;
+    }
+    r.ts_status = at;
+    slots_[s].busy = false;
+    --busy_slots_;
+    complete(s, r);
+  }
+  recovery_ = Recovery{};
 }
 
 void EngineModel::lose_outstanding(SimTime t, uint8_t result) {
@@ -283,6 +337,7 @@ void EngineModel::lose_outstanding(SimTime t, uint8_t result) {
   }
   busy_slots_ = 0;
   nonqueued_slot_ = -1;
+  recovery_ = Recovery{};  // the held records went out above, LINK_LOST
 }
 
 SimTime EngineModel::next_deadline() const {

@@ -79,6 +79,11 @@ class EngineModel {
   void lose_outstanding(SimTime t, uint8_t result);
   void count_event(uint16_t event, SimTime at);
   void cut_if_due(SimTime t);
+  // NCQ error recovery, as the gateware does it (engine.py, RECOVERED): the engine reads log
+  // 10h itself, then ends the failing tag with the log's status, error and LBA and every
+  // other queued command NCQ_ABORTED, at the log's last data dword.
+  bool hold_for_recovery(uint8_t slot, const drive::Completion& c, const fisrig_cpl_record& r);
+  void recovered(const drive::Completion& log);
   SimTime next_deadline() const;
 
   static void c_doorbell(void* ctx, uint32_t tail);
@@ -102,6 +107,16 @@ class EngineModel {
   uint32_t busy_slots_ = 0;
   Armed armed_;
   std::FILE* capture_ = nullptr;
+  // An NCQ error being recovered: the log read in flight, the records it holds back and the
+  // log as the drive will report it. Nothing new is issued meanwhile.
+  static constexpr uint64_t kRecoveryTag = ~uint64_t(0);
+  struct Recovery {
+    bool on = false;
+    drive::NcqErrorLog log;
+    std::vector<std::pair<uint8_t, fisrig_cpl_record>> held;
+  };
+  Recovery recovery_;
+  std::vector<uint8_t> log_page_;
 };
 
 }  // namespace fisrig::model

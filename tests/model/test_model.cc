@@ -183,6 +183,50 @@ TEST(ModelRecords, ErrorsCarryTheirLbaAndWhatMoved) {
   EXPECT_EQ(cmds[1].cpl.data_dwords, 4u * 128);
 }
 
+// An NCQ error with others in flight, recovered as the gateware does (engine.py, RECOVERED):
+// the engine reads log 10h itself; the failing read ends ATA_ERROR with the log's UNC and
+// LBA, the others in flight NCQ_ABORTED, all stamped at the log's last data dword; then the
+// queue runs again. Before, every queued command after the error ended NCQ_ABORTED.
+TEST(ModelNcq, AnErrorIsRecoveredByReadingLog10h) {
+  drive::DriveConfig cfg = tiny();
+  cfg.faults.unc.push_back({504, 1});
+  drive::Drive d(cfg);
+  ProgramBuilder p(d.user_sectors());
+  fisrig_op_workload reads = ProgramBuilder::random_4k(8, true, 100, 128, 1024);
+  reads.pattern = FISRIG_PATTERN_SEQUENTIAL;
+  p.workload(reads);
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE);
+  auto cmds = commands_of(r);
+  ASSERT_EQ(cmds.size(), 128u);
+  int failed = 0, aborted = 0, ok_after = 0;
+  uint64_t recovered_at = 0;
+  for (const auto& x : cmds) {
+    const auto& c = x.cpl;
+    if (c.result == FISRIG_RESULT_ATA_ERROR) {
+      ++failed;
+      EXPECT_EQ(x.lba, 504u / 8 * 8);
+      EXPECT_EQ(c.error, 0x40);
+      EXPECT_EQ(c.lba[0] | c.lba[1] << 8, 504);
+      recovered_at = c.ts_status;
+    }
+  }
+  ASSERT_EQ(failed, 1);
+  for (const auto& x : cmds) {
+    const auto& c = x.cpl;
+    if (c.result == FISRIG_RESULT_NCQ_ABORTED) {
+      ++aborted;
+      EXPECT_EQ(c.ts_status, recovered_at);
+    } else if (c.ts_submit > recovered_at) {
+      EXPECT_EQ(c.result, FISRIG_RESULT_OK);
+      ++ok_after;
+    }
+  }
+  EXPECT_GE(aborted, 1);
+  EXPECT_LE(aborted, 7);
+  EXPECT_GT(ok_after, 50);
+}
+
 TEST(ModelNcq, ThirtyTwoTagsInFlightAndOutOfOrder) {
   drive::Drive d(tiny());
   const uint64_t span = 1 << 20;  // 512 MiB

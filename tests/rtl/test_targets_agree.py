@@ -19,6 +19,7 @@ time once the SoC is built)."""
 import sys
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,3 +97,43 @@ def test_command_latency_within_two_percent_for_every_phase(comparison):
     over = latency_rows(comparison, TOLERANCE_PCT)
     assert not over, f"model (a) against rtl (b), latency over {TOLERANCE_PCT}%:\n" + \
         comparison.table(only_failing=TOLERANCE_PCT)
+
+
+NCQ_ERROR_PLAN = {
+    "plan": {"name": "ncq-error", "profile": "fast-1gb",
+             "description": "queued reads, one over a UNC sector, queued reads again"},
+    "step": [
+        {"do": "workload", "label": "before", "read_pct": 100, "transfer_kib": 4, "queue_depth": 1,
+         "ncq": True, "lba_count": 4096, "commands": 16},
+        # READ FPDMA QUEUED of 8 sectors from 1000, whose third (1002) reads UNC.
+        {"do": "raw", "label": "unc", "command": 0x60, "lba": 1000, "features": 8, "expect": "error"},
+        {"do": "workload", "label": "after", "read_pct": 100, "transfer_kib": 4, "queue_depth": 1,
+         "ncq": True, "lba_count": 4096, "commands": 16},
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def ncq_error(tmp_path_factory):
+    p = plan.from_dict(NCQ_ERROR_PLAN)
+    out = tmp_path_factory.mktemp("ncq-error")
+    runs = {t: run_plan(p, out / t, target=t, quiet=True, faults=["unc=1002+1"]) for t in ("model", "rtl")}
+    return runs, compare(runs["model"].run_dir, runs["rtl"].run_dir)
+
+
+def test_an_ncq_error_is_recovered_alike_on_both_targets(ncq_error):
+    """An NCQ error halts the drive's queue until log 10h is read. The gateware reads it
+    itself and ends the failing command with the log's status, error and LBA; the model did
+    not, so every queued command after it ended NCQ_ABORTED there and OK on the gateware.
+    Now both: the failing read ATA_ERROR (UNC, at LBA 1002, its two good sectors moved), the
+    reads after it OK, the same records and every phase's latency within 2%."""
+    runs, c = ncq_error
+    print(c.table(only_failing=TOLERANCE_PCT))
+    assert not c.mismatches, "\n".join(c.mismatches)
+    cols = pq.read_table(runs["model"].run_dir / "records.parquet").to_pydict()
+    rows = [dict(zip(cols, r)) for r in zip(*cols.values()) if dict(zip(cols, r))["kind"] == "command"]
+    unc = [r for r in rows if r["marker"] == "unc"]
+    assert [(r["result"], r["error"], r["d2h_lba"], r["sectors"]) for r in unc] == [("ata_error", 0x40, 1002, 2)]
+    assert all(r["result"] == "ok" for r in rows if r["marker"] == "after") and \
+        sum(r["marker"] == "after" for r in rows) == 16
+    assert not latency_rows(c, TOLERANCE_PCT), c.table(only_failing=TOLERANCE_PCT)
