@@ -68,7 +68,7 @@ ANY_RESULT = 0xFF  # struct fisrig_expect.result: any
 # enum fisrig_record_kind
 RECORD_KINDS = _names("fisrig_record_kind", "FISRIG_RECORD_")
 # enum fisrig_vm_status (the END record's result), as fisrig_vm_status_name spells them
-VM_STATUS = ["records_lost" if n == "sink_full" else n for n in _names("fisrig_vm_status", "FISRIG_VM_")]
+VM_STATUS = _names("fisrig_vm_status", "FISRIG_VM_")
 EVENT_USER_TAG = _c.FISRIG_USER_TAG_EVENT
 
 _HEAD = struct.Struct("<BBH")

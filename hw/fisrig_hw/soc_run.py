@@ -8,7 +8,6 @@ files with the build or with each other."""
 import json
 import os
 import re
-import shutil
 import socket
 import time
 
@@ -149,7 +148,3 @@ def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
         if link:
             link.close()
         console.close()
-
-
-def clean(run_dir):
-    shutil.rmtree(run_dir, ignore_errors=True)

@@ -53,7 +53,7 @@ const char *fisrig_vm_status_name(enum fisrig_vm_status status) {
     case FISRIG_VM_BAD_PROGRAM: return "bad_program";
     case FISRIG_VM_EXPECT_FAILED: return "expect_failed";
     case FISRIG_VM_ENGINE_STUCK: return "engine_stuck";
-    case FISRIG_VM_SINK_FULL: return "records_lost";
+    case FISRIG_VM_RECORDS_LOST: return "records_lost";
     case FISRIG_VM_STOPPED: return "stopped";
   }
   return "unknown";
@@ -128,7 +128,7 @@ static enum fisrig_vm_status wait_some(struct fisrig_vm *vm, struct fisrig_cpl_r
   uint64_t start = vm->ops.now(vm->ops.ctx);
   for (;;) {
     int n = reap(vm, last);
-    if (n < 0) return FISRIG_VM_SINK_FULL;
+    if (n < 0) return FISRIG_VM_RECORDS_LOST;
     if (n > 0) return FISRIG_VM_DONE;
     if (vm->ops.now(vm->ops.ctx) - start >= vm->stuck_ticks) return FISRIG_VM_ENGINE_STUCK;
     vm->ops.wait(vm->ops.ctx, start + vm->stuck_ticks);
@@ -653,7 +653,7 @@ enum fisrig_vm_status fisrig_vm_run(struct fisrig_vm *vm, const uint8_t *p, uint
   enum fisrig_vm_status s = fisrig_vm_validate(vm, p, size);
   if (s == FISRIG_VM_DONE) s = execute(vm, p, size);
   /* Whatever happened, wait for what is outstanding so no record taken is lost. */
-  if (s != FISRIG_VM_ENGINE_STUCK && s != FISRIG_VM_SINK_FULL) drain(vm, NULL);
+  if (s != FISRIG_VM_ENGINE_STUCK && s != FISRIG_VM_RECORDS_LOST) drain(vm, NULL);
   memset(&end, 0, sizeof end);
   end.kind = FISRIG_RECORD_END;
   end.marker = vm->marker;
@@ -661,6 +661,6 @@ enum fisrig_vm_status fisrig_vm_run(struct fisrig_vm *vm, const uint8_t *p, uint
   end.cpl.ts_submit = vm->ops.now(vm->ops.ctx);
   end.cpl.ts_status = end.cpl.ts_submit; /* an instant: no status time left latency negative */
   end.lba = vm->error_offset;
-  if (s != FISRIG_VM_SINK_FULL) emit(vm, &end);
+  if (s != FISRIG_VM_RECORDS_LOST) emit(vm, &end);
   return s;
 }

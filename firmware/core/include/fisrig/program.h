@@ -95,7 +95,7 @@ struct fisrig_op_workload {
   uint8_t trim_pct;     /* ... TRIMs (one range of the transfer size) ... */
   uint8_t flush_pct;    /* ... FLUSH CACHE EXT; the rest writes */
   uint8_t fua;          /* writes with FUA */
-  uint8_t check_reads;  /* reads checked against the stamp of the last write */
+  uint8_t reserved0;    /* 0 */
   uint8_t sizes;        /* transfer-size pairs used, 1..8 */
   uint8_t reserved;
   uint32_t seed;

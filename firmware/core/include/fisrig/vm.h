@@ -37,7 +37,7 @@ struct fisrig_engine_ops {
   void (*wait)(void *ctx, uint64_t until);
 };
 
-/* Where records go; a non-zero return stops the run (FISRIG_VM_SINK_FULL). */
+/* Where records go; a non-zero return stops the run (FISRIG_VM_RECORDS_LOST). */
 struct fisrig_record_sink {
   void *ctx;
   int (*emit)(void *ctx, const struct fisrig_run_record *record);
@@ -48,7 +48,7 @@ enum fisrig_vm_status {
   FISRIG_VM_BAD_PROGRAM = 1,    /* error_offset points at the instruction */
   FISRIG_VM_EXPECT_FAILED = 2,  /* a RAW expectation missed */
   FISRIG_VM_ENGINE_STUCK = 3,   /* outstanding descriptors never completed */
-  FISRIG_VM_SINK_FULL = 4,
+  FISRIG_VM_RECORDS_LOST = 4,  /* the record sink refused one: the run stops */
   FISRIG_VM_STOPPED = 5         /* the platform asked to stop */
 };
 
