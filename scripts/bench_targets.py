@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "host"))
 
 from fisrig import plan  # noqa: E402
-from fisrig.compare import TICK_NS, compare  # noqa: E402
+from fisrig.compare import compare  # noqa: E402
 from fisrig.run import run_plan  # noqa: E402
 
 GOAL_PCT = 2.0
@@ -35,8 +35,7 @@ def main() -> int:
             if r.status != "done":
                 raise SystemExit(f"bench: the {t} run of targets-agree ended {r.status}")
         c = compare(runs["model"].run_dir, runs["rtl"].run_dir)
-    worst = [r for r in c.rows if r.what == "latency" and r.diff_pct == c.worst_latency_pct
-             and abs(r.a_ns - r.b_ns) > TICK_NS + 0.5]
+    worst = [r for r in c.rows if r.what == "latency" and r.beyond_a_tick and r.diff_pct == c.worst_latency_pct]
     figure("model_vs_rtl.latency_err_pct", round(c.worst_latency_pct, 3), "%",
            f"worst model-vs-rtl difference of a phase's p50/p99 latency (h2d to status) of those "
            f"more than a tick apart, plan targets-agree (goal {GOAL_PCT:g}%); worst: " +

@@ -56,8 +56,13 @@ class Row:
             return 0.0
         return abs(self.a_ns - self.b_ns) * 100.0 / max(abs(self.b_ns), 1)
 
+    @property
+    def beyond_a_tick(self) -> bool:
+        """Further apart than a stamp's resolution."""
+        return abs(self.a_ns - self.b_ns) > TICK_NS + 0.5
+
     def within(self, pct: float) -> bool:
-        return not self.gated or self.diff_pct <= pct or abs(self.a_ns - self.b_ns) <= TICK_NS + 0.5
+        return not self.gated or self.diff_pct <= pct or not self.beyond_a_tick
 
 
 @dataclass
@@ -76,8 +81,7 @@ class Comparison:
         """The worst difference of a phase's median or p99 latency (status - h2d), percent,
         of those more than a tick apart: a tick is the stamps' resolution, and on a FLUSH of
         100 ns it alone is 6.7%."""
-        return max((r.diff_pct for r in self.rows
-                    if r.what == "latency" and abs(r.a_ns - r.b_ns) > TICK_NS + 0.5), default=0.0)
+        return max((r.diff_pct for r in self.rows if r.what == "latency" and r.beyond_a_tick), default=0.0)
 
     def table(self, only_failing: float | None = None) -> str:
         rows = self.rows if only_failing is None else self.failing(only_failing)

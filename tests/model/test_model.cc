@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -48,6 +49,24 @@ std::vector<fisrig_run_record> commands_of(const ModelRun& r) {
   for (const auto& x : r.records)
     if (x.kind == FISRIG_RECORD_COMMAND) out.push_back(x);
   return out;
+}
+
+// A record's wire stamps, h2d to status, in ticks.
+void expect_stamps(const fisrig_cpl_record& c, std::array<uint64_t, 6> want) {
+  std::array<uint64_t, 6> got{c.ts_h2d, c.ts_accept, c.ts_setup, c.ts_data_first, c.ts_data_last, c.ts_status};
+  EXPECT_EQ(got, want) << "h2d, accept, setup, data_first, data_last, status";
+}
+
+// One raw command, expected OK, on an idle tiny drive: its completion record.
+fisrig_cpl_record single_command(const fisrig_cmd_desc& desc) {
+  drive::Drive d(tiny());
+  ProgramBuilder p(d.user_sectors());
+  p.raw(desc, ProgramBuilder::ok());
+  ModelRun r = run(d, p.build());
+  EXPECT_EQ(r.status, FISRIG_VM_DONE);
+  auto cmds = commands_of(r);
+  EXPECT_EQ(cmds.size(), 1u);
+  return cmds.empty() ? fisrig_cpl_record{} : cmds[0].cpl;
 }
 
 }  // namespace
@@ -97,18 +116,8 @@ TEST(ModelTiming, SingleDmaReadMatchesHandCount) {
 // Stamps: H2D 0 + 3, D2H 15 + 3, DMA Setup 630 + 3, data 646 + 4 to 1689 - 7, SDB 1689 + 3.
 // (Before: the reservations' ends, 15, 30, 646 as ts_setup, 1689, 1701.)
 TEST(ModelTiming, SingleNcqReadMatchesHandCount) {
-  drive::Drive d(tiny());
-  ProgramBuilder p(d.user_sectors());
-  p.raw(ProgramBuilder::desc(FISRIG_PROTO_FPDMA_IN, 0x60, 1000, 0, 8), ProgramBuilder::ok());
-  ModelRun r = run(d, p.build());
-  ASSERT_EQ(r.status, FISRIG_VM_DONE);
-  const fisrig_cpl_record c = commands_of(r).at(0).cpl;  // a copy: the vector is a temporary
-  EXPECT_EQ(c.ts_h2d, 3u);
-  EXPECT_EQ(c.ts_accept, 18u);
-  EXPECT_EQ(c.ts_setup, 633u);
-  EXPECT_EQ(c.ts_data_first, 650u);
-  EXPECT_EQ(c.ts_data_last, 1682u);
-  EXPECT_EQ(c.ts_status, 1692u);
+  const fisrig_cpl_record c = single_command(ProgramBuilder::desc(FISRIG_PROTO_FPDMA_IN, 0x60, 1000, 0, 8));
+  expect_stamps(c, {3, 18, 633, 650, 1682, 1692});
 }
 
 // A DMA write's setup is its first DMA Activate: 1 + 8 = 9, + 2 = 11 dwords = 73 ns.
@@ -117,20 +126,11 @@ TEST(ModelTiming, SingleNcqReadMatchesHandCount) {
 //   D2H (write-back cache: at once) 11166 to 11266.
 // Stamps: H2D 3; DMA Activate 615 + 3; data 631 + 4 to 1674 - 7; D2H 1674 + 3.
 TEST(ModelTiming, SingleDmaWriteStampsItsDmaActivate) {
-  drive::Drive d(tiny());
-  ProgramBuilder p(d.user_sectors());
   fisrig_cmd_desc w = ProgramBuilder::desc(FISRIG_PROTO_DMA_OUT, 0x35, 1000, 8);
   w.data_source = FISRIG_DATA_STAMP;
-  p.raw(w, ProgramBuilder::ok());
-  ModelRun r = run(d, p.build());
-  ASSERT_EQ(r.status, FISRIG_VM_DONE);
-  const fisrig_cpl_record c = commands_of(r).at(0).cpl;
+  const fisrig_cpl_record c = single_command(w);
   EXPECT_EQ(c.result, FISRIG_RESULT_OK);
-  EXPECT_EQ(c.ts_h2d, 3u);
-  EXPECT_EQ(c.ts_setup, 618u);
-  EXPECT_EQ(c.ts_data_first, 635u);
-  EXPECT_EQ(c.ts_data_last, 1667u);
-  EXPECT_EQ(c.ts_status, 1677u);
+  expect_stamps(c, {3, 0, 618, 635, 1667, 1677});  // non-queued: no accept
 }
 
 // IDENTIFY (PIO in) ends with its PIO Setup's E_Status: no D2H follows, and the command is
@@ -140,12 +140,7 @@ TEST(ModelTiming, SingleDmaWriteStampsItsDmaActivate) {
 //   Data FIS 128 + 1 + 8 = 137, + 2 = 139 dwords = 927 ns: 4200 to 5127.
 // Stamps: PIO Setup 615 + 3; data 630 + 4 to 769 - 7 (also ts_status).
 TEST(ModelTiming, IdentifyEndsWithItsLastDataDword) {
-  drive::Drive d(tiny());
-  ProgramBuilder p(d.user_sectors());
-  p.raw(ProgramBuilder::desc(FISRIG_PROTO_PIO_IN, 0xEC, 0, 1), ProgramBuilder::ok());
-  ModelRun r = run(d, p.build());
-  ASSERT_EQ(r.status, FISRIG_VM_DONE);
-  const fisrig_cpl_record c = commands_of(r).at(0).cpl;
+  const fisrig_cpl_record c = single_command(ProgramBuilder::desc(FISRIG_PROTO_PIO_IN, 0xEC, 0, 1));
   EXPECT_EQ(c.result, FISRIG_RESULT_OK);
   EXPECT_EQ(c.error, 0u);
   EXPECT_EQ(c.sectors, 1u);
