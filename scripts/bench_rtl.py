@@ -12,12 +12,9 @@ import os
 import random
 import sys
 import tempfile
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hw"))
-
-from fisrig_hw import rig_sim  # noqa: E402
-from fisrig_hw.descriptor import (EV_POWER_CUT, EVENT_DATA, POWER_OFF_AT_EVENT, POWER_ON,  # noqa: E402
+from fisrig_hw.sim import rig_sim
+from fisrig_hw.descriptor import (EV_POWER_CUT, EVENT_DATA, POWER_OFF_AT_EVENT, POWER_ON,
                                   PROTO_POWER, RESULT_LINK_LOST, RESULT_OK, TICK_HZ)
 
 TICK_NS = 1e9 / TICK_HZ
@@ -150,8 +147,9 @@ def soc_speed(seconds=10):
     """The whole SoC (VexRiscv idling in the BIOS, the link up, the drive module) in
     litex_sim: timestamp ticks the counter advanced per wall second, read over the bridge."""
     import time
-    from fisrig_hw import bridge, soc_build, soc_run
-    from fisrig_hw.bios_console import BiosConsole
+    from fisrig.rig import bridge, soc_run
+    from fisrig_hw.soc import soc_build
+    from fisrig.rig.bios_console import BiosConsole
     build_dir = soc_build.default_build_dir()
     print("bench: rtl: building the rig SoC (cached)", file=sys.stderr, flush=True)
     soc_build.build_quietly(build_dir)

@@ -14,11 +14,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "host"))
-
-from fisrig import plan  # noqa: E402
-from fisrig.compare import compare  # noqa: E402
-from fisrig.run import run_plan  # noqa: E402
+from fisrig import plan
+from fisrig.compare import compare
+from fisrig.run import run_plan
 
 GOAL_PCT = 2.0
 

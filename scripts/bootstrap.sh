@@ -36,13 +36,17 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Python packages for host/ into the project's .venv, pinned; redone when the pins change.
+# Python packages into the project's .venv, pinned, then our two packages, editable, so that
+# tests, scripts and the fisrig command import them by name: hw/ (fisrig_hw, the gateware)
+# and host/ (fisrig). Redone when the pins or either pyproject change. The build backend is
+# the venv's own setuptools (no build isolation: nothing unpinned is fetched).
 venv=.venv
 stamp=$venv/.requirements.sha256
-want=$(sha256sum host/requirements.txt | cut -d' ' -f1)
+want=$(cat host/requirements.txt hw/pyproject.toml host/pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -x $venv/bin/python ] || [ "$(cat $stamp 2>/dev/null)" != "$want" ]; then
-  echo "bootstrap: installing host/requirements.txt into $venv" >&2
+  echo "bootstrap: installing host/requirements.txt, hw/ and host/ into $venv" >&2
   [ -x $venv/bin/python ] || python3 -m venv $venv
   $venv/bin/pip install -q --disable-pip-version-check -r host/requirements.txt
+  $venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e hw -e host
   echo "$want" > $stamp
 fi

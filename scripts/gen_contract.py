@@ -2,11 +2,10 @@
 """Writes the Python side of the contract the C headers define: every constant (#define and
 enum member) and every struct field's offset and size of firmware/core/include/fisrig/
 {engine_if,program,vm,baremetal_if}.h, as the system C compiler computes them, into
-hw/fisrig_hw/contract.py and host/fisrig/contract.py (the two Python packages load
-independently, so each has its copy; both come from one run of this).
+hw/fisrig_hw/contract.py, the one copy the gateware, the host and the tests import.
 
-    scripts/gen_contract.py           rewrite both
-    scripts/gen_contract.py --check   exit 1 if either is stale (tests/host/test_contract.py)
+    scripts/gen_contract.py           rewrite it
+    scripts/gen_contract.py --check   exit 1 if it is stale (tests/host/test_contract.py)
 
 The headers are only scanned for names; the values, offsets and sizes are the compiler's
 (a tiny C program prints them), so a name the scan gets wrong fails to compile rather than
@@ -26,7 +25,7 @@ INCLUDE = ROOT / "firmware" / "core" / "include"
 HEADERS = ["engine_if.h", "program.h", "vm.h", "baremetal_if.h"]
 # vm.h's structs hold the platform's pointers and the VM's state: not shared with Python.
 STRUCT_HEADERS = ["engine_if.h", "program.h", "baremetal_if.h"]
-OUTPUTS = [ROOT / "hw" / "fisrig_hw" / "contract.py", ROOT / "host" / "fisrig" / "contract.py"]
+OUTPUTS = [ROOT / "hw" / "fisrig_hw" / "contract.py"]
 
 DEFINE = re.compile(r"^#define\s+(FISRIG_\w+)(?!\()\s+\S", re.M)  # not function-like
 ENUM = re.compile(r"\benum\s+(fisrig_\w+)\s*\{(.*?)\}", re.S)

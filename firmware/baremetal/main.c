@@ -93,7 +93,7 @@ static int emit_to_ring(void *ctx, const struct fisrig_run_record *r) {
   return 0;
 }
 
-/* Holds the CPU until the counter reads `tick` (fisrig_hw.tick_gate): everything after starts
+/* Holds the CPU until the counter reads `tick` (fisrig_hw.soc.tick_gate): everything after starts
    on that tick, however long the host took to send the BIOS its "boot". Returns the ticks it
    was late (0: on time). */
 static uint32_t start_at(uint64_t tick) {
@@ -129,7 +129,7 @@ static const char *u64_text(uint64_t v, char buf[21]) {
   return p;
 }
 
-/* What the CPU's buses did over the run (fisrig_hw.bus_activity): the firmware's own
+/* What the CPU's buses did over the run (fisrig_hw.soc.bus_activity): the firmware's own
    profile, where its cycles go between cache fills and uncached ring and CSR accesses. */
 struct bus_counts {
   uint32_t ticks, ibus_words, ibus_busy, dbus_words, dbus_busy;

@@ -5,8 +5,10 @@ from dataclasses import dataclass, field
 
 from pathlib import Path
 
+from fisrig_hw import contract
+
+from . import limits, trace
 from . import program_format as pf
-from . import contract, limits, trace
 from .data_out import MAX_SECTORS, SECTOR, problem as data_out_problem
 from .errors import closest
 from .estimate import EVENT_SLACK, Cost, workload_cost

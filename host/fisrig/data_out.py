@@ -2,7 +2,7 @@
 what the VM can stage, and the agreement of the file's size with the command's sector count."""
 from __future__ import annotations
 
-from . import contract
+from fisrig_hw import contract
 
 SECTOR = 512          # ATA's logical sector, the drives fisrig simulates
 MAX_SECTORS = 65536   # a 16-bit sector count of 0

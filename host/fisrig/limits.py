@@ -6,7 +6,7 @@ nothing here restates a layout.
 """
 from __future__ import annotations
 
-from . import contract
+from fisrig_hw import contract
 
 _WIDTH_OF = {  # plan key -> (struct, field) it is packed into
     "command": ("fisrig_cmd_desc", "command"), "features": ("fisrig_cmd_desc", "features"),

@@ -1,7 +1,7 @@
 """The rig's binary formats, as firmware/core/include/fisrig/{engine_if,program,vm}.h define them.
 
 Those headers are the contract. Every constant here comes from them through
-fisrig.contract (generated from the headers by the C compiler), and so do the record
+fisrig_hw.contract (generated from the headers by the C compiler), and so do the record
 dtypes; the writers below pack field after field, and tests/host/test_contract.py checks
 every field each writer puts against the C compiler's offsetof and sizeof.
 """
@@ -11,7 +11,7 @@ import struct
 
 import numpy as np
 
-from . import contract as _c
+from fisrig_hw import contract as _c
 
 TICK_HZ = _c.FISRIG_TICK_HZ
 NS_PER_TICK = _c.FISRIG_TICK_NS_NUM / _c.FISRIG_TICK_NS_DEN

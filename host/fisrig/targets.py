@@ -141,13 +141,13 @@ class RtlTarget(ModelTarget):
         self.link_gen = link_gen or 3
 
     def run(self, program: Path, records: Path, quiet: bool = False) -> RunOutcome:
-        import sys
         import tempfile
         import time
+
+        from fisrig_hw.soc import soc_build
+
         from . import program_format as pf
-        if str(REPO / "hw") not in sys.path:
-            sys.path.insert(0, str(REPO / "hw"))
-        from fisrig_hw import soc_build, soc_run
+        from .rig import soc_run
         soc_dir = Path(soc_build.default_build_dir(self.link_gen, str(build_dir())))
         progress = self.progress
         if progress:
@@ -192,7 +192,7 @@ def rtl_notes(o: dict) -> list[str]:
     """What the firmware's outcome says went otherwise than asked: a late start (the host took
     longer to boot it than FISRIG_RUN_START_TICK allows) or waits for the host to drain the
     record ring (baremetal_if.h)."""
-    from .contract import FISRIG_RUN_START_TICK, FISRIG_TICK_HZ
+    from fisrig_hw.contract import FISRIG_RUN_START_TICK, FISRIG_TICK_HZ
     notes = []
     if o.get("start_late_ticks"):
         notes.append(f"the program started {o['start_late_ticks'] * 1e6 / FISRIG_TICK_HZ:.1f} us after "

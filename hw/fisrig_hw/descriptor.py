@@ -3,7 +3,7 @@ its benches: firmware/core/include/fisrig/engine_if.h is the definition, and eve
 here comes from it through fisrig_hw.contract (generated from the headers by the C
 compiler; tests/host/test_contract.py fails when it is stale)."""
 
-from fisrig_hw import contract as _c  # underscored: engine.py star-imports this beside migen's C
+from fisrig_hw import contract as _c  # underscored: engine/sequencer.py star-imports this beside migen's C
 
 DESC_BITS = 8 * _c.SIZES["fisrig_cmd_desc"]
 CPL_DWORDS = _c.SIZES["fisrig_cpl_record"] // 4

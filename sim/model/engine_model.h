@@ -79,7 +79,7 @@ class EngineModel {
   void lose_outstanding(SimTime t, uint8_t result);
   void count_event(uint16_t event, SimTime at);
   void cut_if_due(SimTime t);
-  // NCQ error recovery, as the gateware does it (engine.py, RECOVERED): the engine reads log
+  // NCQ error recovery, as the gateware does it (engine/sequencer.py, RECOVERED): the engine reads log
   // 10h itself, then ends the failing tag with the log's status, error and LBA and every
   // other queued command NCQ_ABORTED, at the log's last data dword.
   bool hold_for_recovery(uint8_t slot, const drive::Completion& c, const fisrig_cpl_record& r);

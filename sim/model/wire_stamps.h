@@ -42,7 +42,7 @@ class WireStamps {
   static constexpr uint64_t kHostDataTurnaroundTicks = 6;
   // The rig's own time in its NCQ error recovery, beyond what the wire costs: taking in the
   // error SDB and starting its READ LOG EXT 10h, and from the log's last data dword to the
-  // records it ends (engine.py, RECOVERED). Measured as one sum on the gateware: a failing
+  // records it ends (engine/sequencer.py, RECOVERED). Measured as one sum on the gateware: a failing
   // queued read's status came 18 ticks (120 ns) after the model's (targets-agree's NCQ
   // error plan, tests/rtl/test_targets_agree.py); the model puts it before the log's H2D.
   static constexpr uint64_t kNcqRecoveryTicks = 18;

@@ -1,5 +1,5 @@
 // The simulated drive (sim/device) on a Verilated top's transceiver pins (pins.h, exported by
-// fisrig_hw.sim_phy.SimSATATransceiver under the same names): one call a cycle, between the
+// fisrig_hw.phy.sim_phy.SimSATATransceiver under the same names): one call a cycle, between the
 // falling edge's eval and the rising edge's. Shared by every Verilator runner that puts a
 // host on the drive (rig_core_runner.cpp: the rig; litesata_host_runner.cpp: stock LiteSATA),
 // so that both see the drive through exactly the same cut.

@@ -44,7 +44,7 @@ struct HostCommand {
   uint64_t done_cycle = 0;
 };
 
-// A Register H2D as the rig's engine builds it (hw/fisrig_hw/fis.py h2d_dwords).
+// A Register H2D as the rig's engine builds it (hw/fisrig_hw/engine/h2d.py).
 std::vector<uint32_t> h2d_fis(const HostCommand& c);
 
 class HostEngine {

@@ -1,10 +1,5 @@
-import sys
-from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "host"))
 
 
 @pytest.fixture(scope="session")

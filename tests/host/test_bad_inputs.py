@@ -131,5 +131,5 @@ def test_no_traceback_from_the_installed_command(files):
     """The same refusals through a fresh interpreter, as a user meets them."""
     r = subprocess.run([sys.executable, "-m", "fisrig.cli", "run", str(files / "binary.toml")],
                        capture_output=True, text=True, cwd=REPO,
-                       env={"PYTHONPATH": str(REPO / "host"), "PATH": "/usr/bin:/bin"})
+                       env={"PATH": "/usr/bin:/bin"})
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "Traceback" not in r.stderr

@@ -8,7 +8,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def fisrig(*args):
     return subprocess.run([sys.executable, "-m", "fisrig.cli", *args], capture_output=True, text=True,
-                          cwd=REPO, env={"PYTHONPATH": str(REPO / "host"), "PATH": "/usr/bin:/bin"})
+                          cwd=REPO, env={"PATH": "/usr/bin:/bin"})
 
 
 def test_plans_lists_the_builtins():

@@ -122,7 +122,7 @@ def run_cli(tmp_path, *extra, env_extra=None):
     plan = tmp_path / "p.toml"
     plan.write_text('[plan]\nname = "p"\nprofile = "tiny-1gb"\n[[step]]\ndo = "workload"\nlabel = "reads"\n'
                     'read_pct = 100\nqueue_depth = 32\ncommands = 1000000\n')
-    env = {"PYTHONPATH": str(REPO / "host"), "PATH": "/usr/bin:/bin", **(env_extra or {})}
+    env = {"PATH": "/usr/bin:/bin", **(env_extra or {})}
     if "FISRIG_BUILD" in os.environ:
         env["FISRIG_BUILD"] = os.environ["FISRIG_BUILD"]
     return subprocess.run([sys.executable, "-m", "fisrig.cli", "run", str(plan), "--out", str(tmp_path / "run"),

@@ -10,7 +10,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def fisrig(*args):
-    env = {"PYTHONPATH": str(REPO / "host"), "PATH": "/usr/bin:/bin"}
+    env = {"PATH": "/usr/bin:/bin"}
     if "FISRIG_BUILD" in os.environ:
         env["FISRIG_BUILD"] = os.environ["FISRIG_BUILD"]
     return subprocess.run([sys.executable, "-m", "fisrig.cli", *args], capture_output=True, text=True,

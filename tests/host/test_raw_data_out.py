@@ -16,7 +16,7 @@ SECTOR = bytes(range(256)) * 2
 
 
 def fisrig(*args):
-    env = {"PYTHONPATH": str(REPO / "host"), "PATH": "/usr/bin:/bin"}
+    env = {"PATH": "/usr/bin:/bin"}
     if "FISRIG_BUILD" in os.environ:
         env["FISRIG_BUILD"] = os.environ["FISRIG_BUILD"]
     return subprocess.run([sys.executable, "-m", "fisrig.cli", "raw", *args, "--profile", "tiny-1gb"],

@@ -12,7 +12,7 @@ KEY_LBA = "0xc24f00"  # LBA 23:8 = C24Fh, which every SMART command carries
 
 
 def raw(*args):
-    env = {"PYTHONPATH": str(REPO / "host"), "PATH": "/usr/bin:/bin"}
+    env = {"PATH": "/usr/bin:/bin"}
     if "FISRIG_BUILD" in os.environ:
         env["FISRIG_BUILD"] = os.environ["FISRIG_BUILD"]
     return subprocess.run([sys.executable, "-m", "fisrig.cli", "raw", "--command", "0xb0", *args,

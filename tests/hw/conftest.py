@@ -1,12 +1,9 @@
 import os
 import subprocess
-import sys
 
 import pytest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "hw"))
-
 
 @pytest.fixture(scope="session")
 def pattern_reference(tmp_path_factory):

@@ -1,4 +1,4 @@
-"""BurstReader (fisrig_hw.burst_reader) against LiteX's SRAM with and without burst support:
+"""BurstReader (fisrig_hw.soc.burst_reader) against LiteX's SRAM with and without burst support:
 every word in order whatever the consumer's back-pressure, never an ack outside a cycle, a
 word a cycle from a bursting SRAM and one every two cycles from one that does not burst."""
 import random
@@ -8,7 +8,7 @@ from migen import *
 
 from litex.soc.interconnect import wishbone
 
-from fisrig_hw.burst_reader import BurstReader
+from fisrig_hw.soc.burst_reader import BurstReader
 
 MEM_WORDS = 512
 

@@ -6,12 +6,11 @@ import sys
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 
 
 def test_engine_bench(tmp_path, monkeypatch):
     from cocotb.runner import get_runner
-    from fisrig_hw.bench_top import write_verilog
+    from fisrig_hw.sim.bench_top import write_verilog
     verilog = write_verilog(str(tmp_path / "engine_top.v"), default_timeout=100_000)
     runner = get_runner("verilator")
     runner.build(sources=[verilog], hdl_toplevel="engine_top", build_dir=str(tmp_path / "build"),
@@ -23,7 +22,7 @@ def test_engine_bench(tmp_path, monkeypatch):
     results = runner.test(hdl_toplevel="engine_top", test_module="test_engine",
                           test_dir=bench, build_dir=str(tmp_path / "build"),
                           results_xml=str(tmp_path / "results.xml"),
-                          extra_env={"COCOTB_LOG_LEVEL": os.environ.get("COCOTB_LOG_LEVEL", "INFO"), "PYTHONPATH": os.pathsep.join([bench, HERE, os.path.join(ROOT, "hw")] + sys.path)})
+                          extra_env={"COCOTB_LOG_LEVEL": os.environ.get("COCOTB_LOG_LEVEL", "INFO"), "PYTHONPATH": os.pathsep.join([bench, HERE] + sys.path)})
     from cocotb.runner import get_results
     total, failed = get_results(results)
     assert total >= 13 and failed == 0, "{} of {} engine bench tests failed".format(failed, total)

@@ -8,8 +8,8 @@ from litesata.core.link import CRCEngine, LiteSATACRC, Scrambler
 from migen import Module, run_simulation
 
 from fisrig_hw.lfsr_tables import crc_step_map, scrambler_step_map, tabulate_link
-from fisrig_hw.link import RigSATALink
-from fisrig_hw.sim_phy import SimSATAPHY
+from fisrig_hw.phy.link import RigSATALink
+from fisrig_hw.phy.sim_phy import SimSATAPHY
 
 
 class SideBySide(Module):

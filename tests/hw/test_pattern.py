@@ -1,12 +1,9 @@
 """The gateware pattern generator produces, dword for dword, pattern.h's sectors."""
-import os
-import sys
 
 import pytest
 from migen import run_simulation
 
-sys.path.insert(0, os.path.dirname(__file__))
-from fisrig_hw.pattern import PatternGenerator, KIND_LFSR, KIND_STAMP, KIND_ZEROS
+from fisrig_hw.engine.pattern import PatternGenerator, KIND_LFSR, KIND_STAMP, KIND_ZEROS
 
 
 def generate(kind, lba, word, pct, sectors, stall_every=0):

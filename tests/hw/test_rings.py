@@ -9,7 +9,7 @@ from litex.soc.interconnect import wishbone
 
 from fisrig_hw.descriptor import CPL_DWORDS, DATA_NONE, PROTO_NON_DATA, RESULT_LINK_LOST, \
     RESULT_REFUSED, pack_desc, unpack_cpl
-from fisrig_hw.rings import EngineRings
+from fisrig_hw.soc.rings import EngineRings
 
 MEM_WORDS = 1024  # 4 KiB at byte address 0
 SENTINEL = 0xDEADBEEF

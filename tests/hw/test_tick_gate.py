@@ -1,10 +1,10 @@
-"""The tick gate (fisrig_hw.tick_gate): a read of WAIT returns on the tick the CPU asked for,
+"""The tick gate (fisrig_hw.soc.tick_gate): a read of WAIT returns on the tick the CPU asked for,
 whatever cycle it began on, and says how late a read was that began after it."""
 from migen import *
 
 from litex.soc.interconnect import wishbone
 
-from fisrig_hw.tick_gate import TARGET_HI, TARGET_LO, WAIT, TickGate
+from fisrig_hw.soc.tick_gate import TARGET_HI, TARGET_LO, WAIT, TickGate
 
 
 class TB(Module):

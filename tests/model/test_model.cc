@@ -178,7 +178,7 @@ TEST(ModelRecords, ErrorsCarryTheirLbaAndWhatMoved) {
   EXPECT_EQ(cmds[1].cpl.data_dwords, 4u * 128);
 }
 
-// An NCQ error with others in flight, recovered as the gateware does (engine.py, RECOVERED):
+// An NCQ error with others in flight, recovered as the gateware does (engine/sequencer.py, RECOVERED):
 // the engine reads log 10h itself; the failing read ends ATA_ERROR with the log's UNC and
 // LBA, the others in flight NCQ_ABORTED, all stamped at the log's last data dword; then the
 // queue runs again. Before, every queued command after the error ended NCQ_ABORTED.

@@ -8,8 +8,8 @@ import struct
 
 import pytest
 
-from fisrig_hw import bridge, soc_run
-from fisrig_hw.bios_console import BiosConsole
+from fisrig.rig import bridge, soc_run
+from fisrig.rig.bios_console import BiosConsole
 from test_sim_soc import soc_dir  # noqa: F401  (the SoC built once for both files)
 
 SIOCGIFADDR = 0x8915  # Linux: an interface's IPv4 address

@@ -3,9 +3,10 @@ link's rate, stamps still on the 150 MHz counter), a drive slower than the rig's
 speed, and LiteSATA's own PHY datapath (with its clock crossings) in place of the rig's."""
 import pytest
 
-from fisrig_hw import contract, rig_sim
+from fisrig_hw import contract
+from fisrig_hw.sim import rig_sim
 from fisrig_hw.descriptor import EV_LINK_UP, RESULT_OK
-from fisrig_hw.sim_phy import CYCLES_PER_DWORD
+from fisrig_hw.phy.sim_phy import CYCLES_PER_DWORD
 
 SECTORS = 256                 # 128 KiB commands
 GEN3_READ_CEILING = 591e6     # B/s, 128 KiB queued reads in 8 KiB Data FISes (docs/rtl-engine.md)

@@ -4,18 +4,14 @@ simulated drive; its records come back through the host bridge into the same run
 model target writes. The same plan on the model target is the yardstick (DESIGN.md,
 decision 7: the model's timing is checked against the RTL's on the same small plans)."""
 import re
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "host"))
-
-from fisrig import plan  # noqa: E402
-from fisrig.results import read_meta  # noqa: E402
-from fisrig.run import run_plan  # noqa: E402
+from fisrig import plan
+from fisrig.results import read_meta
+from fisrig.run import run_plan
 
 PLAN = {
     "plan": {"name": "rtl-small", "description": "a few hundred commands", "profile": "tiny-1gb"},

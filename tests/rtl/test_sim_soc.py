@@ -9,8 +9,9 @@ import time
 
 import pytest
 
-from fisrig_hw import bridge, soc_build, soc_run
-from fisrig_hw.bios_console import BiosConsole
+from fisrig.rig import bridge, soc_run
+from fisrig_hw.soc import soc_build
+from fisrig.rig.bios_console import BiosConsole
 from fisrig_hw.descriptor import *
 
 IDENTIFY, WRITE_DMA_EXT, READ_DMA_EXT = 0xEC, 0x35, 0x25

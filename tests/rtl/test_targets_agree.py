@@ -16,18 +16,14 @@ rig's CPU, which the model does not have; it is printed with the table, not gate
 The profile is fast-1gb (a drive that is never the limit), so what the times show is the
 wire and the rig, not NAND; the rtl run is about 30 ms of drive time (a minute of wall
 time once the SoC is built)."""
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "host"))
-
-from fisrig import plan  # noqa: E402
-from fisrig.compare import compare  # noqa: E402
-from fisrig.run import run_plan  # noqa: E402
+from fisrig import plan
+from fisrig.compare import compare
+from fisrig.run import run_plan
 
 TOLERANCE_PCT = 2.0
 
@@ -52,7 +48,7 @@ def comparison(runs):
 def test_the_gateware_repeats_a_plan_tick_for_tick(runs):
     """The rtl target is a simulation: the same plan gives the same records, every stamp to
     the tick. It did not while the host's wall time reached into it (the BIOS's "boot" and
-    the ring's drain over the shared bus, fisrig_hw.tick_gate): single commands moved 2 to 3
+    the ring's drain over the shared bus, fisrig_hw.soc.tick_gate): single commands moved 2 to 3
     ticks between runs against the link's ALIGN pairs, and a one-command phase's latency
     with them. Neither run says it started late or waited for the host."""
     first, again = (runs[n].run_dir / "records.bin" for n in ("rtl", "rtl again"))
@@ -75,7 +71,7 @@ def test_same_commands_same_order_same_answers(comparison):
 # Every phase's command latency within 2% of the gateware's, or within a tick. What it took
 # (docs/model-target.md): the device side sending each FIS at the start of the drive's
 # booking for it (IDENTIFY, FLUSH and the failing READ were 100 against 180 ns); the
-# engine's reads of RAM as bursts (fisrig_hw.burst_reader: a TRIM's range list took 1.7 us
+# engine's reads of RAM as bursts (fisrig_hw.soc.burst_reader: a TRIM's range list took 1.7 us
 # against 0.85, 22% on its latency, and IDENTIFY came out 1 to 7% over between SoC builds);
 # the drive booking a queued DSM's DMA Activate after its DMA Setup as for a queued write;
 # the rig's 6-tick turnaround before its data-out (WireStamps::kHostDataTurnaroundTicks;

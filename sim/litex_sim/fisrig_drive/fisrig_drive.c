@@ -2,7 +2,7 @@
  * litex_sim module: the simulated drive (sim/device, through its C API) on the rig SoC's
  * simulated transceiver pins. Once per rising edge of sys_clk (the SATA clock) it samples
  * what the host drives, clocks the drive one cycle and drives the drive's answer back, which
- * the simulated transceiver's RX register (hw/fisrig_hw/sim_phy.py) takes at the next edge.
+ * the simulated transceiver's RX register (hw/fisrig_hw/phy/sim_phy.py) takes at the next edge.
  *
  * sim_config: add_module("fisrig_drive", "sata", clocks="sys_clk",
  *                        args={"profile": "tiny-1gb", "faults": "boot_us=100"})

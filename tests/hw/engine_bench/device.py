@@ -5,9 +5,7 @@ import cocotb
 from cocotb.queue import Queue
 from cocotb.triggers import RisingEdge, Timer
 
-import os, sys
-sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
-import pattern_ref  # noqa: E402
+import pattern_ref
 
 REG_H2D, REG_D2H, DMA_ACT, DMA_SETUP, DATA, PIO_SETUP, SDB = 0x27, 0x34, 0x39, 0x41, 0x46, 0x5F, 0xA1
 

@@ -5,11 +5,9 @@ import cocotb
 from cocotb.queue import Queue
 from cocotb.triggers import Lock, RisingEdge, ReadOnly
 
-import sys, os
-sys.path.insert(0, os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "hw")))
-from fisrig_hw.descriptor import CPL_DWORDS, unpack_cpl  # noqa: E402
-from litesata.common import primitives  # noqa: E402
-from fisrig_hw.wire_tap import FIRST_SCRAMBLE  # noqa: E402
+from fisrig_hw.descriptor import CPL_DWORDS, unpack_cpl
+from litesata.common import primitives
+from fisrig_hw.engine.wire_tap import FIRST_SCRAMBLE
 
 
 class StreamSource:

@@ -1,8 +1,8 @@
 /*
  * The bare-metal firmware's interface with the host that boots it on the rig SoC
- * (firmware/baremetal/main.c on one side, hw/fisrig_hw/soc_build.py and soc_run.py on the
- * other): where the host puts the program in main RAM, and the ring the firmware hands the
- * run records back through. Little-endian, 32-bit words.
+ * (firmware/baremetal/main.c on one side, hw/fisrig_hw/soc/soc_build.py and
+ * host/fisrig/rig/soc_run.py on the other): where the host puts the program in main RAM, and
+ * the ring the firmware hands the run records back through. Little-endian, 32-bit words.
  */
 #ifndef FISRIG_BAREMETAL_IF_H
 #define FISRIG_BAREMETAL_IF_H
@@ -45,7 +45,7 @@ enum fisrig_records_to {
 #define FISRIG_RECORD_RING_ENTRIES 2048u
 
 /*
- * The first tick of a run on the rig SoC in simulation (fisrig_hw.tick_gate): the firmware
+ * The first tick of a run on the rig SoC in simulation (fisrig_hw.soc.tick_gate): the firmware
  * waits for it before its program's first command, so a run starts on the same tick however
  * long the host took to boot it, and repeats tick for tick. 8 ms: the BIOS boots the
  * firmware at 3.7 ms (the host's "boot" is waiting before its prompt) and LiteSATA calls the

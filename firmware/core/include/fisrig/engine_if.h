@@ -126,7 +126,7 @@ enum fisrig_result {
  * its type dword, not its CRC). Primitives (ALIGN, HOLD, CONT and its filler) are not
  * dwords of a FIS. At Gen2 and Gen1 a dword takes 2 and 4 ticks: the stamp is the tick it
  * began. The gateware takes them at a tap beside the link layer and takes away the
- * transceiver's fixed pipeline (hw/fisrig_hw/wire_tap.py); the model target computes them
+ * transceiver's fixed pipeline (hw/fisrig_hw/engine/wire_tap.py); the model target computes them
  * from its FIS-by-FIS costs (docs/model-target.md); tests/rtl/test_wire_stamps.py holds the
  * gateware to these definitions with a monitor on the pins, under back-pressure too.
  *

@@ -1,6 +1,6 @@
 // Frame Information Structures as the device side sends and receives them (Serial ATA
 // 3.x, 10.5): type codes, the Register H2D fields it reads and the device-to-host FISes
-// it builds. Field positions are the same as the gateware's (hw/fisrig_hw/fis.py).
+// it builds. Field positions are the same as the gateware's (hw/fisrig_hw/engine/fis.py).
 #pragma once
 
 #include <cstddef>

@@ -5,7 +5,7 @@ and power controller) and the engine's
 ring front end as a bus master, in one 150 MHz domain. In litex_sim the simulated drive
 (sim/device) answers on the transceiver's pins through our extra module
 sim/litex_sim/fisrig_drive; the bridge's stream is on a port of 127.0.0.1 through
-sim/litex_sim/serial2loopback. fisrig_hw.soc_build builds it."""
+sim/litex_sim/serial2loopback. fisrig_hw.soc.soc_build builds it."""
 
 import os
 
@@ -20,14 +20,13 @@ from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 from litex.soc.interconnect import wishbone
 
-from fisrig_hw import contract
-from fisrig_hw.bus_activity import BusActivity
-from fisrig_hw.rig_core import RigCore
-from fisrig_hw.rig_status import RigStatus
-from fisrig_hw.rings import EngineRings
-from fisrig_hw.tick_gate import SIZE as TICK_GATE_SIZE, TickGate
+from fisrig_hw import ROOT, contract
+from fisrig_hw.soc.bus_activity import BusActivity
+from fisrig_hw.soc.rig_core import RigCore
+from fisrig_hw.soc.rig_status import RigStatus
+from fisrig_hw.soc.rings import EngineRings
+from fisrig_hw.soc.tick_gate import SIZE as TICK_GATE_SIZE, TickGate
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SATA_CLK_HZ = contract.FISRIG_TICK_HZ  # the stamps count this clock's cycles (engine_if.h)
 
 # The transceiver's pins, named as sim/device's pins.h (host drives tx_* and power).
@@ -61,12 +60,12 @@ BRIDGE_MODULE = "serial2loopback"
 # every look, and then missed on everything else it touched. 256 KiB: the record ring's
 # 2,048 records (baremetal_if.h) and the engine's rings.
 RING_RAM_BASE, RING_RAM_SIZE = 0x9000_0000, 0x4_0000
-# The tick gate (fisrig_hw.tick_gate): where the firmware waits for its run's first tick.
+# The tick gate (fisrig_hw.soc.tick_gate): where the firmware waits for its run's first tick.
 TICK_GATE_BASE = 0x9100_0000
 
 
 class FisrigSimSoC(SoCCore):
-    """gen: the SATA speed the rig's link runs at (1, 2 or 3; fisrig_hw.sim_phy): the SoC
+    """gen: the SATA speed the rig's link runs at (1, 2 or 3; fisrig_hw.phy.sim_phy): the SoC
     and every stamp stay on the 150 MHz SATA clock whatever it is."""
     def __init__(self, main_ram_size=0x80000, gen=3, **kwargs):
         platform = SimPlatform("SIM", _io)
@@ -76,7 +75,7 @@ class FisrigSimSoC(SoCCore):
                          integrated_rom_size=0x10000, integrated_sram_size=0x2000,
                          integrated_main_ram_size=main_ram_size,
                          # RAM that answers incrementing bursts a word a cycle: the engine's
-                         # reads of data from RAM (fisrig_hw.burst_reader) and the CPU's
+                         # reads of data from RAM (fisrig_hw.soc.burst_reader) and the CPU's
                          # cache line fills.
                          bus_bursting=True,
                          ident="fisrig rig SoC (simulation, SATA Gen{})".format(gen), **kwargs)

@@ -9,10 +9,10 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from fisrig_hw.rig_sim import NATIVE_LIBS, ROOT, _number, verilate
+from fisrig_hw import ROOT
+from fisrig_hw.sim.rig_sim import NATIVE_LIBS, _number, verilate
 
 RUNNER = os.path.join(ROOT, "sim", "rtl", "litesata_host_runner.cpp")
-HW_DIR = os.path.join(ROOT, "hw")
 
 
 class LiteSATAHostError(Exception):
@@ -23,7 +23,7 @@ def build(gen=3, datapath="litesata", native_build=os.path.join(ROOT, "build"), 
     """Builds the runner for SATA Gen `gen` once per source change; returns the executable's
     path. The Verilog is regenerated each time (seconds, in a fresh process: see
     litesata_host.py's __main__) and compared by hash with the last build's.
-    datapath: see fisrig_hw.litesata_host.LiteSATAHost."""
+    datapath: see fisrig_hw.sim.litesata_host.LiteSATAHost."""
     name = "litesata_host_gen{}".format(gen) + ("" if datapath == "litesata" else "_" + datapath)
     out_dir = out_dir or os.path.join(native_build, "rtl", name)
     os.makedirs(out_dir, exist_ok=True)
@@ -32,8 +32,8 @@ def build(gen=3, datapath="litesata", native_build=os.path.join(ROOT, "build"), 
     if missing:
         raise LiteSATAHostError("build the native parts first (make native): {}".format(missing))
     verilog = os.path.join(out_dir, "litesata_host.v")
-    gen_run = subprocess.run([sys.executable, "-m", "fisrig_hw.litesata_host", verilog, str(gen), datapath],
-                             capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=HW_DIR))
+    gen_run = subprocess.run([sys.executable, "-m", "fisrig_hw.sim.litesata_host", verilog, str(gen), datapath],
+                             capture_output=True, text=True)
     if gen_run.returncode:
         raise LiteSATAHostError("generating the Verilog failed:\n" + gen_run.stderr[-4000:])
     return verilate(verilog, RUNNER, out_dir, libs, LiteSATAHostError)

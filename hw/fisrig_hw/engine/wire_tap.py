@@ -111,7 +111,7 @@ class TapEvents(Module):
 
         # # #
 
-        from fisrig_hw import fis
+        from fisrig_hw.engine import fis
         from fisrig_hw.descriptor import (EVENT_D2H, EVENT_DATA, EVENT_DMA_SETUP, EVENT_H2D,
                                           EVENT_SDB)
         self.comb += If(tx.fis_start & (tx.fis_type == fis.REG_H2D),

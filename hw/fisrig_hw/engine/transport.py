@@ -14,7 +14,7 @@ from migen import *
 
 from litex.soc.interconnect import stream
 
-from fisrig_hw import fis
+from fisrig_hw.engine import fis
 
 link_layout = [("data", 32), ("error", 1)]
 

@@ -1,7 +1,7 @@
-"""Builds the rig SoC for litex_sim (fisrig_hw.sim_soc) with our drive module, and the
+"""Builds the rig SoC for litex_sim (fisrig_hw.soc.sim_soc) with our drive module, and the
 rig firmware for it, and writes main RAM's image for a run.
 
-    python -m fisrig_hw.soc_build [--gen 1|2|3] [--build-dir DIR] [--no-compile] [--run]
+    python -m fisrig_hw.soc.soc_build [--gen 1|2|3] [--build-dir DIR] [--no-compile] [--run]
 """
 
 import argparse
@@ -14,15 +14,15 @@ import sys
 
 from litex.soc.integration.builder import Builder
 
-from fisrig_hw import contract
-from fisrig_hw.rig_sim import NATIVE_LIBS
-from fisrig_hw.sim_soc import BRIDGE_MODULE, ROOT, FisrigSimSoC, sim_config
+from fisrig_hw import ROOT, contract
+from fisrig_hw.sim.rig_sim import NATIVE_LIBS
+from fisrig_hw.soc.sim_soc import BRIDGE_MODULE, FisrigSimSoC, sim_config
 
 DRIVE_MODULE = os.path.join(ROOT, "sim", "litex_sim", "fisrig_drive")
 # Our litex_sim modules, each a folder of sim/litex_sim/ named as the module.
 EXTRA_MODULES = [DRIVE_MODULE, os.path.join(ROOT, "sim", "litex_sim", BRIDGE_MODULE)]
-# Modules of fisrig_hw that run on the host side of a simulation, not in the SoC.
-HOST_SIDE = {"bios_console.py", "bridge.py", "soc_build.py", "soc_run.py", "rig_sim.py"}
+# The gateware's sources: fisrig_hw but its simulation tooling (sim/) and this build.
+GATEWARE = [os.path.join(ROOT, "hw", "fisrig_hw", p) for p in ("*.py", "engine/*.py", "phy/*.py", "soc/*.py")]
 
 
 def litex_version():
@@ -45,8 +45,7 @@ def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=
     packages are those of the last build."""
     gateware = os.path.join(build_dir, "gateware")
     libs = [os.path.join(native_build, p) for p in NATIVE_LIBS]
-    gateware_py = [p for p in glob.glob(os.path.join(ROOT, "hw", "fisrig_hw", "*.py"))
-                   if os.path.basename(p) not in HOST_SIDE]
+    gateware_py = [p for pattern in GATEWARE for p in glob.glob(pattern) if p != os.path.abspath(__file__)]
     sources = sorted(gateware_py + [p for m in EXTRA_MODULES for p in glob.glob(os.path.join(m, "*"))] + libs)
     digest = hashlib.sha256(repr((profile, faults, gen, litex_version())).encode())
     for path in sources:
@@ -91,9 +90,8 @@ def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=
 def build_quietly(build_dir, gen=3):
     """build() in a child process whose output (LiteX's, the BIOS's, Verilator's) is shown
     only when the build fails."""
-    done = subprocess.run([sys.executable, "-m", "fisrig_hw.soc_build", "--build-dir", str(build_dir),
-                           "--gen", str(gen)],
-                          cwd=os.path.join(ROOT, "hw"), capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "fisrig_hw.soc.soc_build", "--build-dir", str(build_dir),
+                           "--gen", str(gen)], capture_output=True, text=True)
     if done.returncode:
         raise RuntimeError("the rig SoC's build failed:\n" + done.stdout[-3000:] + done.stderr[-3000:])
 

@@ -10,11 +10,11 @@ from litex.gen.fhdl.verilog import convert
 from litex.soc.interconnect import stream
 
 from fisrig_hw.engine import RawCommandEngine
-from fisrig_hw.link import RigSATALink
-from fisrig_hw.power import PowerController
-from fisrig_hw.sim_phy import SimSATAPHY
-from fisrig_hw.transport import LinkTxResult
-from fisrig_hw.wire_tap import FrameTap, TapEvents
+from fisrig_hw.phy.link import RigSATALink
+from fisrig_hw.engine.power import PowerController
+from fisrig_hw.phy.sim_phy import SimSATAPHY
+from fisrig_hw.engine.transport import LinkTxResult
+from fisrig_hw.engine.wire_tap import FrameTap, TapEvents
 
 # Ticks from the pins to what the taps see. TX drives the pins from the transceiver's input
 # in the same cycle. RX: the drive's side (sim/device) gives its pins for a cycle before the

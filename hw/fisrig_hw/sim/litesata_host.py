@@ -2,7 +2,7 @@
 command layers; its crossbar; its BIST generator, checker and IDENTIFY unit) on the rig's
 simulated transceiver and LiteSATA's PHY control (sim_phy.py), at SATA Gen1, 2 or 3.
 
-None of the rig's own protocol gateware (link.py's composition, transport.py, engine.py) is
+None of the rig's own protocol gateware (phy/link.py's composition, the engine/ package) is
 in it, so what it sees of sim/device is a second opinion: WRITE DMA EXT, READ DMA EXT and
 IDENTIFY DEVICE as LiteSATA issues them, data it generates and checks itself. A Verilator
 harness (sim/rtl/litesata_host_runner.cpp, built by litesata_host_sim.py) drives the BIST's
@@ -38,7 +38,7 @@ from litesata.core import LiteSATACore
 from litesata.frontend.arbitration import LiteSATACrossbar
 from litesata.frontend.bist import LiteSATABIST
 
-from fisrig_hw.sim_phy import SimSATAPHY
+from fisrig_hw.phy.sim_phy import SimSATAPHY
 
 
 class LiteSATAHost(Module):

@@ -19,7 +19,7 @@ from litesata.common import phy_description
 from litesata.phy.ctrl import LiteSATAPHYCtrl
 from litesata.phy.datapath import LiteSATAPHYDatapath
 
-from fisrig_hw.phy_datapath import SameClockSATAPHYDatapath
+from fisrig_hw.phy.phy_datapath import SameClockSATAPHYDatapath
 
 COMRESET_CYCLES = 384  # six bursts and gaps: 2.56 us at 150 MHz (pins.h)
 COMWAKE_CYCLES = 192

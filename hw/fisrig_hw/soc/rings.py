@@ -30,7 +30,7 @@ from litex.soc.cores.dma import WishboneDMAWriter
 from litex.soc.interconnect import stream, wishbone
 from litex.soc.interconnect.csr import CSRStatus, CSRStorage
 
-from fisrig_hw.burst_reader import BurstReader
+from fisrig_hw.soc.burst_reader import BurstReader
 from fisrig_hw.descriptor import CPL_DWORDS, DESC_BITS
 from fisrig_hw.direct_fsm import DirectFSM
 

@@ -5,8 +5,8 @@ from migen import *
 from litex.gen.fhdl.verilog import convert  # one always block per signal: Icarus-safe
 
 from fisrig_hw.engine import RawCommandEngine
-from fisrig_hw.power import PowerController
-from fisrig_hw.wire_tap import FrameTap, TapEvents
+from fisrig_hw.engine.power import PowerController
+from fisrig_hw.engine.wire_tap import FrameTap, TapEvents
 
 
 class EngineBenchTop(Module):

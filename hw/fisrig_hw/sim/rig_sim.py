@@ -8,11 +8,11 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 
+from fisrig_hw import ROOT
 from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, FLAG_CHECK, LINK_WAIT_UP,
                                   PROTO_FPDMA_IN, PROTO_FPDMA_OUT, PROTO_LINK, USER_TAG_EVENT,
                                   pack_desc, unpack_cpl)
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 RUNNER = os.path.join(ROOT, "sim", "rtl", "rig_core_runner.cpp")
 PINS_HEADER = os.path.join(ROOT, "sim", "rtl", "device_pins.h")  # the runner includes it
 NATIVE_LIBS = ["sim/device/libfisrig_device.a", "sim/libfisrig_drive.a", "sim/link/libfisrig_link.a"]
@@ -29,8 +29,8 @@ class RigSimError(Exception):
 def build(native_build=os.path.join(ROOT, "build"), out_dir=None, datapath="same_clock", gen=3):
     """Builds the runner once per source change; returns the executable's path. The
     Verilog is regenerated each time (seconds) and compared by hash with the last build.
-    datapath, gen: the PHY datapath and the link's speed (fisrig_hw.sim_phy.SimSATAPHY)."""
-    from fisrig_hw.rig_core import write_verilog
+    datapath, gen: the PHY datapath and the link's speed (fisrig_hw.phy.sim_phy.SimSATAPHY)."""
+    from fisrig_hw.soc.rig_core import write_verilog
     default_dir = "rig_core" + ("" if datapath == "same_clock" else "_" + datapath) + \
         ("" if gen == 3 else "_gen{}".format(gen))
     out_dir = out_dir or os.path.join(native_build, "rtl", default_dir)

@@ -11,9 +11,12 @@ import re
 import socket
 import time
 
-from fisrig_hw import bridge, contract, soc_build
-from fisrig_hw.bios_console import BiosConsole, ConsoleTimeout
-from fisrig_hw.sim_soc import BRIDGE_MODULE
+from fisrig_hw import contract
+from fisrig_hw.soc import soc_build
+from fisrig_hw.soc.sim_soc import BRIDGE_MODULE
+
+from fisrig.rig import bridge
+from fisrig.rig.bios_console import BiosConsole, ConsoleTimeout
 
 RECORD_BYTES = contract.SIZES["fisrig_run_record"]
 # struct fisrig_record_ring (fisrig/baremetal_if.h): byte offsets of its words and records.

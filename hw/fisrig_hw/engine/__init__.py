@@ -1,0 +1,102 @@
+"""The raw command engine: LiteSATA's command layer replaced by one that issues any ATA
+command as a raw Register H2D FIS and sequences every protocol, NCQ included.
+
+Descriptors (engine_if.h) come in on `desc`, one completion record per descriptor goes out
+on `cpl` as 20 dwords. 32 slots; an FPDMA command's slot is its NCQ tag. Per slot the
+engine stamps, on the free-running counter `now`, every phase the record carries. Data
+moves from/to main RAM (`ram_*` streams to LiteX's Wishbone DMA) or from the pattern
+generator and to the checker, which never touch RAM.
+
+This file composes the parts, one concern each (LiteSATA's layers are the model):
+- slots.py: the slot memories and per-slot results, with their write ports;
+- sequencer.py: the protocol states (PIO, DMA and FPDMA share them);
+- h2d.py: the Register H2D encoder;
+- data_phase.py: the data path (RAM streams, pattern generator and checker);
+- sent_frames.py: what became of each frame sent (wire record, R_OK / R_ERR);
+- records.py: the record writer and the event queue;
+and, beside them, transport.py (FIS receiver and transmitter) and wire_tap.py (when each
+frame crossed the pins: every stamp but ts_submit comes from there).
+"""
+
+from migen import *
+
+from litex.soc.interconnect import stream
+
+from fisrig_hw.descriptor import DEFAULT_TIMEOUT_TICKS, DESC_BITS, SLOTS, desc_field
+from fisrig_hw.engine.data_phase import DataPhase
+from fisrig_hw.engine.records import RecordWriter
+from fisrig_hw.engine.sent_frames import SentFrames
+from fisrig_hw.engine.sequencer import Sequencer
+from fisrig_hw.engine.slots import SlotTable
+from fisrig_hw.engine.transport import FisReceiver, FisTransmitter
+from fisrig_hw.engine.wire_tap import tap_layout
+
+__all__ = ["RawCommandEngine", "SLOTS"]
+
+
+class RawCommandEngine(Module):
+    def __init__(self, default_timeout=DEFAULT_TIMEOUT_TICKS):
+        self.now = Signal(64)
+        self.link_up = Signal()
+        self.desc = stream.Endpoint([("raw", DESC_BITS)])
+        # Link side (LiteSATA's link layer in the SoC; a Python device in the benches).
+        self.submodules.receiver = receiver = ResetInserter()(FisReceiver())
+        self.submodules.transmitter = transmitter = ResetInserter()(FisTransmitter())
+        self.rx = receiver.sink
+        self.tx = transmitter.source
+        self.tx_ok = Signal()
+        self.tx_err = Signal()
+        self.comreset = Signal()
+        # The wire taps (wire_tap.FrameTap): one record per frame, in wire order, that says
+        # when its dwords crossed the pins. Every stamp but ts_submit comes from them
+        # (engine_if.h); a frame with no record, or another type's, is stamped on `now`
+        # and counted in stat_tap_mismatch.
+        self.tap_rx = stream.Endpoint(tap_layout)
+        self.tap_tx = stream.Endpoint(tap_layout)
+        self.stat_tap_mismatch = Signal(32)
+        # Power controller interface (its FIS events come from the taps: wire_tap.TapEvents).
+        self.power_off = Signal()
+        self.power_on = Signal()
+        self.power_arm = Signal()
+        self.power_arm_event = Signal(3)
+        self.power_arm_count = Signal(16)
+        self.power_arm_delay = Signal(32)
+        self.power_cut = Signal()
+        # Counters for the CSRs (stat_timeouts, stat_ncq_errors and stat_events_lost below).
+        self.stat_rx_crc_errors = Signal(32)
+        self.stat_tx_r_errs = Signal(32)
+
+        # # #
+
+        self.comb += [receiver.reset.eq(~self.link_up), transmitter.reset.eq(~self.link_up)]
+        link_up_d = Signal()
+        self.link_fell = Signal()
+        self.sync += link_up_d.eq(self.link_up)
+        self.comb += self.link_fell.eq(link_up_d & ~self.link_up)
+
+        self.submodules.slots = slots = SlotTable(self.now, default_timeout)
+        # Stamp ports: the sequencer's first (the machines take turns, so none clash).
+        seq_stamps, data_stamps, sent_stamps = (slots.stamp_port(self.now) for _ in range(3))
+        self.submodules.records = writer = RecordWriter(slots, self.now)
+        self.submodules.data = data = DataPhase(slots, data_stamps, self.now, self.link_up, self.tap_rx)
+        self.submodules.frames = frames = SentFrames(slots, sent_stamps, self.link_up, self.tx_ok, self.tx_err,
+                                                     self.tap_tx)
+        self.submodules.sequencer = seq = Sequencer(self, slots, seq_stamps, writer, data, frames)
+        # Data to and from main RAM.
+        self.data_base, self.ram_wr = data.data_base, data.ram_wr
+        self.ram_rd_addr, self.ram_rd_data = data.ram_rd_addr, data.ram_rd_data
+        self.cpl = writer.cpl
+        self.stat_timeouts, self.stat_ncq_errors = seq.stat_timeouts, seq.stat_ncq_errors
+        self.stat_events_lost = writer.stat_events_lost
+
+        self.comb += [
+            writer.power_cut.eq(self.power_cut), writer.link_fell.eq(self.link_fell),
+            self.power_arm_event.eq(desc_field(self.desc.raw, "features")[:3]),
+            self.power_arm_count.eq(desc_field(self.desc.raw, "count")),
+            self.power_arm_delay.eq(desc_field(self.desc.raw, "timeout_ticks")),
+        ]
+        self.sync += [
+            If(seq.hdr_crc_error | data.crc_error, self.stat_rx_crc_errors.eq(self.stat_rx_crc_errors + 1)),
+            If(self.tx_err, self.stat_tx_r_errs.eq(self.stat_tx_r_errs + 1)),
+            If(seq.rx_tap_bad | frames.tap_bad | data.tap_bad, self.stat_tap_mismatch.eq(self.stat_tap_mismatch + 1)),
+        ]

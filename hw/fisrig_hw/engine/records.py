@@ -1,0 +1,131 @@
+"""The record writer: a slot's completion record, or an engine event's, as 20 dwords on
+`cpl` (struct fisrig_cpl_record, engine_if.h), on a machine of its own.
+
+The record says what happened, not only what the device said: a transfer whose Data FIS
+failed its CRC ends DATA_CRC and one that moved other than its command asked for ends
+LENGTH, whatever the status. Events (a cut, the link falling or coming up) come at link
+speed or slower and wait in a queue while the record stream is held (a full completion
+ring); one that finds no room is counted, never silently dropped.
+"""
+
+from migen import *
+
+from litex.soc.interconnect import stream
+
+from fisrig_hw.descriptor import (CPL_DWORDS, EV_LINK_DOWN, EV_POWER_CUT, PROTO_DMA_IN, PROTO_DMA_OUT,
+                                  PROTO_FPDMA_IN, PROTO_FPDMA_OUT, RESULT_CHECK_FAILED, RESULT_DATA_CRC,
+                                  RESULT_LENGTH, RESULT_LINK_LOST, RESULT_OK, USER_TAG_EVENT, desc_field)
+from fisrig_hw.direct_fsm import DirectFSM
+
+
+class RecordWriter(Module):
+    def __init__(self, slots, now):
+        self.cpl = stream.Endpoint([("data", 32)])
+        # The sequencer gives the writer its turn: a slot's record, or the event at the head
+        # of the queue (`event_waiting`); `done` on the cycle the last dword goes.
+        self.start, self.start_event, self.start_slot = Signal(), Signal(), Signal(5)
+        self.done = Signal()
+        self.event_waiting = Signal()
+        # Events: the cut and the link falling come from outside; the sequencer pushes the rest.
+        self.power_cut, self.link_fell = Signal(), Signal()
+        self.push, self.push_code, self.push_result, self.push_time = Signal(), Signal(8), Signal(3), Signal(64)
+        self.stat_events_lost = Signal(32)
+
+        # # #
+
+        evq = stream.SyncFIFO([("code", 8), ("result", 3), ("time", 64)], 16)
+        self.submodules.evq = evq
+        self.sync += If(evq.sink.valid & ~evq.sink.ready,
+                        self.stat_events_lost.eq(self.stat_events_lost + 1))
+        self.comb += [
+            self.event_waiting.eq(evq.source.valid),
+            evq.sink.valid.eq(self.push | self.power_cut | (self.link_fell & ~self.power_cut)),
+            If(self.power_cut,
+                evq.sink.code.eq(EV_POWER_CUT), evq.sink.result.eq(RESULT_LINK_LOST),
+                evq.sink.time.eq(now),  # the cut is this cycle
+            ).Elif(self.link_fell,
+                evq.sink.code.eq(EV_LINK_DOWN), evq.sink.result.eq(RESULT_LINK_LOST),
+                evq.sink.time.eq(now),
+            ).Else(
+                evq.sink.code.eq(self.push_code), evq.sink.result.eq(self.push_result),
+                evq.sink.time.eq(self.push_time),
+            )
+        ]
+
+        # What the record says: these are statements of the OUT state, not always-on logic,
+        # so the simulator evaluates them only while a record is being written.
+        idx, slot, event = Signal(5), Signal(5), Signal()
+        desc = slots.desc_reader(slot)
+        ts_word = Signal(64)
+        ts = slots.stamp_reader(Cat((idx - 6)[1:4], slot))
+        ev = evq.source
+        cpl = self.cpl
+        # The result the record gives: the device's success is not the transfer's.
+        rec_res, rec_dw, rec_expect, rec_blocks = Signal(4), Signal(24), Signal(24), Signal(16)
+        proto = desc_field(desc, "protocol")
+        fpdma = (proto == PROTO_FPDMA_IN) | (proto == PROTO_FPDMA_OUT)
+        sized = fpdma | (proto == PROTO_DMA_IN) | (proto == PROTO_DMA_OUT)
+        res = slots.res[slot]
+        result = [
+            rec_dw.eq(slots.dwords[slot]),
+            rec_blocks.eq(Mux(fpdma, desc_field(desc, "features"), desc_field(desc, "count"))),
+            rec_expect.eq(Cat(C(0, 7), rec_blocks, rec_blocks == 0)),  # 0 asks for 65536
+            rec_res.eq(res),
+            If((res == RESULT_OK) | (res == RESULT_CHECK_FAILED),
+                If((slots.crc_bad >> slot)[0],
+                    rec_res.eq(RESULT_DATA_CRC)
+                ).Elif(sized & (rec_dw != rec_expect),
+                    rec_res.eq(RESULT_LENGTH)
+                )
+            ),
+        ]
+        dword = [
+            ts_word.eq(Mux((slots.stamped[slot] >> (idx - 6)[1:4])[0], ts, 0)),
+            If(event,
+                Case(idx, {
+                    0: cpl.data.eq(USER_TAG_EVENT),
+                    1: cpl.data.eq(Cat(ev.code, ev.result, C(0, 21))),
+                    6: cpl.data.eq(ev.time[:32]), 7: cpl.data.eq(ev.time[32:]),
+                    18: cpl.data.eq(ev.time[:32]), 19: cpl.data.eq(ev.time[32:]),
+                })
+            ).Else(
+                Case(idx, {
+                    0: cpl.data.eq(desc_field(desc, "user_tag")),
+                    1: cpl.data.eq(Cat(slot, C(0, 3), rec_res, C(0, 4), slots.status[slot], slots.error[slot])),
+                    2: cpl.data.eq(slots.lba[slot][:32]),
+                    3: cpl.data.eq(Cat(slots.lba[slot][32:], slots.check_errors[slot])),
+                    4: cpl.data.eq(rec_dw[7:]),
+                    5: cpl.data.eq(rec_dw),
+                    "default": cpl.data.eq(Mux(idx[0], ts_word[32:], ts_word[:32])),
+                })
+            ),
+            cpl.last.eq(idx == CPL_DWORDS - 1),
+        ]
+
+        self.submodules.fsm = fsm = DirectFSM(reset_state="IDLE")
+        fsm.act("IDLE",
+            If(self.start,
+                NextValue(idx, 0), NextValue(event, self.start_event), NextValue(slot, self.start_slot),
+                NextState("TAKE")
+            )
+        )
+        # A cycle to take the turn, as when the sequencer wrote records itself: without it
+        # every FIS answer after a record moves a cycle earlier (a measured change of its own,
+        # not this one: the benchmarks' records stay as they were).
+        fsm.act("TAKE", NextState("OUT"))
+        fsm.act("OUT",
+            cpl.valid.eq(1),
+            result, dword,  # the result assigned before the Case reads it
+            If(cpl.ready,
+                NextValue(idx, idx + 1),
+                If(idx == CPL_DWORDS - 1,
+                    If(event,
+                        evq.source.ready.eq(1),
+                    ).Else(
+                        slots.cpl_clear.eq(1), slots.cpl_slot.eq(slot),
+                    ),
+                    self.done.eq(1),
+                    NextState("IDLE")
+                )
+            )
+        )
