@@ -193,6 +193,22 @@ static void submit(struct fisrig_vm *vm, struct fisrig_cmd_desc *d, uint8_t kind
 
 /* ---- instructions ---- */
 
+/* Where a program is being checked or run: what validators and executors see. */
+struct cursor {
+  const uint8_t *p;
+  uint32_t size, pc;
+  uint32_t next;      /* execution: the instruction after this one */
+  uint64_t capacity;  /* validation: the drive's sectors (0 = not checked) */
+  int depth;          /* loops open */
+  uint32_t loop_pc[FISRIG_VM_LOOP_DEPTH], loop_left[FISRIG_VM_LOOP_DEPTH];
+};
+
+/* The instruction at the cursor, copied out: a program's bytes need not be aligned. */
+static const void *op_at(const struct cursor *c, void *op, uint32_t bytes) {
+  memcpy(op, c->p + c->pc, bytes);
+  return op;
+}
+
 static int expect_holds(const struct fisrig_expect *e, const struct fisrig_cpl_record *c) {
   if (e->result != 0xFF && e->result != c->result) return 0;
   if ((c->status & e->status_mask) != e->status_value) return 0;
@@ -200,8 +216,9 @@ static int expect_holds(const struct fisrig_expect *e, const struct fisrig_cpl_r
   return 1;
 }
 
-static enum fisrig_vm_status run_raw(struct fisrig_vm *vm, const struct fisrig_op_raw *op,
-                                     const uint8_t *data, uint32_t offset) {
+static enum fisrig_vm_status run_raw(struct fisrig_vm *vm, struct cursor *c) {
+  struct fisrig_op_raw raw;
+  const struct fisrig_op_raw *op = op_at(c, &raw, sizeof raw);
   struct fisrig_cpl_record done;
   struct fisrig_cmd_desc d = op->desc;
   enum fisrig_vm_status s = drain(vm, NULL);
@@ -209,11 +226,11 @@ static enum fisrig_vm_status run_raw(struct fisrig_vm *vm, const struct fisrig_o
                  : d.protocol == FISRIG_PROTO_LINK ? FISRIG_RECORD_LINK
                                                    : FISRIG_RECORD_COMMAND;
   if (s != FISRIG_VM_DONE) return s;
-  submit(vm, &d, kind, data, op->data_bytes);
+  submit(vm, &d, kind, c->p + c->pc + sizeof raw, op->data_bytes);
   s = drain(vm, &done);
   if (s != FISRIG_VM_DONE) return s;
   if (!expect_holds(&op->expect, &done)) {
-    vm->error_offset = offset;
+    vm->error_offset = c->pc;
     vm->error_text = "expectation not met";
     vm->last_failed = done;
     return FISRIG_VM_EXPECT_FAILED;
@@ -251,7 +268,9 @@ static void trim_desc(struct fisrig_cmd_desc *d, int queued) {
   }
 }
 
-static enum fisrig_vm_status run_trim(struct fisrig_vm *vm, const struct fisrig_op_trim *op) {
+static enum fisrig_vm_status run_trim(struct fisrig_vm *vm, struct cursor *c) {
+  struct fisrig_op_trim trim;
+  const struct fisrig_op_trim *op = op_at(c, &trim, sizeof trim);
   uint64_t lba = op->lba_start, end = op->lba_start + op->sectors;
   uint8_t block[FISRIG_VM_DSM_BYTES];
   enum fisrig_vm_status s = drain(vm, NULL);
@@ -270,7 +289,9 @@ static enum fisrig_vm_status run_trim(struct fisrig_vm *vm, const struct fisrig_
   return FISRIG_VM_DONE;
 }
 
-static enum fisrig_vm_status run_idle(struct fisrig_vm *vm, const struct fisrig_op_idle *op) {
+static enum fisrig_vm_status run_idle(struct fisrig_vm *vm, struct cursor *c) {
+  struct fisrig_op_idle idle;
+  const struct fisrig_op_idle *op = op_at(c, &idle, sizeof idle);
   enum fisrig_vm_status s = drain(vm, NULL);
   uint64_t until;
   if (s != FISRIG_VM_DONE) return s;
@@ -369,7 +390,9 @@ static uint64_t issue(struct fisrig_vm *vm, const struct issue_mode *m, uint8_t 
   return (uint64_t)sectors * 512u;
 }
 
-static enum fisrig_vm_status run_workload(struct fisrig_vm *vm, const struct fisrig_op_workload *w) {
+static enum fisrig_vm_status run_workload(struct fisrig_vm *vm, struct cursor *c) {
+  struct fisrig_op_workload workload;
+  const struct fisrig_op_workload *w = op_at(c, &workload, sizeof workload);
   uint64_t rng = ((uint64_t)w->seed << 1) | 1u;
   uint64_t issued = 0, bytes = 0, seq_next = 0;
   uint64_t t0 = vm->ops.now(vm->ops.ctx);
@@ -421,8 +444,10 @@ static enum fisrig_vm_status run_workload(struct fisrig_vm *vm, const struct fis
   return vm->stop_requested ? FISRIG_VM_STOPPED : FISRIG_VM_DONE;
 }
 
-static enum fisrig_vm_status run_trace(struct fisrig_vm *vm, const struct fisrig_op_trace *t,
-                                       const uint8_t *entries) {
+static enum fisrig_vm_status run_trace(struct fisrig_vm *vm, struct cursor *c) {
+  struct fisrig_op_trace trace;
+  const struct fisrig_op_trace *t = op_at(c, &trace, sizeof trace);
+  const uint8_t *entries = c->p + c->pc + t->head.size;
   uint32_t next = 0;
   struct issue_mode mode;
   mode.ncq = t->ncq;
@@ -460,38 +485,26 @@ static uint64_t span_of(const uint8_t *p, uint32_t pc, const struct fisrig_op_he
   return head->size;
 }
 
-static const char *check_trace(const uint8_t *p, uint32_t pc, uint64_t capacity) {
+static const char *check_trace(struct cursor *c) {
   struct fisrig_op_trace t;
   uint32_t i;
-  memcpy(&t, p + pc, sizeof t);
+  op_at(c, &t, sizeof t);
   if (t.queue_depth < 1 || t.queue_depth > FISRIG_ENGINE_SLOTS) return "queue depth must be 1..32";
   if (!t.ncq && t.queue_depth != 1) return "DMA (non-NCQ) traces run at queue depth 1";
   for (i = 0; i < t.entries; ++i) {
     struct fisrig_trace_entry e;
-    memcpy(&e, p + pc + t.head.size + (uint64_t)i * sizeof e, sizeof e);
+    memcpy(&e, c->p + c->pc + t.head.size + (uint64_t)i * sizeof e, sizeof e);
     if (e.op > FISRIG_TRACE_FLUSH) return "unknown trace operation";
     if (e.op == FISRIG_TRACE_FLUSH) continue;
     if (e.sectors < 1 || e.sectors > 65536) return "trace entry with 0 or over 65536 sectors";
-    if (capacity && e.lba + e.sectors > capacity) return "trace entry past the end of the drive";
+    if (c->capacity && e.lba + e.sectors > c->capacity) return "trace entry past the end of the drive";
   }
   return NULL;
 }
 
-static uint32_t min_size(uint8_t opcode) {
-  switch (opcode) {
-    case FISRIG_OP_END: case FISRIG_OP_END_LOOP: case FISRIG_OP_DRAIN: return sizeof(struct fisrig_op_head);
-    case FISRIG_OP_MARK: return sizeof(struct fisrig_op_mark);
-    case FISRIG_OP_LOOP: return sizeof(struct fisrig_op_loop);
-    case FISRIG_OP_IDLE: return sizeof(struct fisrig_op_idle);
-    case FISRIG_OP_RAW: return sizeof(struct fisrig_op_raw);
-    case FISRIG_OP_WORKLOAD: return sizeof(struct fisrig_op_workload);
-    case FISRIG_OP_TRIM: return sizeof(struct fisrig_op_trim);
-    case FISRIG_OP_TRACE: return sizeof(struct fisrig_op_trace);
-    default: return 0;
-  }
-}
-
-static const char *check_workload(const struct fisrig_op_workload *w, uint64_t capacity) {
+static const char *check_workload(struct cursor *c) {
+  struct fisrig_op_workload workload;
+  const struct fisrig_op_workload *w = op_at(c, &workload, sizeof workload);
   uint32_t i, weights = 0;
   if (w->queue_depth < 1 || w->queue_depth > FISRIG_ENGINE_SLOTS) return "queue depth must be 1..32";
   if (!w->ncq && w->queue_depth != 1) return "DMA (non-NCQ) workloads run at queue depth 1";
@@ -505,17 +518,109 @@ static const char *check_workload(const struct fisrig_op_workload *w, uint64_t c
   if ((uint32_t)w->read_pct + w->trim_pct + w->flush_pct > 100) return "read + trim + flush over 100%";
   if (!w->stop_commands && !w->stop_bytes && !w->stop_ticks) return "no stop condition";
   if (!w->lba_span) return "empty LBA span";
-  if (capacity && w->lba_start + w->lba_span > capacity) return "LBA span past the end of the drive";
+  if (c->capacity && w->lba_start + w->lba_span > c->capacity) return "LBA span past the end of the drive";
   if (w->pattern > FISRIG_PATTERN_ZIPF) return "unknown access pattern";
   if (w->data_source > FISRIG_DATA_LFSR || w->data_source == FISRIG_DATA_RAM)
     return "workload writes need a generated data source";
   return NULL;
 }
 
+static const char *check_raw(struct cursor *c) {
+  struct fisrig_op_raw r;
+  op_at(c, &r, sizeof r);
+  if (r.data_bytes > FISRIG_VM_DSM_BYTES || sizeof r + r.data_bytes > r.head.size)
+    return "RAW data-out larger than its instruction or 512 bytes";
+  return r.desc.protocol > FISRIG_PROTO_LINK ? "unknown protocol" : NULL;
+}
+
+static const char *check_trim(struct cursor *c) {
+  struct fisrig_op_trim t;
+  op_at(c, &t, sizeof t);
+  if (c->capacity && t.lba_start + t.sectors > c->capacity) return "TRIM range past the end of the drive";
+  return NULL;
+}
+
+static const char *check_loop(struct cursor *c) {
+  return ++c->depth > (int)FISRIG_VM_LOOP_DEPTH ? "loops nested too deep" : NULL;
+}
+
+static const char *check_end_loop(struct cursor *c) {
+  return --c->depth < 0 ? "END_LOOP without LOOP" : NULL;
+}
+
+static enum fisrig_vm_status run_end(struct fisrig_vm *vm, struct cursor *c) {
+  c->next = c->size; /* nothing after END runs */
+  return drain(vm, NULL);
+}
+
+static enum fisrig_vm_status run_drain(struct fisrig_vm *vm, struct cursor *c) {
+  (void)c;
+  return drain(vm, NULL);
+}
+
+static enum fisrig_vm_status run_mark(struct fisrig_vm *vm, struct cursor *c) {
+  struct fisrig_op_mark m;
+  op_at(c, &m, sizeof m);
+  vm->marker = m.marker;
+  return FISRIG_VM_DONE;
+}
+
+static enum fisrig_vm_status run_loop(struct fisrig_vm *vm, struct cursor *c) {
+  struct fisrig_op_loop l;
+  (void)vm;
+  op_at(c, &l, sizeof l);
+  if (!l.count) { /* skip the body */
+    int d = 1;
+    while (d && c->next < c->size) {
+      struct fisrig_op_head h;
+      memcpy(&h, c->p + c->next, sizeof h);
+      d += h.opcode == FISRIG_OP_LOOP ? 1 : h.opcode == FISRIG_OP_END_LOOP ? -1 : 0;
+      c->next += (uint32_t)span_of(c->p, c->next, &h);
+    }
+    return FISRIG_VM_DONE;
+  }
+  c->loop_pc[c->depth] = c->next;
+  c->loop_left[c->depth++] = l.count;
+  return FISRIG_VM_DONE;
+}
+
+static enum fisrig_vm_status run_end_loop(struct fisrig_vm *vm, struct cursor *c) {
+  (void)vm;
+  if (--c->loop_left[c->depth - 1]) c->next = c->loop_pc[c->depth - 1];
+  else c->depth--;
+  return FISRIG_VM_DONE;
+}
+
+/* What each opcode is: its smallest size, what to check beyond that (NULL: nothing; else
+   NULL or why the instruction is wrong), and how it runs. A new instruction is one entry. */
+struct op_desc {
+  uint32_t min_size;
+  const char *(*check)(struct cursor *c);
+  enum fisrig_vm_status (*run)(struct fisrig_vm *vm, struct cursor *c);
+};
+
+static const struct op_desc op_table[] = {
+  [FISRIG_OP_END] = {sizeof(struct fisrig_op_head), NULL, run_end},
+  [FISRIG_OP_MARK] = {sizeof(struct fisrig_op_mark), NULL, run_mark},
+  [FISRIG_OP_LOOP] = {sizeof(struct fisrig_op_loop), check_loop, run_loop},
+  [FISRIG_OP_END_LOOP] = {sizeof(struct fisrig_op_head), check_end_loop, run_end_loop},
+  [FISRIG_OP_IDLE] = {sizeof(struct fisrig_op_idle), NULL, run_idle},
+  [FISRIG_OP_RAW] = {sizeof(struct fisrig_op_raw), check_raw, run_raw},
+  [FISRIG_OP_WORKLOAD] = {sizeof(struct fisrig_op_workload), check_workload, run_workload},
+  [FISRIG_OP_TRIM] = {sizeof(struct fisrig_op_trim), check_trim, run_trim},
+  [FISRIG_OP_DRAIN] = {sizeof(struct fisrig_op_head), NULL, run_drain},
+  [FISRIG_OP_TRACE] = {sizeof(struct fisrig_op_trace), check_trace, run_trace},
+};
+
+/* The opcode's entry, or NULL for an instruction this VM does not know. */
+static const struct op_desc *op_of(uint8_t opcode) {
+  if (opcode >= sizeof op_table / sizeof op_table[0] || !op_table[opcode].min_size) return NULL;
+  return &op_table[opcode];
+}
+
 enum fisrig_vm_status fisrig_vm_validate(struct fisrig_vm *vm, const uint8_t *p, uint32_t size) {
   struct fisrig_program_header h;
-  uint32_t pc = sizeof h;
-  int depth = 0;
+  struct cursor c = {.p = p, .size = size, .pc = sizeof h};
   if (size < sizeof h) return bad(vm, 0, "shorter than a program header");
   memcpy(&h, p, sizeof h);
   if (h.magic != FISRIG_PROGRAM_MAGIC) return bad(vm, 0, "not a fisrig program");
@@ -523,127 +628,40 @@ enum fisrig_vm_status fisrig_vm_validate(struct fisrig_vm *vm, const uint8_t *p,
   if (h.size != size) return bad(vm, 0, "program size does not match");
   if (vm->ops.sq_entries < FISRIG_VM_INFLIGHT || (vm->ops.sq_entries & (vm->ops.sq_entries - 1)))
     return bad(vm, 0, "submission ring too small for the VM");
-  while (pc < size) {
+  c.capacity = h.drive_sectors;
+  while (c.pc < size) {
     struct fisrig_op_head head;
-    if (size - pc < sizeof head) return bad(vm, pc, "truncated instruction");
-    memcpy(&head, p + pc, sizeof head);
-    if (!min_size(head.opcode) && head.opcode != FISRIG_OP_END) return bad(vm, pc, "unknown instruction");
-    if (head.size < min_size(head.opcode) || head.size % 4 || span_of(p, pc, &head) > size - pc)
-      return bad(vm, pc, "instruction size wrong");
-    if (head.opcode == FISRIG_OP_LOOP && ++depth > (int)FISRIG_VM_LOOP_DEPTH) return bad(vm, pc, "loops nested too deep");
-    if (head.opcode == FISRIG_OP_END_LOOP && --depth < 0) return bad(vm, pc, "END_LOOP without LOOP");
-    if (head.opcode == FISRIG_OP_WORKLOAD) {
-      struct fisrig_op_workload w;
-      const char *why;
-      memcpy(&w, p + pc, sizeof w);
-      why = check_workload(&w, h.drive_sectors);
-      if (why) return bad(vm, pc, why);
-    }
-    if (head.opcode == FISRIG_OP_RAW) {
-      struct fisrig_op_raw r;
-      memcpy(&r, p + pc, sizeof r);
-      if (r.data_bytes > FISRIG_VM_DSM_BYTES || sizeof r + r.data_bytes > head.size)
-        return bad(vm, pc, "RAW data-out larger than its instruction or 512 bytes");
-      if (r.desc.protocol > FISRIG_PROTO_LINK) return bad(vm, pc, "unknown protocol");
-    }
-    if (head.opcode == FISRIG_OP_TRIM) {
-      struct fisrig_op_trim t;
-      memcpy(&t, p + pc, sizeof t);
-      if (h.drive_sectors && t.lba_start + t.sectors > h.drive_sectors)
-        return bad(vm, pc, "TRIM range past the end of the drive");
-    }
-    if (head.opcode == FISRIG_OP_TRACE) {
-      const char *why = check_trace(p, pc, h.drive_sectors);
-      if (why) return bad(vm, pc, why);
-    }
+    const struct op_desc *op;
+    const char *why;
+    if (size - c.pc < sizeof head) return bad(vm, c.pc, "truncated instruction");
+    memcpy(&head, p + c.pc, sizeof head);
+    op = op_of(head.opcode);
+    if (!op) return bad(vm, c.pc, "unknown instruction");
+    if (head.size < op->min_size || head.size % 4 || span_of(p, c.pc, &head) > size - c.pc)
+      return bad(vm, c.pc, "instruction size wrong");
+    why = op->check ? op->check(&c) : NULL;
+    if (why) return bad(vm, c.pc, why);
     if (head.opcode == FISRIG_OP_END) break;
-    pc += (uint32_t)span_of(p, pc, &head);
+    c.pc += (uint32_t)span_of(p, c.pc, &head);
   }
-  if (depth) return bad(vm, pc, "LOOP without END_LOOP");
+  if (c.depth) return bad(vm, c.pc, "LOOP without END_LOOP");
   vm->drive_sectors = h.drive_sectors;
   return FISRIG_VM_DONE;
 }
 
 static enum fisrig_vm_status execute(struct fisrig_vm *vm, const uint8_t *p, uint32_t size) {
-  uint32_t pc = sizeof(struct fisrig_program_header);
-  uint32_t loop_pc[FISRIG_VM_LOOP_DEPTH], loop_left[FISRIG_VM_LOOP_DEPTH];
-  int depth = 0;
-  while (pc < size) {
+  struct cursor c = {.p = p, .size = size, .pc = sizeof(struct fisrig_program_header)};
+  for (; c.pc < size; c.pc = c.next) {
     struct fisrig_op_head head;
-    enum fisrig_vm_status s = FISRIG_VM_DONE;
-    uint32_t next;
-    memcpy(&head, p + pc, sizeof head);
-    next = pc + (uint32_t)span_of(p, pc, &head);
+    const struct op_desc *op;
+    enum fisrig_vm_status s;
+    memcpy(&head, p + c.pc, sizeof head);
+    c.next = c.pc + (uint32_t)span_of(p, c.pc, &head);
     if (vm->stop_requested) return FISRIG_VM_STOPPED;
-    switch (head.opcode) {
-      case FISRIG_OP_END:
-        return drain(vm, NULL);
-      case FISRIG_OP_MARK: {
-        struct fisrig_op_mark m;
-        memcpy(&m, p + pc, sizeof m);
-        vm->marker = m.marker;
-        break;
-      }
-      case FISRIG_OP_LOOP: {
-        struct fisrig_op_loop l;
-        memcpy(&l, p + pc, sizeof l);
-        if (!l.count) { /* skip the body */
-          int d = 1;
-          while (d && next < size) {
-            struct fisrig_op_head h2;
-            memcpy(&h2, p + next, sizeof h2);
-            d += h2.opcode == FISRIG_OP_LOOP ? 1 : h2.opcode == FISRIG_OP_END_LOOP ? -1 : 0;
-            next += (uint32_t)span_of(p, next, &h2);
-          }
-          break;
-        }
-        loop_pc[depth] = next;
-        loop_left[depth] = l.count;
-        depth++;
-        break;
-      }
-      case FISRIG_OP_END_LOOP:
-        if (--loop_left[depth - 1]) next = loop_pc[depth - 1];
-        else depth--;
-        break;
-      case FISRIG_OP_IDLE: {
-        struct fisrig_op_idle i;
-        memcpy(&i, p + pc, sizeof i);
-        s = run_idle(vm, &i);
-        break;
-      }
-      case FISRIG_OP_RAW: {
-        struct fisrig_op_raw r;
-        memcpy(&r, p + pc, sizeof r);
-        s = run_raw(vm, &r, p + pc + sizeof r, pc);
-        break;
-      }
-      case FISRIG_OP_WORKLOAD: {
-        struct fisrig_op_workload w;
-        memcpy(&w, p + pc, sizeof w);
-        s = run_workload(vm, &w);
-        break;
-      }
-      case FISRIG_OP_TRIM: {
-        struct fisrig_op_trim t;
-        memcpy(&t, p + pc, sizeof t);
-        s = run_trim(vm, &t);
-        break;
-      }
-      case FISRIG_OP_DRAIN:
-        s = drain(vm, NULL);
-        break;
-      case FISRIG_OP_TRACE: {
-        struct fisrig_op_trace t;
-        memcpy(&t, p + pc, sizeof t);
-        s = run_trace(vm, &t, p + pc + head.size);
-        break;
-      }
-      default:
-        return bad(vm, pc, "unknown instruction");
-    }
+    op = op_of(head.opcode);
+    if (!op) return bad(vm, c.pc, "unknown instruction");
+    s = op->run(vm, &c);
     if (s != FISRIG_VM_DONE) return s;
-    pc = next;
   }
   return drain(vm, NULL);
 }
