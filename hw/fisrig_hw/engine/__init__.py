@@ -78,7 +78,7 @@ class RawCommandEngine(Module):
         # Stamp ports: the sequencer's first (the machines take turns, so none clash).
         seq_stamps, data_stamps, sent_stamps = (slots.stamp_port(self.now) for _ in range(3))
         self.submodules.records = writer = RecordWriter(slots, self.now)
-        self.submodules.data = data = DataPhase(slots, data_stamps, self.now, self.link_up, self.tap_rx)
+        self.submodules.data = data = DataPhase(slots, data_stamps, self.now, self.link_up, receiver.data, self.tap_rx)
         self.submodules.frames = frames = SentFrames(slots, sent_stamps, self.link_up, self.tx_ok, self.tx_err,
                                                      self.tap_tx)
         self.submodules.sequencer = seq = Sequencer(self, slots, seq_stamps, writer, data, frames)
@@ -89,6 +89,18 @@ class RawCommandEngine(Module):
         self.stat_timeouts, self.stat_ncq_errors = seq.stat_timeouts, seq.stat_ncq_errors
         self.stat_events_lost = writer.stat_events_lost
 
+        # The receiver and transmitter are shared by the sequencer and the data phase, which
+        # take turns: what each drives is 0 while the other has the turn, so ORs join them
+        # (always-on ORs cost the simulation less a cycle than forwarding in a state).
+        tx = transmitter.sink
+        self.comb += [
+            receiver.ack.eq(seq.rx_ack | data.hdr_ack),
+            self.tap_rx.ready.eq(seq.tap_rx_pop | data.tap_pop),
+            tx.valid.eq(seq.tx.valid | data.dout.valid),
+            tx.data.eq(seq.tx.data | data.dout.data),
+            tx.last.eq(seq.tx.last | data.dout.last),
+            seq.tx.ready.eq(tx.ready), data.dout.ready.eq(tx.ready),
+        ]
         self.comb += [
             writer.power_cut.eq(self.power_cut), writer.link_fell.eq(self.link_fell),
             self.power_arm_event.eq(desc_field(self.desc.raw, "features")[:3]),

@@ -21,10 +21,10 @@ from fisrig_hw.engine.transport import link_layout
 
 
 class DataPhase(Module):
-    def __init__(self, slots, stamps, now, link_up, tap_rx):
-        self.din = stream.Endpoint(link_layout)    # a Data FIS's payload from the receiver
+    def __init__(self, slots, stamps, now, link_up, din, tap_rx):
+        # din: the receiver's payload stream (FisReceiver.data), read here only.
         self.hdr_ack = Signal()                    # takes the Data FIS's first dword
-        self.dout = stream.Endpoint(link_layout)   # a Data FIS to the transmitter
+        self.dout = stream.Endpoint(link_layout)   # a Data FIS to the transmitter (0 when idle)
         self.data_base = Signal(32)                # byte address of data_word 0
         self.ram_wr = stream.Endpoint([("address", 30), ("data", 32)])
         self.ram_rd_addr = stream.Endpoint([("address", 30)])
@@ -51,7 +51,8 @@ class DataPhase(Module):
         # # #
 
         self.submodules.gen = gen = PatternGenerator()
-        desc = slots.desc_reader(ctx_slot)
+        loading = Signal()
+        desc = slots.desc_reader(ctx_slot, loading)
         d_source = desc_field(desc, "data_source")
         ctx_ram = Signal()          # data to/from RAM
         ctx_check = Signal()        # read data checked against the pattern
@@ -79,7 +80,7 @@ class DataPhase(Module):
         ).Elif(self.ram_rd_addr.valid & self.ram_rd_addr.ready,
             rd_left.eq(rd_left - 1), rd_addr.eq(rd_addr + 1)
         )
-        din, dout, tap = self.din, self.dout, tap_rx
+        dout, tap = self.dout, tap_rx
         din_take = Signal()
         dout_data, dout_valid = Signal(32), Signal()
         self.comb += [
@@ -90,6 +91,7 @@ class DataPhase(Module):
         ]
 
         self.submodules.fsm = fsm = DirectFSM(reset_state="IDLE")
+        self.comb += loading.eq(fsm.ongoing("LOAD"))
         fsm.act("IDLE",
             If(self.set_remaining, NextValue(remaining, self.remaining_value)),
             If(self.start_in | self.start_out,

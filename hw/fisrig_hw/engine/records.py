@@ -55,7 +55,8 @@ class RecordWriter(Module):
         # What the record says: these are statements of the OUT state, not always-on logic,
         # so the simulator evaluates them only while a record is being written.
         idx, slot, event = Signal(5), Signal(5), Signal()
-        desc = slots.desc_reader(slot)
+        writing = Signal()
+        desc = slots.desc_reader(slot, writing)
         ts_word = Signal(64)
         ts = slots.stamp_reader(Cat((idx - 6)[1:4], slot))
         ev = evq.source
@@ -103,6 +104,7 @@ class RecordWriter(Module):
         ]
 
         self.submodules.fsm = fsm = DirectFSM(reset_state="IDLE")
+        self.comb += writing.eq(fsm.ongoing("OUT"))
         fsm.act("IDLE",
             If(self.start,
                 NextValue(idx, 0), NextValue(event, self.start_event), NextValue(slot, self.start_slot),

@@ -15,18 +15,24 @@ LINK_LOST. Every slot ends with a record.
 from migen import *
 
 from fisrig_hw.engine import fis
+from litex.soc.interconnect import stream
+
 from fisrig_hw.descriptor import *
 from fisrig_hw.direct_fsm import DirectFSM
 from fisrig_hw.engine.h2d import H2D_DWORDS, h2d_dword
 from fisrig_hw.engine.sent_frames import TXK_DATA, TXK_H2D, TXK_RECOVERY
 from fisrig_hw.engine.slots import lowest_set
+from fisrig_hw.engine.transport import link_layout
 
 
 
 class Sequencer(Module):
     def __init__(self, engine, slots, stamps, writer, data, frames):
         now = engine.now
-        rx, tx = engine.receiver, engine.transmitter.sink
+        rx = engine.receiver
+        # What this machine sends and acknowledges; the engine ORs it with the data phase's.
+        self.tx = tx = stream.Endpoint(link_layout)
+        self.rx_ack, self.tap_rx_pop = Signal(), Signal()
         tap_rx = engine.tap_rx
         link_up, link_fell = engine.link_up, engine.link_fell
         self.hdr_crc_error = Signal()         # strobes for the engine's counters
@@ -240,8 +246,8 @@ class Sequencer(Module):
         # ---- a non-data FIS from the device ----
         sdb_t = Signal(64)  # the SDB's wire tick, for every tag it completes
         fsm.act("RX-FIS",
-            rx.ack.eq(1),
-            tap_rx.ready.eq(1),
+            self.rx_ack.eq(1),
+            self.tap_rx_pop.eq(1),
             self.rx_tap_bad.eq(~tap_rx.valid | (tap_rx.type != rx.type)),
             NextState("IDLE"),
             If(rx.hdr_crc_error,
@@ -346,8 +352,6 @@ class Sequencer(Module):
             data.start_out.eq(1), data.start_slot.eq(data_slot_now),
             NextState("DATA"))
         fsm.act("DATA",
-            rx.data.connect(data.din), data.dout.connect(tx),
-            rx.ack.eq(data.hdr_ack), tap_rx.ready.eq(data.tap_pop),
             If(data.header_sent, frames.queue(TXK_DATA, data.slot)),
             If(data.done, NextState("IDLE")),
             If(data.ended,

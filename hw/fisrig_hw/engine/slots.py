@@ -47,6 +47,8 @@ class SlotTable(Module):
         ts_mem = Memory(64, SLOTS * 8)
         deadline_mem = Memory(64, SLOTS)
         desc_w = self.desc_mem.get_port(write_capable=True)
+        self._desc_r = self.desc_mem.get_port(async_read=True)
+        self.specials += self._desc_r
         self.ts_mem, self.ts_w = ts_mem, ts_mem.get_port(write_capable=True)
         dl_w = deadline_mem.get_port(write_capable=True)
         dl_r = deadline_mem.get_port(async_read=True)
@@ -84,6 +86,7 @@ class SlotTable(Module):
         # The record writer: the slot's record is out.
         self.cpl_clear, self.cpl_slot = Signal(), Signal(5)
         self._stamp_ports = []
+        self._desc_readers = []
 
         # # #
 
@@ -149,8 +152,8 @@ class SlotTable(Module):
         return lowest_set(~self.busy, SLOTS, self.free_slot)
 
     def stamp_port(self, now):
-        """A write port into the stamp memory for one client; the first asked for wins a cycle
-        two write in (the engine's machines take turns, so none does)."""
+        """A write port into the stamp memory for one client. The ports are ORed: the engine's
+        machines take turns, so only one writes in a cycle."""
         port = StampPort(now)
         self._stamp_ports.append(port)
         return port
@@ -163,12 +166,12 @@ class SlotTable(Module):
             s += port.stamp(slot, PH_STATUS, t=t)[:4]  # not `first`: a status is stamped once
         return s
 
-    def desc_reader(self, slot):
-        """An asynchronous read port on the descriptors: the descriptor of `slot`."""
-        port = self.desc_mem.get_port(async_read=True)
-        self.specials += port
-        self.comb += port.adr.eq(slot)
-        return port.dat_r
+    def desc_reader(self, slot, reading=None):
+        """The descriptor of `slot`, for a client that reads while `reading` is high (None:
+        whenever no other client reads). One read port serves them all, as the clients take
+        turns: a port per client cost the simulation 3 descriptor copies a cycle."""
+        self._desc_readers.append((slot, reading))
+        return self._desc_r.dat_r
 
     def stamp_reader(self, address):
         port = self.ts_mem.get_port(async_read=True)
@@ -177,14 +180,21 @@ class SlotTable(Module):
         return port.dat_r
 
     def do_finalize(self):
-        slot, phase, val, first, we = Signal(5), Signal(3), Signal(64), Signal(), Signal()
-        chain = None
-        for p in reversed(self._stamp_ports):
-            pick = [slot.eq(p.slot), phase.eq(p.phase), val.eq(p.val), first.eq(p.first)]
-            chain = If(p.we, *pick) if chain is None else If(p.we, *pick).Else(chain)
+        adr = [r[0] for r in self._desc_readers if r[1] is None][0]
+        for s, reading in self._desc_readers:
+            if reading is not None:
+                adr = Mux(reading, s, adr)
+        self.comb += self._desc_r.adr.eq(adr)
+        # The ports' signals are 0 but on a client's write: OR them (one client writes a
+        # cycle; a priority mux cost the simulation more a cycle than the OR).
+        ports = self._stamp_ports
+        slot, phase, val, first, we = (Signal(len(getattr(ports[0], n))) for n in ("slot", "phase", "val", "first", "we"))
         self.comb += [
-            we.eq(reduce(or_, [p.we for p in self._stamp_ports])),
-            chain,
+            we.eq(reduce(or_, [p.we for p in ports])),
+            slot.eq(reduce(or_, [p.slot for p in ports])),
+            phase.eq(reduce(or_, [p.phase for p in ports])),
+            val.eq(reduce(or_, [p.val for p in ports])),
+            first.eq(reduce(or_, [p.first for p in ports])),
             self.ts_w.adr.eq(Cat(phase, slot)),
             self.ts_w.dat_w.eq(val),
             self.ts_w.we.eq(we & ~(first & (self.stamped[slot] >> phase)[0])),
