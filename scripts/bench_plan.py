@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark figures from the main job's plan on the model target, as JSON lines for
 scripts/bench_collect.py: model.seq_write_mbps_clean and model.seq_write_mbps_tortured
-(HD Tach-style sweep averages, simulated time)."""
+(HD Tach-style sweep averages, simulated time), and results.parquet_bytes_per_cmd (the
+size of the run's records.parquet a command)."""
 import json
 import sys
 import tempfile
@@ -16,6 +17,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         print("bench: model: the main job's plan (a few minutes)", file=sys.stderr, flush=True)
         r = run_plan(p, Path(tmp), quiet=True)
+        parquet = (Path(tmp) / "records.parquet").stat().st_size
+        raw_left = (Path(tmp) / "records.bin").exists()
     sweeps = {ph.label: ph for ph in r.phases if ph.is_sweep}
     where = f"plan {p.name} on the model target ({p.profile}), HD Tach-style sweep, simulated time"
     for name, label, what in [("model.seq_write_mbps_clean", "clean", "sequential write after secure erase"),
@@ -23,7 +26,12 @@ def main() -> int:
                                "sequential write after a full fill and 20 min of 4 KiB random writes at QD32")]:
         print(json.dumps({"name": name, "value": round(sweeps[label].sweep_mbps, 3), "unit": "MB/s",
                           "what": f"{what} ({where})"}))
-    return 0 if r.status == "done" else 1
+    commands = sum(ph.commands for ph in r.phases)
+    print(json.dumps({"name": "results.parquet_bytes_per_cmd", "value": round(parquet / commands, 2),
+                      "unit": "bytes", "what": f"records.parquet of the main job ({commands} commands, "
+                      f"{parquet} bytes; zstd, stamps, latency and LBA delta-coded) a command; goal at most 12; "
+                      f"records.bin {'left beside it (a bug)' if raw_left else 'removed once it read back'}"}))
+    return 0 if r.status == "done" and not raw_left else 1
 
 
 if __name__ == "__main__":

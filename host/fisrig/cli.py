@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from . import __version__
-from . import drive_catalog, limits, progress
+from . import drive_catalog, limits, progress, results
 from . import program_format as pf
 from . import plan as plan_mod
 from .compile import PROTOCOL_OF, SMART_PROTOCOL_OF
@@ -41,7 +41,7 @@ def _run(plan, a) -> int:
         print(f"fisrig: {p.estimate.line()}", flush=True)
     if every_s is not None:
         p.target.progress = progress.Progress(p.compiled.markers, progress.goals(p.compiled), every_s=every_s)
-    r = execute(p, out, quiet=a.quiet, force=a.force)
+    r = execute(p, out, quiet=a.quiet, force=a.force, keep_raw=a.keep_raw)
     _print_report(r.run_dir, r.phases, r.plots, r.status, r.outcome.notes)
     return 0 if r.status == "done" else 3
 
@@ -63,7 +63,7 @@ def _print_report(run_dir: Path, phases, plots, status: str, notes: list[str]) -
 def cmd_report(a) -> int:
     from . import run_state
     run_dir = Path(a.dir)
-    phases, plots = rebuild(run_dir)  # InputError for what is not a run, or holds no records
+    phases, plots = rebuild(run_dir, keep_raw=a.keep_raw)  # InputError for what is not a run, or holds no records
     state = run_state.inspect(run_dir)
     outcome = run_state.read_meta(run_dir).get("outcome")
     notes = outcome.get("notes", []) if isinstance(outcome, dict) else []
@@ -238,6 +238,12 @@ def parser() -> argparse.ArgumentParser:
                              "estimate says the disk may not hold it")
         sp.add_argument("--fault", action="append", default=[], metavar="KNOB=VALUE",
                         help="a drive fault knob (listed below), repeatable")
+        keep_raw(sp)
+
+    def keep_raw(sp):
+        sp.add_argument("--keep-raw", action="store_true",
+                        help="keep records.bin, the raw record stream (by default it goes once "
+                             "records.parquet is made from it and read back)")
 
     r = sub.add_parser("run", help="run a plan (a built-in name or a TOML file)", drive_help=True,
                        description="Checks the plan against the drive, prints what the run will cost "
@@ -249,6 +255,7 @@ def parser() -> argparse.ArgumentParser:
 
     rp = sub.add_parser("report", help="rebuild summary and plots from a run directory")
     rp.add_argument("dir")
+    keep_raw(rp)
     rp.set_defaults(fn=cmd_report)
 
     i = sub.add_parser("identify", help="the drive's IDENTIFY DEVICE, decoded", drive_help=True)
@@ -309,6 +316,9 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, TargetUnavailable) as e:
         print(f"fisrig: {_one_line(e)}", file=sys.stderr)
         return 2
+    except results.ParquetCheckError as e:
+        print(f"fisrig: {_one_line(e)}", file=sys.stderr)
+        return 3
     except KeyboardInterrupt:
         print("fisrig: interrupted (run.json says so; `fisrig report` reads what was recorded)", file=sys.stderr)
         return 130

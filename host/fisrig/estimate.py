@@ -20,9 +20,11 @@ LINK_BYTES_PER_S = 600e6  # SATA Gen3 payload: 6 Gb/s, 8b/10b
 # The least FIS traffic one command needs (Register H2D and a status FIS, with SOF, CRC
 # and EOF): the smaller this is, the higher (and safer) the bound on a timed step.
 MIN_FIS_BYTES_PER_CMD = 64
-# records.parquet against records.bin: smoke-tiny's 48,462 records take 2,442,814 bytes of
-# Parquet (zstd), 50.4 bytes a record (0.53 of the 96-byte raw record); allow 0.6.
-PARQUET_PER_RAW = 0.6
+# records.parquet against records.bin: smoke-tiny's 48,462 records take 468,060 bytes of
+# Parquet (zstd, stamps and LBAs delta-coded: results.DELTA_COLUMNS), 9.7 bytes a record
+# (0.09 of the 104-byte raw record); allow 0.15. The disk a run needs is at its peak when
+# both are there, before records.bin goes.
+PARQUET_PER_RAW = 0.15
 PLOTS_AND_JSON = 1 << 20
 EVENT_SLACK = 4  # records the engine adds of its own per power or link step (edges, link up)
 

@@ -103,7 +103,7 @@ def claim_out(out: Path, force: bool) -> None:
         raise InputError(f"--out {out}", f"cannot use it: {e.strerror or e}") from None
 
 
-def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False) -> RunResult:
+def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, keep_raw: bool = False) -> RunResult:
     """Runs a prepared plan into `out`: refused when `out` holds anything (unless `force`)
     or the disk would not hold the run (unless `force`). run.json is written before the
     run starts, so a run that is killed can still be reported from what it recorded; a run
@@ -139,23 +139,27 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False) ->
     if outcome.status != "done":
         meta["error"] = outcome.error or outcome.status
     results.write_json(out / results.RUN_JSON, meta)
-    phases, plots = rebuild(out)
+    phases, plots = rebuild(out, keep_raw)
     return RunResult(out, outcome.status, phases, plots, outcome)
 
 
 def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str | None = None,
              faults: list[str] | None = None, quiet: bool = False,
-             link_gen: int | None = None, force: bool = False) -> RunResult:
-    """Runs `plan` and leaves in `out`: run.json, program.bin, records.bin, records.parquet,
-    summary.json and the plots (prepare, then execute). link_gen: the SATA speed of the
-    rig's link (rtl target; Gen3 when not given)."""
-    return execute(prepare(plan, target, profile, faults, link_gen), out, quiet=quiet, force=force)
+             link_gen: int | None = None, force: bool = False, keep_raw: bool = False) -> RunResult:
+    """Runs `plan` and leaves in `out`: run.json, program.bin, records.parquet, summary.json
+    and the plots, and records.bin with keep_raw (prepare, then execute). link_gen: the SATA
+    speed of the rig's link (rtl target; Gen3 when not given)."""
+    return execute(prepare(plan, target, profile, faults, link_gen), out, quiet=quiet, force=force,
+                   keep_raw=keep_raw)
 
 
-def rebuild(run_dir: Path):
+def rebuild(run_dir: Path, keep_raw: bool = True):
     """records.parquet (from records.bin if need be), summary.json and the plots. A
     records.parquet is never replaced by one with fewer records (records.bin cut short);
-    InputError for a directory that is not a run, a damaged file, or no records at all."""
+    InputError for a directory that is not a run, a damaged file, or no records at all.
+    Unless keep_raw, records.bin goes once records.parquet is made from it and read back
+    (results.write_parquet checks it), except while run.json says `running`: the target may
+    still be writing it (or was killed, and then what is left is kept as it is)."""
     state = run_state.inspect(run_dir)
     meta = run_state.read_meta(run_dir)
     parquet = run_dir / results.PARQUET
@@ -168,6 +172,8 @@ def rebuild(run_dir: Path):
         markers = meta.get("markers", {})
         results.write_parquet(run_dir, {int(k): str(v) for k, v in markers.items() if str(k).isdigit()}
                               if isinstance(markers, dict) else {})
+        if not keep_raw and meta.get("status") != "running":
+            (run_dir / results.RAW).unlink()
     import pyarrow.parquet as pq
     table = pq.read_table(run_dir / results.PARQUET, columns=report.REPORT_COLUMNS)
     phases = phase_stats.compute(table, meta)  # one computation for summary.json and the headline

@@ -37,7 +37,7 @@ class RunState:
         text = self.status + (f" ({self.why})" if self.why and self.why != self.status else "")
         if self.missing:
             text = (f"truncated: {self.missing} of the {self.expected} records the run took are missing "
-                    f"(records.bin holds {self.raw_records or 0}); the run itself ended {text}")
+                    f"(the run directory holds {self.have}); the run itself ended {text}")
         elif self.torn_bytes:
             text += f"; records.bin ends in a torn record ({self.torn_bytes} bytes, left out)"
         return text

@@ -14,4 +14,4 @@ def smoke_run(tmp_path_factory):
     from fisrig import plan
     from fisrig.run import run_plan
     out = tmp_path_factory.mktemp("smoke")
-    return run_plan(plan.load(plan.find("smoke-tiny")), out, quiet=True)
+    return run_plan(plan.load(plan.find("smoke-tiny")), out, quiet=True, keep_raw=True)  # tests read its records.bin

@@ -53,7 +53,7 @@ def test_truncated_records_are_reported_as_truncated_with_the_count(smoke_run, t
     code, out, _ = fisrig(["report", d], capsys)
     assert code == 3
     assert f"run ended: truncated: {whole - 1000} of the {whole} records the run took are missing " \
-           f"(records.bin holds 1000)" in out
+           f"(the run directory holds 1000)" in out
     assert "run ended: done" not in out
     assert pq.ParquetFile(d / "records.parquet").metadata.num_rows == 1000
 
@@ -107,11 +107,12 @@ def test_estimate_is_exact_for_counted_steps(smoke_run, tiny_capacity):
 def test_a_run_the_disk_would_not_hold_is_refused(tmp_path, monkeypatch, capsys):
     usage = namedtuple("usage", "total used free")
     monkeypatch.setattr(estimate.shutil, "disk_usage", lambda p: usage(10**9, 10**9 - 10**6, 10**6))
+    p = prepare(plan.load(plan.find("smoke-tiny")))
     code, out, err = fisrig(["run", "smoke-tiny", "--out", tmp_path / "run"], capsys)
     assert code == 2 and not out
-    assert "the run needs about 0.01 GB without its timed steps" in err and "has 0.00 GB free; add --force" in err
+    assert f"the run needs about {p.estimate.disk_bytes / 1e9:.2f} GB without its timed steps" in err
+    assert "has 0.00 GB free; add --force" in err and p.estimate.disk_bytes > 10**6
     assert not (tmp_path / "run").exists()
-    p = prepare(plan.load(plan.find("smoke-tiny")))
     estimate.check_disk(p.estimate, tmp_path / "run", force=True)  # --force insists
 
 

@@ -33,8 +33,8 @@ def runs(tmp_path_factory):
     """The plan on the model, on the gateware, and on the gateware again."""
     p = plan.load(plan.find("targets-agree"))
     out = tmp_path_factory.mktemp("agree")
-    runs = {name: run_plan(p, out / name, target=name.split()[0], quiet=True)
-            for name in ("model", "rtl", "rtl again")}
+    runs = {name: run_plan(p, out / name, target=name.split()[0], quiet=True, keep_raw=True)
+            for name in ("model", "rtl", "rtl again")}  # the raw streams are compared byte for byte
     for name, r in runs.items():
         assert r.status == "done", (name, r.outcome)
     return runs
