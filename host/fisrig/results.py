@@ -10,6 +10,7 @@ makes the Parquet file from it.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -157,35 +158,155 @@ def percentiles(lat_ns: np.ndarray, pcts=PERCENTILES) -> dict[str, int]:
     return {f"{p:.6f}": int(v) for p, v in zip(pcts, values)}
 
 
+def _lat(lat_ns: np.ndarray, with_percentiles: bool = False) -> dict:
+    """A fio latency object: stddev over N - 1 as fio's (0 for one value), and with
+    percentiles its "percentile" and json+ "bins", which fio leaves out when N is 0."""
+    n = len(lat_ns)
+    out = {"min": int(lat_ns.min()) if n else 0, "max": int(lat_ns.max()) if n else 0,
+           "mean": float(lat_ns.mean()) if n else 0.0,
+           "stddev": float(lat_ns.std(ddof=1)) if n > 1 else 0.0, "N": n}
+    if with_percentiles and n:
+        out.update(percentile=percentiles(lat_ns), bins=_bins(lat_ns))
+    return out
+
+
 def _clat(lat_ns: np.ndarray) -> dict:
-    if not len(lat_ns):
-        return {"min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0, "percentile": {}}  # no bins, as fio
-    return {"min": int(lat_ns.min()), "max": int(lat_ns.max()), "mean": float(lat_ns.mean()),
-            "stddev": float(lat_ns.std()), "N": int(len(lat_ns)),
-            "percentile": percentiles(lat_ns), "bins": _bins(lat_ns)}
+    return _lat(lat_ns, with_percentiles=True)
 
 
-def _direction(cols: dict, mask: np.ndarray) -> dict:
+# fio's bw_avg_time and iops_avg_time defaults: a bandwidth and an IOPS sample each 500 ms.
+SAMPLE_NS = 500_000_000
+
+
+def _samples(t_done: np.ndarray, nbytes: np.ndarray, t0: int, t1: int) -> tuple[np.ndarray, np.ndarray]:
+    """fio's bw (KiB/s) and IOPS samples of one direction, on the rig's clock: one per whole
+    500 ms from the phase's first submit (t0) to its last status (t1), of the commands whose
+    status came in it. As in fio, a window without any gives no sample, nor does the last
+    part-window, so a phase under 500 ms has none."""
+    windows = int(t1 - t0) // SAMPLE_NS
+    w = (t_done.astype(np.int64) - t0) // SAMPLE_NS
+    keep = (w >= 0) & (w < windows)
+    ios = np.bincount(w[keep], minlength=windows)
+    nb = np.bincount(w[keep], weights=nbytes[keep], minlength=windows)
+    ms = SAMPLE_NS // 1_000_000
+    return (nb[ios > 0] * 1000 // ms // 1024).astype(np.int64), ios[ios > 0] * 1000 // ms
+
+
+def _direction(cols: dict, mask: np.ndarray, t0: int, t1: int) -> dict:
     n = int(mask.sum())
-    if not n:
-        return {"io_bytes": 0, "io_kbytes": 0, "bw_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0,
-                "total_ios": 0, "clat_ns": _clat(np.zeros(0)), "lat_ns": _clat(np.zeros(0))}
-    start = cols["t_submit_ns"][mask].min()
-    end = cols["t_status_ns"][mask].max()
-    secs = max(end - start, 1) / 1e9
-    io_bytes = int(cols["lbas"][mask].astype(np.int64).sum()) * 512  # a TRIM's: the LBAs it trimmed
+    nbytes = cols["lbas"][mask].astype(np.int64) * 512  # a TRIM's: the LBAs it trimmed
+    io_bytes = int(nbytes.sum())
     lat = cols["latency_ns"][mask]
-    return {"io_bytes": io_bytes, "io_kbytes": io_bytes // 1024, "bw_bytes": int(io_bytes / secs),
-            "bw": int(io_bytes / secs / 1024), "iops": n / secs, "runtime": int(secs * 1000),
-            "total_ios": n, "clat_ns": _clat(lat), "lat_ns": _clat(lat)}
+    secs = max(cols["t_status_ns"][mask].max() - cols["t_submit_ns"][mask].min(), 1) / 1e9 if n else 0.0
+    bw_bytes = int(io_bytes / secs) if n else 0
+    bw, iops = (_lat(v) for v in _samples(cols["t_status_ns"][mask], nbytes, t0, t1))
+    # fio's bw_agg: the mean sample's share of its group's bandwidth, 100 at most; each
+    # phase is a group of its own (they run one after another, as fio's stonewalled jobs).
+    agg = min(100.0, int(bw["mean"]) * 100.0 / (bw_bytes / 1024)) if bw_bytes > 1024 else 100.0
+    return {"io_bytes": io_bytes, "io_kbytes": io_bytes >> 10, "bw_bytes": bw_bytes, "bw": bw_bytes // 1024,
+            "iops": n / secs if n else 0.0, "runtime": int(secs * 1000), "total_ios": n,
+            # A command completes whole or fails (an error, counted in the job's "error"),
+            # and every one is waited for: none is short or dropped.
+            "short_ios": 0, "drop_ios": 0,
+            # The rig stamps a command as it sends it: there is no submission path to time,
+            # so slat is fio's slat when it has none, and lat (submit to status) is clat.
+            "slat_ns": _lat(np.zeros(0)), "clat_ns": _clat(lat), "lat_ns": _lat(lat),
+            "bw_min": bw["min"], "bw_max": bw["max"], "bw_agg": agg if bw["N"] else 0.0,
+            "bw_mean": bw["mean"], "bw_dev": bw["stddev"], "bw_samples": bw["N"],
+            "iops_min": iops["min"], "iops_max": iops["max"], "iops_mean": iops["mean"],
+            "iops_stddev": iops["stddev"], "iops_samples": iops["N"]}
+
+
+def _dist(keys: list[str], idx: np.ndarray, floor: float, total: int | None = None) -> dict[str, float]:
+    """Percent of `total` (else of len(idx)) in each bucket index, as fio's stat_calc_dist
+    and stat_calc_lat: a bucket with any at least `floor`, all 0.0 when there are none."""
+    counts = np.bincount(idx.astype(np.int64), minlength=len(keys)).tolist()
+    total = len(idx) if total is None else total
+    return {k: max(100.0 * c / total, floor) if c else 0.0 for k, c in zip(keys, counts)}
+
+
+_LAT_EDGES = [2, 4, 10, 20, 50, 100, 250, 500, 750, 1000]
+_LAT_KEYS = [str(e) for e in _LAT_EDGES]
+
+
+def _latency_buckets(lat_ns: np.ndarray) -> dict[str, dict[str, float]]:
+    """fio's latency_ns/us/ms: each command's clat, in the unit it is under 1000 of (ms
+    beyond), in the bucket of the first key above it (">=2000" ms past 2000); percent of
+    all the job's reads, writes and TRIMs, so the three maps add up to 100."""
+    v = lat_ns.astype(np.int64)
+    ns, us, ms = v[v < 1000], v[(v >= 1000) & (v < 1_000_000)] // 1000, v[v >= 1_000_000] // 1_000_000
+    return {"latency_ns": _dist(_LAT_KEYS, np.searchsorted(_LAT_EDGES, ns, side="right"), 0.01, len(v)),
+            "latency_us": _dist(_LAT_KEYS, np.searchsorted(_LAT_EDGES, us, side="right"), 0.01, len(v)),
+            "latency_ms": _dist(_LAT_KEYS + ["2000", ">=2000"],
+                                np.searchsorted(_LAT_EDGES + [2000], ms, side="right"), 0.01, len(v))}
+
+
+def _depth_at_submit(t0: np.ndarray, t1: np.ndarray) -> np.ndarray:
+    """Each command's queue depth as it was submitted, itself included (fio's cur_depth):
+    the submits so far less the statuses at or before it."""
+    # Stable sorts: the records come nearly in order (completion order), which a merge sort
+    # takes in one pass where numpy's default sort does not (the main job: 17 s of its report).
+    order = np.argsort(t0, kind="stable")
+    depth = np.empty(len(t0), dtype=np.int64)
+    depth[order] = np.arange(1, len(t0) + 1) - np.searchsorted(np.sort(t1, kind="stable"), t0[order], side="right")
+    return np.maximum(depth, 1)
+
+
+def _batches(t: np.ndarray) -> np.ndarray:
+    """fio's iodepth_submit/complete buckets ("0", "4", ..., ">=64") of the commands sent
+    or completed at one tick: one Set Device Bits FIS can complete many NCQ commands."""
+    s = np.sort(t, kind="stable")
+    starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
+    counts = np.diff(np.r_[starts, len(s)])
+    return np.searchsorted([4, 8, 16, 32, 64], counts, side="left") + 1
+
+
+def _sequential(meta: dict) -> dict[str, bool]:
+    """Each phase label: True unless a workload or replay step of it issues other than
+    sequential LBAs (a workload's pattern "sequential")."""
+    from .compile import phase_label
+    out: dict[str, bool] = {}
+    current = None
+    for s in meta.get("plan", {}).get("steps", []):
+        current = phase_label(s.get("label"), current, s["do"])
+        seq = s["do"] not in ("workload", "replay") or s.get("pattern") == "sequential"
+        out[current] = out.get(current, True) and seq
+    return out
+
+
+# fio's rw for the directions a phase moved; a mix fio has no rw for (reads with TRIMs)
+# is called its read/write mix.
+_RW = {("read",): "read", ("write",): "write", ("trim",): "trim", ("write", "trim"): "trimwrite"}
+
+
+def _job_options(name: str, dirs: dict, sizes: np.ndarray, iodepth: int, sequential: bool,
+                 engine: str) -> dict[str, str]:
+    """fio's "job options" (strings, as fio writes them) that describe the phase."""
+    moved = tuple(d for d in ("read", "write", "trim") if dirs[d]["total_ios"])
+    rw = _RW.get(moved, "rw") if moved else "read"  # fio's default when rw is not given
+    if moved and not sequential:
+        rw = "randrw" if rw == "rw" else "rand" + rw
+    out = {"name": name, "ioengine": engine, "rw": rw, "bs": "4096", "iodepth": str(iodepth), "numjobs": "1",
+           "size": str(sum(d["io_bytes"] for d in dirs.values()))}
+    if len(sizes):  # bs the most common transfer; bsrange when they vary
+        values, counts = np.unique(sizes, return_counts=True)
+        out["bs"] = str(int(values[counts.argmax()]))
+        if len(values) > 1:
+            out["bsrange"] = f"{int(values[0])}-{int(values[-1])}"
+    return out
+
+
+FLUSHES = {0xE7, 0xEA}  # fio's "sync": FLUSH CACHE (EXT) is the drive's fsync
 
 
 def fio_summary(table: pa.Table, meta: dict, phases: list | None = None) -> dict:
-    """fio's JSON output layout (jobs with read/write/trim, bw in KiB/s, clat_ns percentiles).
-    For trim, as fio does, io_bytes and bw count the bytes of the LBAs trimmed (no data
-    moves). `phases` (phase_stats.compute's) adds to each job a "fisrig" block: the phase's
-    kind, queue depth held, issue rate and latency percentiles, the figures the headline
-    prints."""
+    """fio's json+ output, every field fio 3.x writes (tests/host/test_fio_json.py holds it
+    to a real fio's): one job per phase, each its own group as fio's stonewalled jobs, with
+    read/write/trim (bw in KiB/s, clat_ns percentiles and bins) and sync (FLUSH). For trim,
+    as fio does, io_bytes and bw count the bytes of the LBAs trimmed (no data moves).
+    Fields about the host's CPU are fio's when it has none: the rig times the commands.
+    `phases` (phase_stats.compute's) adds to each job a "fisrig" block: the phase's kind,
+    queue depth held, issue rate and latency percentiles, the figures the headline prints."""
     by_label = {p.label: p for p in phases or []}
     cols = {c: table.column(c).to_numpy() for c in
             ("lbas", "latency_ns", "t_submit_ns", "t_status_ns", "command")}
@@ -194,21 +315,52 @@ def fio_summary(table: pa.Table, meta: dict, phases: list | None = None) -> dict
     result, result_names = codes(table, "result")
     is_cmd = kind == code_of(kind_names, "command")
     is_ok = result == code_of(result_names, "ok")
-    cmd = cols["command"]
+    # What each record's command is, by a table on its opcode (np.isin per phase and direction
+    # was 7 of the main job's 28 s here), and each phase's records taken out once.
+    lut = np.zeros(256, dtype=np.int8)
+    for code, ops in ((1, READS), (2, WRITES), (3, TRIMS), (4, FLUSHES)):
+        lut[list(ops)] = code
+    op = lut[cols["command"].astype(np.int64) & 0xFF]
+    engine = f"fisrig-{meta.get('target', '?')}"
+    sequential = _sequential(meta)
+    started = int(meta.get("started", 0))
+    # fio's elapsed: seconds from its start to its report, rounded up, the same in every job.
+    run_ns = int(cols["t_status_ns"][is_cmd].max() - cols["t_submit_ns"][is_cmd].min()) if is_cmd.any() else 0
+    batch_keys = ["0", "4", "8", "16", "32", "64", ">=64"]
     jobs = []
-    for m in dict.fromkeys(marker[is_cmd].tolist()):
-        phase = is_cmd & (marker == m)
-        ok = phase & is_ok
+    for i, m in enumerate(dict.fromkeys(marker[is_cmd].tolist())):
+        name = marker_names[m]
+        at = np.flatnonzero(is_cmd & (marker == m))
+        pc = {c: v[at] for c, v in cols.items()}
+        ok, pop = is_ok[at], op[at]
+        t0, t1 = int(pc["t_submit_ns"].min()), int(pc["t_status_ns"].max())
+        dirs = {d: _direction(pc, ok & (pop == code), t0, t1) for code, d in ((1, "read"), (2, "write"), (3, "trim"))}
+        depth = _depth_at_submit(pc["t_submit_ns"], pc["t_status_ns"])
+        io = ok & (pop >= 1) & (pop <= 3)  # fio's depth and latency maps are over its reads, writes and TRIMs
+        p = by_label.get(name)
+        iodepth = p.qd_asked if p and p.qd_asked else int(depth.max())
+        flush = ok & (pop == 4)
         jobs.append({
-            "jobname": marker_names[m], "groupid": 0, "error": int((phase & ~is_ok).sum()),
-            "read": _direction(cols, ok & np.isin(cmd, list(READS))),
-            "write": _direction(cols, ok & np.isin(cmd, list(WRITES))),
-            "trim": _direction(cols, ok & np.isin(cmd, list(TRIMS))),
+            "jobname": name, "groupid": i, "error": int((~ok).sum()),
+            "eta": 0, "elapsed": -(-run_ns // 1_000_000_000),
+            "job options": _job_options(name, dirs, pc["lbas"][io].astype(np.int64) * 512, iodepth,
+                                        sequential.get(name, False), engine),
+            **dirs,
+            "sync": {"total_ios": int(flush.sum()), "lat_ns": _clat(pc["latency_ns"][flush])},
+            "job_runtime": (t1 - t0) // 1_000_000, "usr_cpu": 0.0, "sys_cpu": 0.0, "ctx": 0, "majf": 0, "minf": 0,
+            "iodepth_level": _dist(["1", "2", "4", "8", "16", "32", ">=64"],
+                                   np.searchsorted([2, 4, 8, 16, 32, 64], depth[io], side="right"), 0.1),
+            "iodepth_submit": _dist(batch_keys, _batches(pc["t_submit_ns"]), 0.1),
+            "iodepth_complete": _dist(batch_keys, _batches(pc["t_status_ns"]), 0.1),
+            **_latency_buckets(pc["latency_ns"][io]),
+            # fio's latency_target is off: these are what it writes then.
+            "latency_depth": iodepth, "latency_target": 0, "latency_percentile": 100.0, "latency_window": 0,
         })
-        if marker_names[m] in by_label:
-            jobs[-1]["fisrig"] = by_label[marker_names[m]].to_json()
-    return {"fio version": f"fisrig-{meta.get('fisrig_version', '?')}", "timestamp": meta.get("started", 0),
-            "global options": {"ioengine": f"fisrig-{meta.get('target', '?')}"}, "jobs": jobs,
+        if p:
+            jobs[-1]["fisrig"] = p.to_json()
+    return {"fio version": f"fisrig-{meta.get('fisrig_version', '?')}", "timestamp": started,
+            "timestamp_ms": started * 1000, "time": time.ctime(started),
+            "global options": {"ioengine": engine}, "jobs": jobs,
             "fisrig": {"schema_version": SCHEMA_VERSION, "plan": meta.get("plan", {}).get("name")}}
 
 
