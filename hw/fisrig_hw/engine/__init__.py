@@ -75,7 +75,7 @@ class RawCommandEngine(Module):
         self.comb += self.link_fell.eq(link_up_d & ~self.link_up)
 
         self.submodules.slots = slots = SlotTable(self.now, default_timeout)
-        # Stamp ports: the sequencer's first (the machines take turns, so none clash).
+        # A stamp port per machine that stamps, ORed in the table (they take turns).
         seq_stamps, data_stamps, sent_stamps = (slots.stamp_port(self.now) for _ in range(3))
         self.submodules.records = writer = RecordWriter(slots, self.now)
         self.submodules.data = data = DataPhase(slots, data_stamps, self.now, self.link_up, receiver.data, self.tap_rx)
