@@ -76,7 +76,7 @@ class RawCommandEngine(Module):
 
         self.submodules.slots = slots = SlotTable(self.now, default_timeout)
         # A stamp port per machine that stamps, ORed in the table (they take turns).
-        seq_stamps, data_stamps, sent_stamps = (slots.stamp_port(self.now) for _ in range(3))
+        seq_stamps, data_stamps, sent_stamps = (slots.stamp_port() for _ in range(3))
         self.submodules.records = writer = RecordWriter(slots, self.now)
         self.submodules.data = data = DataPhase(slots, data_stamps, self.now, self.link_up, receiver.data, self.tap_rx)
         self.submodules.frames = frames = SentFrames(slots, sent_stamps, self.link_up, self.tx_ok, self.tx_err,

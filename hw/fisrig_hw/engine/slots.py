@@ -43,6 +43,7 @@ class StampPort:
 
 class SlotTable(Module):
     def __init__(self, now, default_timeout):
+        self.now = now
         self.desc_mem = Memory(DESC_BITS, SLOTS)
         ts_mem = Memory(64, SLOTS * 8)
         deadline_mem = Memory(64, SLOTS)
@@ -151,10 +152,10 @@ class SlotTable(Module):
         so the encoder is evaluated there only)."""
         return lowest_set(~self.busy, SLOTS, self.free_slot)
 
-    def stamp_port(self, now):
+    def stamp_port(self):
         """A write port into the stamp memory for one client. The ports are ORed: the engine's
         machines take turns, so only one writes in a cycle."""
-        port = StampPort(now)
+        port = StampPort(self.now)
         self._stamp_ports.append(port)
         return port
 
@@ -187,14 +188,13 @@ class SlotTable(Module):
         self.comb += self._desc_r.adr.eq(adr)
         # The ports' signals are 0 but on a client's write: OR them (one client writes a
         # cycle; a priority mux cost the simulation more a cycle than the OR).
-        ports = self._stamp_ports
-        slot, phase, val, first, we = (Signal(len(getattr(ports[0], n))) for n in ("slot", "phase", "val", "first", "we"))
+        joined = {n: reduce(or_, [getattr(p, n) for p in self._stamp_ports])
+                  for n in ("we", "slot", "phase", "val", "first")}
+        we, slot, phase, val, first = (Signal(len(getattr(self._stamp_ports[0], n)), name="stamp_" + n)
+                                       for n in joined)
         self.comb += [
-            we.eq(reduce(or_, [p.we for p in ports])),
-            slot.eq(reduce(or_, [p.slot for p in ports])),
-            phase.eq(reduce(or_, [p.phase for p in ports])),
-            val.eq(reduce(or_, [p.val for p in ports])),
-            first.eq(reduce(or_, [p.first for p in ports])),
+            we.eq(joined["we"]), slot.eq(joined["slot"]), phase.eq(joined["phase"]),
+            val.eq(joined["val"]), first.eq(joined["first"]),
             self.ts_w.adr.eq(Cat(phase, slot)),
             self.ts_w.dat_w.eq(val),
             self.ts_w.we.eq(we & ~(first & (self.stamped[slot] >> phase)[0])),
