@@ -19,6 +19,7 @@ _WIDTH_OF = {  # plan key -> (struct, field) it is packed into
     "stop_commands": ("fisrig_op_workload", "stop_commands"), "stop_bytes": ("fisrig_op_workload", "stop_bytes"),
     "stop_ticks": ("fisrig_op_workload", "stop_ticks"), "idle_ticks": ("fisrig_op_idle", "ticks"),
     "program_bytes": ("fisrig_program_header", "size"), "trace_entries": ("fisrig_op_trace", "entries"),
+    "loop_count": ("fisrig_op_loop", "count"),
 }
 
 

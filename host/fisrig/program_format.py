@@ -100,8 +100,12 @@ def op_mark(marker: int) -> bytes:
     return _op(OP_MARK, struct.pack("<I", marker))
 
 
-def op_loop(count: int) -> bytes:
-    return _op(OP_LOOP, struct.pack("<I", count))
+def op_loop(count: int, *, steady_pc: int = 0, steady_window: int = 0, steady_range_pct: int = 0,
+            steady_slope_pct: int = 0) -> bytes:
+    """A loop of `count` passes; with steady_pc (the program offset of a WORKLOAD in its
+    body) it ends early once that workload's IOPS holds steady (struct fisrig_op_loop)."""
+    return _op(OP_LOOP, struct.pack("<IIBBBx", count, steady_pc, steady_window, steady_range_pct,
+                                    steady_slope_pct))
 
 
 def op_end_loop() -> bytes:
@@ -135,16 +139,29 @@ def op_trim(lba_start: int, sectors: int, queued: bool) -> bytes:
     return _op(OP_TRIM, struct.pack("<B3xQQ", int(queued), lba_start, sectors))
 
 
-def op_trace(entries: np.ndarray, *, queue_depth: int, ncq: bool, data: str = "stamp",
-             compress_pct: int = 100) -> bytes:
-    """A trace replay: the fixed part, then the entries (not counted in the head's size)."""
-    fixed = _HEAD.pack(OP_TRACE, 0, 12) + struct.pack("<BBBBI", queue_depth, int(ncq), DATA[data],
-                                                        compress_pct, len(entries))
+# enum fisrig_trace_trims, by the names plans use
+TRIMS = {"as_queue": _c.FISRIG_TRIMS_AS_QUEUE, "dsm": _c.FISRIG_TRIMS_DSM, "skip": _c.FISRIG_TRIMS_SKIP}
+_TRACE = struct.Struct("<BBBBIB3xI")
+
+
+def op_trace(entries: np.ndarray | int, *, queue_depth: int, ncq: bool, data: str = "stamp",
+             compress_pct: int = 100, trims: str = "as_queue", entries_at: int = 0) -> bytes:
+    """A trace replay: the fixed part, then the entries (not counted in the head's size);
+    or, with entries_at (the program offset of an earlier trace op) and `entries` its
+    number of entries, a replay of that trace's entries."""
+    n = entries if entries_at else len(entries)
+    fixed = _HEAD.pack(OP_TRACE, 0, _HEAD.size + _TRACE.size) + _TRACE.pack(
+        queue_depth, int(ncq), DATA[data], compress_pct, n, TRIMS[trims], entries_at)
+    if entries_at:
+        return fixed
     return fixed + np.ascontiguousarray(entries.astype(TRACE_ENTRY)).tobytes()
 
 
 def op_drain() -> bytes:
     return _op(OP_DRAIN, b"")
+
+
+HEADER_BYTES = _HEADER.size
 
 
 def program(ops: list[bytes], drive_sectors: int) -> bytes:

@@ -49,7 +49,7 @@ FISRIG_RESULT_REFUSED = 6
 FISRIG_RESULT_DATA_CRC = 7
 FISRIG_RESULT_LENGTH = 8
 FISRIG_PROGRAM_MAGIC = 0x50525346
-FISRIG_PROGRAM_VERSION = 1
+FISRIG_PROGRAM_VERSION = 2
 FISRIG_RECORDS_FILE_MAGIC = 0x52525346
 FISRIG_RECORDS_FILE_VERSION = 2
 FISRIG_OP_END = 0
@@ -65,6 +65,9 @@ FISRIG_OP_TRACE = 9
 FISRIG_PATTERN_SEQUENTIAL = 0
 FISRIG_PATTERN_UNIFORM = 1
 FISRIG_PATTERN_ZIPF = 2
+FISRIG_TRIMS_AS_QUEUE = 0
+FISRIG_TRIMS_DSM = 1
+FISRIG_TRIMS_SKIP = 2
 FISRIG_TRACE_READ = 0
 FISRIG_TRACE_WRITE = 1
 FISRIG_TRACE_TRIM = 2
@@ -73,8 +76,11 @@ FISRIG_RECORD_COMMAND = 0
 FISRIG_RECORD_POWER = 1
 FISRIG_RECORD_LINK = 2
 FISRIG_RECORD_END = 3
+FISRIG_RECORD_LOOP_PASS = 4
 FISRIG_VM_INFLIGHT = 64
 FISRIG_VM_LOOP_DEPTH = 8
+FISRIG_VM_STEADY_WINDOW_MAX = 8
+FISRIG_VM_TRACES_SHARED = 16
 FISRIG_VM_DSM_BYTES = 512
 FISRIG_VM_DONE = 0
 FISRIG_VM_BAD_PROGRAM = 1
@@ -98,8 +104,9 @@ ENUMS = {
     'fisrig_result': ['FISRIG_RESULT_OK', 'FISRIG_RESULT_ATA_ERROR', 'FISRIG_RESULT_NCQ_ABORTED', 'FISRIG_RESULT_TIMEOUT', 'FISRIG_RESULT_LINK_LOST', 'FISRIG_RESULT_CHECK_FAILED', 'FISRIG_RESULT_REFUSED', 'FISRIG_RESULT_DATA_CRC', 'FISRIG_RESULT_LENGTH'],
     'fisrig_opcode': ['FISRIG_OP_END', 'FISRIG_OP_MARK', 'FISRIG_OP_LOOP', 'FISRIG_OP_END_LOOP', 'FISRIG_OP_IDLE', 'FISRIG_OP_RAW', 'FISRIG_OP_WORKLOAD', 'FISRIG_OP_TRIM', 'FISRIG_OP_DRAIN', 'FISRIG_OP_TRACE'],
     'fisrig_pattern': ['FISRIG_PATTERN_SEQUENTIAL', 'FISRIG_PATTERN_UNIFORM', 'FISRIG_PATTERN_ZIPF'],
+    'fisrig_trace_trims': ['FISRIG_TRIMS_AS_QUEUE', 'FISRIG_TRIMS_DSM', 'FISRIG_TRIMS_SKIP'],
     'fisrig_trace_op': ['FISRIG_TRACE_READ', 'FISRIG_TRACE_WRITE', 'FISRIG_TRACE_TRIM', 'FISRIG_TRACE_FLUSH'],
-    'fisrig_record_kind': ['FISRIG_RECORD_COMMAND', 'FISRIG_RECORD_POWER', 'FISRIG_RECORD_LINK', 'FISRIG_RECORD_END'],
+    'fisrig_record_kind': ['FISRIG_RECORD_COMMAND', 'FISRIG_RECORD_POWER', 'FISRIG_RECORD_LINK', 'FISRIG_RECORD_END', 'FISRIG_RECORD_LOOP_PASS'],
     'fisrig_vm_status': ['FISRIG_VM_DONE', 'FISRIG_VM_BAD_PROGRAM', 'FISRIG_VM_EXPECT_FAILED', 'FISRIG_VM_ENGINE_STUCK', 'FISRIG_VM_RECORDS_LOST', 'FISRIG_VM_STOPPED'],
     'fisrig_records_to': ['FISRIG_RECORDS_TO_UART', 'FISRIG_RECORDS_TO_RING'],
 }
@@ -112,13 +119,13 @@ SIZES = {
     'fisrig_program_header': 24,
     'fisrig_op_head': 4,
     'fisrig_op_mark': 8,
-    'fisrig_op_loop': 8,
+    'fisrig_op_loop': 16,
     'fisrig_op_idle': 16,
     'fisrig_expect': 8,
     'fisrig_op_raw': 48,
     'fisrig_op_workload': 128,
     'fisrig_op_trim': 24,
-    'fisrig_op_trace': 12,
+    'fisrig_op_trace': 20,
     'fisrig_trace_entry': 16,
     'fisrig_run_record': 104,
     'fisrig_records_file_header': 16,
@@ -197,6 +204,11 @@ FIELDS = {
         'head.reserved': (1, 1, 1),
         'head.size': (2, 2, 1),
         'count': (4, 4, 1),
+        'steady_pc': (8, 4, 1),
+        'steady_window': (12, 1, 1),
+        'steady_range_pct': (13, 1, 1),
+        'steady_slope_pct': (14, 1, 1),
+        'reserved': (15, 1, 1),
     },
     'fisrig_op_idle': {
         'head.opcode': (0, 1, 1),
@@ -284,6 +296,9 @@ FIELDS = {
         'data_source': (6, 1, 1),
         'compress_pct': (7, 1, 1),
         'entries': (8, 4, 1),
+        'trims': (12, 1, 1),
+        'reserved': (13, 3, 3),
+        'entries_at': (16, 4, 1),
     },
     'fisrig_trace_entry': {
         'lba': (0, 8, 1),

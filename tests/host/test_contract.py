@@ -79,7 +79,10 @@ def test_program_header_and_every_op():
     assert field(prog, "fisrig_op_mark", "marker", mark) == 0x1122_3344
 
     cases = {
-        "fisrig_op_loop": (pf.op_loop(0x0A0B_0C0D), {"count": 0x0A0B_0C0D}),
+        "fisrig_op_loop": (pf.op_loop(0x0A0B_0C0D, steady_pc=0x01020304, steady_window=5, steady_range_pct=20,
+                                      steady_slope_pct=10),
+                           {"count": 0x0A0B_0C0D, "steady_pc": 0x01020304, "steady_window": 5,
+                            "steady_range_pct": 20, "steady_slope_pct": 10}),
         "fisrig_op_idle": (pf.op_idle(0x0102_0304_0506_0708), {"ticks": 0x0102_0304_0506_0708}),
         "fisrig_op_trim": (pf.op_trim(0x0102_0304_0506, 0x0A0B_0C0D_0E0F, True),
                            {"queued": 1, "lba_start": 0x0102_0304_0506, "sectors": 0x0A0B_0C0D_0E0F}),
@@ -131,8 +134,14 @@ def test_trace_op_and_its_entries():
     name = "fisrig_op_trace"
     assert field(blob, name, "head.size") == c.SIZES[name]
     want = {"head.opcode": c.FISRIG_OP_TRACE, "queue_depth": 17, "ncq": 1,
-            "data_source": c.FISRIG_DATA_ZEROS, "compress_pct": 9, "entries": 2}
+            "data_source": c.FISRIG_DATA_ZEROS, "compress_pct": 9, "entries": 2,
+            "trims": c.FISRIG_TRIMS_AS_QUEUE, "entries_at": 0}
     assert {k: field(blob, name, k) for k in want} == want
+    again = pf.op_trace(2, queue_depth=1, ncq=False, trims="skip", entries_at=0x1234)
+    assert len(again) == c.SIZES[name]  # no entries of its own
+    want = {"head.size": c.SIZES[name], "queue_depth": 1, "ncq": 0, "entries": 2,
+            "trims": c.FISRIG_TRIMS_SKIP, "entries_at": 0x1234}
+    assert {k: field(again, name, k) for k in want} == want
     first = c.SIZES[name]
     assert pf.TRACE_ENTRY.itemsize == c.SIZES["fisrig_trace_entry"]
     assert field(blob, "fisrig_trace_entry", "lba", first) == 0x0102_0304_0506

@@ -58,7 +58,39 @@ class ProgramBuilder {
     op.count = n;
     return add(op, FISRIG_OP_LOOP);
   }
+  // A loop that ends once the WORKLOAD at offset `tracked` (see at()) holds steady.
+  ProgramBuilder& loop_until_steady(uint32_t most, uint32_t tracked, uint8_t window, uint8_t range_pct,
+                                    uint8_t slope_pct) {
+    fisrig_op_loop op{};
+    op.count = most;
+    op.steady_pc = tracked;
+    op.steady_window = window;
+    op.steady_range_pct = range_pct;
+    op.steady_slope_pct = slope_pct;
+    return add(op, FISRIG_OP_LOOP);
+  }
   ProgramBuilder& end_loop() { return add(fisrig_op_head{}, FISRIG_OP_END_LOOP); }
+  // A trace with its entries, or (entries_at set) a replay of an earlier one's.
+  ProgramBuilder& trace(const std::vector<fisrig_trace_entry>& entries, uint8_t qd, bool ncq, uint8_t trims,
+                        uint32_t entries_at = 0) {
+    fisrig_op_trace op{};
+    op.queue_depth = qd;
+    op.ncq = ncq;
+    op.data_source = FISRIG_DATA_STAMP;
+    op.compress_pct = 100;
+    op.entries = uint32_t(entries.size());
+    op.trims = trims;
+    op.entries_at = entries_at;
+    add(op, FISRIG_OP_TRACE);
+    if (!entries_at) {
+      size_t at = bytes_.size();
+      bytes_.resize(at + entries.size() * sizeof(fisrig_trace_entry));
+      std::memcpy(&bytes_[at], entries.data(), entries.size() * sizeof(fisrig_trace_entry));
+    }
+    return *this;
+  }
+  // The offset the next instruction will have.
+  uint32_t at() const { return uint32_t(bytes_.size()); }
   std::vector<uint8_t> build() {
     add(fisrig_op_head{}, FISRIG_OP_END);
     fisrig_program_header h{};

@@ -322,6 +322,94 @@ TEST(ModelProgram, LoopsMarkersIdleAndTrim) {
   EXPECT_GT(r.end_ns, 3 * drive::kNsPerMs);
 }
 
+// SNIA PTS's rounds: the loop ends at the first pass whose window of the tracked workload's
+// IOPS holds steady, and says so in a LOOP_PASS record per pass. A fresh tiny drive under
+// 4 KiB random writes on a small span runs at the same rate every pass (its write cache
+// takes them all), so a window of 3 holds at pass 3 of at most 10 even with a range of 0%.
+// The tracked workload need not be the body's last: a mix of reads after it is not what
+// the loop measures (its reads run faster; their figure would hold steady too, but the
+// pass records carry the tracked one's commands).
+TEST(ModelProgram, UntilSteadyLoopStopsAtTheFirstSteadyWindow) {
+  for (uint8_t range : {uint8_t(0), uint8_t(20)}) {
+    drive::Drive d(tiny());
+    ProgramBuilder p(d.user_sectors());
+    uint32_t loop_at = p.at();
+    uint32_t tracked = loop_at + sizeof(fisrig_op_loop) + sizeof(fisrig_op_mark);
+    p.loop_until_steady(10, tracked, 3, range, 10).mark(5);
+    p.workload(ProgramBuilder::random_4k(4, true, 0, 200, 1 << 16)).end_loop();
+    ModelRun r = run(d, p.build());
+    ASSERT_EQ(r.status, FISRIG_VM_DONE);
+    std::vector<fisrig_run_record> passes;
+    for (const auto& x : r.records)
+      if (x.kind == FISRIG_RECORD_LOOP_PASS) passes.push_back(x);
+    ASSERT_EQ(passes.size(), 3u);
+    EXPECT_EQ(commands_of(r).size(), 600u);
+    for (size_t i = 0; i < passes.size(); ++i) {
+      EXPECT_EQ(passes[i].lbas, i + 1);
+      EXPECT_EQ(passes[i].lba, 200u);  // the tracked workload's commands
+      EXPECT_GT(passes[i].cpl.ts_status, passes[i].cpl.ts_submit);
+      EXPECT_EQ(passes[i].cpl.ts_status - passes[i].cpl.ts_submit,
+                passes[0].cpl.ts_status - passes[0].cpl.ts_submit);
+      EXPECT_EQ(passes[i].cpl.status, i == 2 ? 1 : 0);
+      EXPECT_EQ(passes[i].cpl.result, FISRIG_RESULT_OK);
+    }
+  }
+  {
+    drive::Drive d(tiny());
+    ProgramBuilder p(d.user_sectors());
+    uint32_t tracked = p.at() + sizeof(fisrig_op_loop);
+    p.loop_until_steady(4, tracked, 3, 20, 10).workload(ProgramBuilder::random_4k(4, true, 0, 20, 1 << 16));
+    p.workload(ProgramBuilder::random_4k(4, true, 100, 30, 1 << 16)).end_loop();
+    ModelRun r = run(d, p.build());
+    ASSERT_EQ(r.status, FISRIG_VM_DONE);
+    size_t passes = 0;
+    for (const auto& x : r.records)
+      if (x.kind == FISRIG_RECORD_LOOP_PASS) {
+        ++passes;
+        EXPECT_EQ(x.lba, 20u);
+        EXPECT_EQ(x.cpl.status, passes == 3 ? 1 : 0);
+      }
+    EXPECT_EQ(passes, 3u);
+  }
+  // The tracked offset must be a workload in the body.
+  drive::Drive d(tiny());
+  ProgramBuilder p(d.user_sectors());
+  p.loop_until_steady(10, p.at() + 4, 3, 20, 10).workload(ProgramBuilder::random_4k(4, true, 0, 10, 1 << 16)).end_loop();
+  ModelRun r = run(d, p.build());
+  EXPECT_STREQ(r.error_text, "the tracked workload is not in the loop's body");
+}
+
+// One trace's entries replayed a second time by reference, with its TRIMs left out, and a
+// third time with its TRIMs sent as DSM between NCQ commands; a reference that does not
+// point at an earlier trace is refused.
+TEST(ModelProgram, ATraceReplayedAgainByReferenceWithItsTrimsChosen) {
+  drive::Drive d(tiny());
+  std::vector<fisrig_trace_entry> e(6);
+  for (size_t i = 0; i < e.size(); ++i) {
+    e[i].lba = 64 * i;
+    e[i].sectors = 8;
+    e[i].op = i % 3 == 2 ? FISRIG_TRACE_TRIM : FISRIG_TRACE_WRITE;
+  }
+  ProgramBuilder p(d.user_sectors());
+  uint32_t first = p.at();
+  p.mark(1).trace(e, 4, true, FISRIG_TRIMS_AS_QUEUE);
+  first += sizeof(fisrig_op_mark);
+  p.mark(2).trace(e, 4, true, FISRIG_TRIMS_SKIP, first);
+  p.mark(3).trace(e, 4, true, FISRIG_TRIMS_DSM, first);
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << r.error_text;
+  std::map<uint32_t, std::vector<uint8_t>> by_marker;
+  for (const auto& x : commands_of(r)) by_marker[x.marker].push_back(x.command);
+  EXPECT_EQ(by_marker[1], (std::vector<uint8_t>{0x61, 0x61, 0x64, 0x61, 0x61, 0x64}));
+  EXPECT_EQ(by_marker[2], (std::vector<uint8_t>{0x61, 0x61, 0x61, 0x61}));
+  EXPECT_EQ(by_marker[3], (std::vector<uint8_t>{0x61, 0x61, 0x06, 0x61, 0x61, 0x06}));
+
+  ProgramBuilder bad(d.user_sectors());
+  bad.trace(e, 4, true, FISRIG_TRIMS_AS_QUEUE, sizeof(fisrig_program_header) + 4);
+  r = run(d, bad.build());
+  EXPECT_STREQ(r.error_text, "trace entries_at is not an earlier trace");
+}
+
 // A power cut in the middle of an NCQ write stream: every outstanding command ends
 // LINK_LOST, the cut itself is a record, the run goes on to power up and read.
 TEST(ModelPower, CutMidNcqWriteThenRecover) {

@@ -201,7 +201,37 @@ struct cursor {
   uint64_t capacity;  /* validation: the drive's sectors (0 = not checked) */
   int depth;          /* loops open */
   uint32_t loop_pc[FISRIG_VM_LOOP_DEPTH], loop_left[FISRIG_VM_LOOP_DEPTH];
+  /* The one "until steady" loop open (struct fisrig_op_loop): its depth (0: none), its
+     instruction, the passes it ran, and the tracked workload's IOPS of the last passes. */
+  int steady_depth;
+  uint32_t steady_loop_pc, steady_passes;
+  int steady_found;   /* validation: the tracked WORKLOAD was met in the body */
+  /* execution: the tracked WORKLOAD's last run in this pass (ran: it did) */
+  int steady_ran;
+  uint64_t steady_commands, steady_t0, steady_t1;
+  double steady_iops[FISRIG_VM_STEADY_WINDOW_MAX];
+  /* Validation: where the traces with entries of their own are, so that a trace that
+     replays one (entries_at) is known to point at a checked instruction. */
+  uint32_t traces, trace_pc[FISRIG_VM_TRACES_SHARED];
 };
+
+static void remember_trace(struct cursor *c, uint32_t pc) {
+  if (c->traces < FISRIG_VM_TRACES_SHARED) c->trace_pc[c->traces++] = pc;
+}
+
+static int trace_checked(const struct cursor *c, uint32_t pc) {
+  uint32_t i;
+  for (i = 0; i < c->traces; ++i)
+    if (c->trace_pc[i] == pc) return 1;
+  return 0;
+}
+
+/* The loop instruction of the until-steady loop open at the cursor. */
+static struct fisrig_op_loop steady_loop(const struct cursor *c) {
+  struct fisrig_op_loop l;
+  memcpy(&l, c->p + c->steady_loop_pc, sizeof l);
+  return l;
+}
 
 /* The instruction at the cursor, copied out: a program's bytes need not be aligned. */
 static const void *op_at(const struct cursor *c, void *op, uint32_t bytes) {
@@ -340,9 +370,9 @@ static uint32_t pick_size(const struct fisrig_op_workload *w, const struct workl
   return 0;
 }
 
-/* How generated commands are issued: queued or not, and what writes carry. */
+/* How generated commands are issued: queued or not, what writes carry, how TRIMs go. */
 struct issue_mode {
-  uint8_t ncq, fua, data_source, compress_pct;
+  uint8_t ncq, fua, data_source, compress_pct, trims;
 };
 
 /* Issues one read, write, TRIM or FLUSH; returns the bytes of data it moves. */
@@ -356,7 +386,9 @@ static uint64_t issue(struct fisrig_vm *vm, const struct issue_mode *m, uint8_t 
   switch (op) {
     case FISRIG_TRACE_TRIM: {
       uint64_t at = lba;
-      trim_desc(&d, m->ncq);
+      /* A DSM among NCQ commands: the engine holds it until every slot is free and the
+         commands after it until it ends (docs/model-target.md), so no drain is needed. */
+      trim_desc(&d, m->ncq && m->trims == FISRIG_TRIMS_AS_QUEUE);
       dsm_block(block, &at, lba + sectors);
       put_lba(d.lba, lba);
       submit(vm, &d, FISRIG_RECORD_COMMAND, block, sizeof block);
@@ -403,6 +435,7 @@ static enum fisrig_vm_status run_workload(struct fisrig_vm *vm, struct cursor *c
   mode.fua = w->fua;
   mode.data_source = w->data_source;
   mode.compress_pct = w->compress_pct;
+  mode.trims = FISRIG_TRIMS_AS_QUEUE;
   vm->link_lost = 0; /* a cut or link loss during the workload ends it */
   workload_divisors_init(&dv, w);
   for (;;) {
@@ -441,19 +474,27 @@ static enum fisrig_vm_status run_workload(struct fisrig_vm *vm, struct cursor *c
     s = wait_some(vm, NULL);
     if (s != FISRIG_VM_DONE) return s;
   }
+  if (c->steady_depth && steady_loop(c).steady_pc == c->pc) { /* what its loop measures */
+    c->steady_ran = 1;
+    c->steady_commands = issued;
+    c->steady_t0 = t0;
+    c->steady_t1 = vm->ops.now(vm->ops.ctx);
+  }
   return vm->stop_requested ? FISRIG_VM_STOPPED : FISRIG_VM_DONE;
 }
 
 static enum fisrig_vm_status run_trace(struct fisrig_vm *vm, struct cursor *c) {
   struct fisrig_op_trace trace;
   const struct fisrig_op_trace *t = op_at(c, &trace, sizeof trace);
-  const uint8_t *entries = c->p + c->pc + t->head.size;
+  const uint8_t *entries = t->entries_at ? c->p + t->entries_at + sizeof(struct fisrig_op_trace)
+                                         : c->p + c->pc + t->head.size;
   uint32_t next = 0;
   struct issue_mode mode;
   mode.ncq = t->ncq;
   mode.fua = 0;
   mode.data_source = t->data_source;
   mode.compress_pct = t->compress_pct;
+  mode.trims = t->trims;
   vm->link_lost = 0;
   for (;;) {
     enum fisrig_vm_status s;
@@ -461,6 +502,10 @@ static enum fisrig_vm_status run_trace(struct fisrig_vm *vm, struct cursor *c) {
     if (!stop_issuing && vm->outstanding < t->queue_depth && (t->ncq || vm->outstanding == 0)) {
       struct fisrig_trace_entry e;
       memcpy(&e, entries + (uint64_t)next * sizeof e, sizeof e);
+      if (e.op == FISRIG_TRACE_TRIM && t->trims == FISRIG_TRIMS_SKIP) {
+        next++;
+        continue;
+      }
       issue(vm, &mode, e.op, e.lba, e.sectors, &s);
       if (s != FISRIG_VM_DONE) return s;
       next++;
@@ -475,11 +520,12 @@ static enum fisrig_vm_status run_trace(struct fisrig_vm *vm, struct cursor *c) {
 
 /* ---- program structure ---- */
 
-/* Bytes from an instruction to the next: a trace's entries follow its head's size. */
+/* Bytes from an instruction to the next: a trace's own entries follow its head's size. */
 static uint64_t span_of(const uint8_t *p, uint32_t pc, const struct fisrig_op_head *head) {
   if (head->opcode == FISRIG_OP_TRACE && head->size >= sizeof(struct fisrig_op_trace)) {
     struct fisrig_op_trace t;
     memcpy(&t, p + pc, sizeof t);
+    if (t.entries_at) return head->size;
     return (uint64_t)head->size + (uint64_t)t.entries * sizeof(struct fisrig_trace_entry);
   }
   return head->size;
@@ -491,6 +537,21 @@ static const char *check_trace(struct cursor *c) {
   op_at(c, &t, sizeof t);
   if (t.queue_depth < 1 || t.queue_depth > FISRIG_ENGINE_SLOTS) return "queue depth must be 1..32";
   if (!t.ncq && t.queue_depth != 1) return "DMA (non-NCQ) traces run at queue depth 1";
+  if (t.trims > FISRIG_TRIMS_SKIP) return "unknown trace TRIM mode";
+  if (t.entries_at) {
+    /* Another trace's entries: it must come before this one, be a trace with entries of
+       its own, as many as this one says, and itself be checked (the walk met it). */
+    struct fisrig_op_trace o;
+    if (t.entries_at >= c->pc || c->pc - t.entries_at < sizeof o) return "trace entries_at is not an earlier trace";
+    memcpy(&o, c->p + t.entries_at, sizeof o);
+    if (o.head.opcode != FISRIG_OP_TRACE || o.entries_at || o.head.size != sizeof o || o.entries != t.entries ||
+        (uint64_t)t.entries_at + sizeof o + (uint64_t)o.entries * sizeof(struct fisrig_trace_entry) > c->pc ||
+        !trace_checked(c, t.entries_at))
+      return "trace entries_at is not an earlier trace with that many entries";
+    return NULL;
+  }
+  if (t.head.size != sizeof t) return "a trace with entries of its own is its head and them";
+  remember_trace(c, c->pc);
   for (i = 0; i < t.entries; ++i) {
     struct fisrig_trace_entry e;
     memcpy(&e, c->p + c->pc + t.head.size + (uint64_t)i * sizeof e, sizeof e);
@@ -522,6 +583,7 @@ static const char *check_workload(struct cursor *c) {
   if (w->pattern > FISRIG_PATTERN_ZIPF) return "unknown access pattern";
   if (w->data_source > FISRIG_DATA_LFSR || w->data_source == FISRIG_DATA_RAM)
     return "workload writes need a generated data source";
+  if (c->steady_depth && steady_loop(c).steady_pc == c->pc) c->steady_found = 1;
   return NULL;
 }
 
@@ -541,10 +603,25 @@ static const char *check_trim(struct cursor *c) {
 }
 
 static const char *check_loop(struct cursor *c) {
-  return ++c->depth > (int)FISRIG_VM_LOOP_DEPTH ? "loops nested too deep" : NULL;
+  struct fisrig_op_loop l;
+  op_at(c, &l, sizeof l);
+  if (++c->depth > (int)FISRIG_VM_LOOP_DEPTH) return "loops nested too deep";
+  if (!l.steady_pc) return NULL;
+  if (c->steady_depth) return "an until-steady loop inside another";
+  if (l.steady_window < 2 || l.steady_window > FISRIG_VM_STEADY_WINDOW_MAX) return "steady window must be 2..8 passes";
+  if (l.count < l.steady_window) return "an until-steady loop runs at least its window of passes";
+  if (l.steady_pc <= c->pc) return "the tracked workload is not in the loop's body";
+  c->steady_depth = c->depth;
+  c->steady_loop_pc = c->pc;
+  c->steady_found = 0;
+  return NULL;
 }
 
 static const char *check_end_loop(struct cursor *c) {
+  if (c->depth == c->steady_depth) {
+    c->steady_depth = 0;
+    if (!c->steady_found) return "the tracked workload is not in the loop's body";
+  }
   return --c->depth < 0 ? "END_LOOP without LOOP" : NULL;
 }
 
@@ -581,13 +658,71 @@ static enum fisrig_vm_status run_loop(struct fisrig_vm *vm, struct cursor *c) {
   }
   c->loop_pc[c->depth] = c->next;
   c->loop_left[c->depth++] = l.count;
+  if (l.steady_pc) {
+    c->steady_depth = c->depth;
+    c->steady_loop_pc = c->pc;
+    c->steady_passes = 0;
+    c->steady_ran = 0;
+  }
   return FISRIG_VM_DONE;
 }
 
+/* SNIA PTS's steady state over the last `n` figures y (oldest first): their range within
+   range_pct of their mean, and the least-squares line's excursion across them within
+   slope_pct of it. */
+static int holds_steady(const double *y, uint32_t n, uint32_t range_pct, uint32_t slope_pct) {
+  double mean = 0, lo = y[0], hi = y[0], sxy = 0, sxx = 0, xbar = (n - 1) / 2.0;
+  uint32_t i;
+  for (i = 0; i < n; ++i) {
+    mean += y[i] / n;
+    lo = y[i] < lo ? y[i] : lo;
+    hi = y[i] > hi ? y[i] : hi;
+  }
+  for (i = 0; i < n; ++i) {
+    sxy += (i - xbar) * (y[i] - mean);
+    sxx += (i - xbar) * (i - xbar);
+  }
+  return mean > 0 && (hi - lo) * 100.0 <= range_pct * mean &&
+         fabs(sxy / sxx) * (n - 1) * 100.0 <= slope_pct * mean;
+}
+
+/* The end of an until-steady loop's pass: its figure in a LOOP_PASS record, and whether the
+   window it closes holds steady (then the loop ends). */
+static enum fisrig_vm_status steady_pass(struct fisrig_vm *vm, struct cursor *c, int *steady) {
+  struct fisrig_op_loop l = steady_loop(c);
+  struct fisrig_run_record r;
+  uint32_t n = l.steady_window, i;
+  double iops = 0;
+  if (c->steady_ran && c->steady_t1 > c->steady_t0)
+    iops = (double)c->steady_commands * FISRIG_TICK_HZ / (double)(c->steady_t1 - c->steady_t0);
+  for (i = 0; i + 1 < n; ++i) c->steady_iops[i] = c->steady_iops[i + 1];
+  c->steady_iops[n - 1] = iops;
+  c->steady_passes++;
+  *steady = c->steady_passes >= n && holds_steady(c->steady_iops, n, l.steady_range_pct, l.steady_slope_pct);
+  memset(&r, 0, sizeof r);
+  r.kind = FISRIG_RECORD_LOOP_PASS;
+  r.marker = vm->marker;
+  r.cpl.status = (uint8_t)*steady; /* not an ATA status: a pass record has none */
+  r.cpl.ts_submit = c->steady_ran ? c->steady_t0 : 0;
+  r.cpl.ts_status = c->steady_ran ? c->steady_t1 : 0;
+  r.lba = c->steady_ran ? c->steady_commands : 0;
+  r.lbas = c->steady_passes;
+  c->steady_ran = 0;
+  return emit(vm, &r) ? FISRIG_VM_RECORDS_LOST : FISRIG_VM_DONE;
+}
+
 static enum fisrig_vm_status run_end_loop(struct fisrig_vm *vm, struct cursor *c) {
-  (void)vm;
-  if (--c->loop_left[c->depth - 1]) c->next = c->loop_pc[c->depth - 1];
-  else c->depth--;
+  int steady = 0;
+  if (c->depth == c->steady_depth) {
+    enum fisrig_vm_status s = steady_pass(vm, c, &steady);
+    if (s != FISRIG_VM_DONE) return s;
+  }
+  if (!steady && --c->loop_left[c->depth - 1]) {
+    c->next = c->loop_pc[c->depth - 1];
+    return FISRIG_VM_DONE;
+  }
+  if (c->depth == c->steady_depth) c->steady_depth = 0;
+  c->depth--;
   return FISRIG_VM_DONE;
 }
 

@@ -14,7 +14,7 @@
 #include "fisrig/engine_if.h"
 
 #define FISRIG_PROGRAM_MAGIC 0x50525346u /* "FSRP" */
-#define FISRIG_PROGRAM_VERSION 1u
+#define FISRIG_PROGRAM_VERSION 2u
 
 struct fisrig_program_header {
   uint32_t magic;
@@ -49,9 +49,24 @@ struct fisrig_op_mark {
   uint32_t marker; /* the phase label the host maps to a name */
 };
 
+/*
+ * A loop runs its body `count` times; with `steady_pc` set it is SNIA PTS's "until steady
+ * state": after each pass it takes the IOPS of the tracked WORKLOAD (the one at program
+ * offset steady_pc, inside the body: its completions over its ticks, as run_workload
+ * measured them) and stops once the last `steady_window` passes hold steady: max - min
+ * within steady_range_pct of their mean, and the least-squares line's excursion across
+ * the window (|slope| x (window - 1)) within steady_slope_pct of it; `count` is then
+ * the most passes it runs. The VM says which pass held (fisrig_vm.steady_*), and the
+ * LOOP_PASS records carry every pass's figure, so the report shows the window it saw.
+ */
 struct fisrig_op_loop {
   struct fisrig_op_head head;
   uint32_t count;
+  uint32_t steady_pc;       /* 0: a plain loop */
+  uint8_t steady_window;    /* passes in the window (2..FISRIG_VM_STEADY_WINDOW_MAX) */
+  uint8_t steady_range_pct;
+  uint8_t steady_slope_pct;
+  uint8_t reserved;
 };
 
 struct fisrig_op_idle {
@@ -120,7 +135,9 @@ struct fisrig_op_trim {
 /*
  * A trace replayed command by command at a queue depth. head.size covers this struct
  * only; the entries follow it (entries x 16 bytes), so a 37-million-command trace is one
- * instruction.
+ * instruction. A trace with entries_at set has none of its own: it replays the entries
+ * of the earlier TRACE at that program offset (the JEDEC test replays one 600 MB trace
+ * four ways; four copies would not fit a program's 4 GB, nor the host's memory).
  */
 struct fisrig_op_trace {
   struct fisrig_op_head head;
@@ -129,6 +146,16 @@ struct fisrig_op_trace {
   uint8_t data_source;  /* for writes */
   uint8_t compress_pct;
   uint32_t entries;
+  uint8_t trims;        /* enum fisrig_trace_trims: how the trace's TRIM entries are sent */
+  uint8_t reserved[3];
+  uint32_t entries_at;  /* 0: the entries follow; else the offset of the TRACE that has them */
+};
+
+/* What a trace does with its TRIM entries: the JEDEC test runs each trace with and without. */
+enum fisrig_trace_trims {
+  FISRIG_TRIMS_AS_QUEUE = 0,  /* SEND FPDMA QUEUED in an NCQ replay, DSM in a DMA one */
+  FISRIG_TRIMS_DSM = 1,       /* DATA SET MANAGEMENT always (not queued: the queue drains first) */
+  FISRIG_TRIMS_SKIP = 2       /* left out: the same trace "without TRIM" */
 };
 
 enum fisrig_trace_op { FISRIG_TRACE_READ = 0, FISRIG_TRACE_WRITE = 1, FISRIG_TRACE_TRIM = 2, FISRIG_TRACE_FLUSH = 3 };
@@ -161,8 +188,13 @@ enum fisrig_record_kind {
   FISRIG_RECORD_COMMAND = 0,
   FISRIG_RECORD_POWER = 1,
   FISRIG_RECORD_LINK = 2,
-  FISRIG_RECORD_END = 3   /* the last record of a run: cpl.result holds the enum fisrig_vm_status,
+  FISRIG_RECORD_END = 3,  /* the last record of a run: cpl.result holds the enum fisrig_vm_status,
                              lba the offset of the instruction that failed */
+  FISRIG_RECORD_LOOP_PASS = 4 /* an until-steady loop's pass (struct fisrig_op_loop): lbas its
+                                 number (from 1), lba the tracked workload's commands, cpl.ts_submit
+                                 and ts_status its first and last ticks (0 when it did not run),
+                                 cpl.status 1 when the window this pass closes held steady (a
+                                 pass has no ATA status), cpl.result ok */
 };
 
 /*

@@ -14,6 +14,8 @@
 
 #define FISRIG_VM_INFLIGHT 64u      /* descriptors between doorbell and record */
 #define FISRIG_VM_LOOP_DEPTH 8u
+#define FISRIG_VM_STEADY_WINDOW_MAX 8u /* passes an until-steady loop's window can hold */
+#define FISRIG_VM_TRACES_SHARED 16u    /* of a program's traces, the first this many can be replayed again */
 #define FISRIG_VM_DSM_BYTES 512u    /* one TRIM range block per in-flight descriptor */
 
 /* How the platform reaches the engine. */
