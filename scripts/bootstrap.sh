@@ -22,6 +22,7 @@ declare -A WHY=(
   [libjson-c-dev]="litex_sim's configuration, and our drive module's arguments"
   [zlib1g-dev]="litex_sim links it"
   [valgrind]="callgrind counts the benches' instructions a command where the CPU exposes no counter; its callgrind.h marks the counted region"
+  [chromium]="a test opens report.html in a real browser (headless) and keeps its screenshot"
 )
 
 missing=()

@@ -22,28 +22,31 @@ import numpy as np
 import pyarrow as pa
 
 from .compile import asked_queue_depth, phase_label
-from .results import READS, TRIMS, WRITES, code_of, codes, percentiles
+from .phase_rows import (OP_READ, OP_TRIM, OP_WRITE, PhaseRows, depth_after_submits, is_sorted, masked,
+                         split, sum_diff)
+from .results import percentiles
 
 QD_WARN_FRACTION = 0.9
 # The step kinds that issue a stream of commands; the others issue a command or a few.
-STREAM_KINDS = ("sweep", "fill", "workload", "replay", "trim")
+STREAM_KINDS = ("sweep", "fill", "workload", "replay", "trim", "pts_iops")
 HEADLINE_PERCENTILES = (50, 99, 99.9)
 COLUMNS = ["marker", "kind", "result", "lba", "lbas", "sectors", "t_submit_ns", "t_status_ns", "latency_ns", "command"]
 
 
-def queue_depth_held(t0: np.ndarray, t1: np.ndarray) -> tuple[float, int]:
+def queue_depth_held(t0: np.ndarray, t1: np.ndarray, depth: np.ndarray | None = None) -> tuple[float, int]:
     """(time-weighted mean, maximum) of the commands in flight, each over [submit, status).
 
     The mean is the integral of the depth over the span, and that integral is the sum of
     the commands' times in flight. The maximum is reached just after a submit: the depth
-    then is the submits so far minus the statuses at or before that time."""
+    then is the submits so far minus the statuses at or before that time (`depth`, when
+    phase_rows has it already: phase_rows.depth_after_submits)."""
     if not len(t0):
         return 0.0, 0
     span = int(t1.max()) - int(t0.min())
-    busy = float(np.sum(t1.astype(np.int64) - t0.astype(np.int64)))
+    busy = float(sum_diff(t1, t0))
     mean = busy / span if span > 0 else 0.0
-    starts, ends = np.sort(t0), np.sort(t1)
-    depth = np.arange(1, len(starts) + 1) - np.searchsorted(ends, starts, side="right")
+    if depth is None:
+        depth = depth_after_submits(*(t if is_sorted(t) else np.sort(t, kind="stable") for t in (t0, t1)))
     return mean, int(depth.max())
 
 
@@ -78,7 +81,23 @@ def plan_phases(meta: dict) -> dict[str, PlanPhase]:
             p.asked_qd.append(qd)
         if s["do"] == "sweep":
             p.zones += args.get("zones", 256)
+        if s["do"] == "pts_iops":  # each cell of its matrix is a phase of its own
+            from . import pts
+            for kib, read in pts.cells(args):
+                cell = out.setdefault(pts.cell_label(current, kib, read), PlanPhase())
+                cell.steps.append("pts_iops")
+                cell.asked_qd.append(qd)
     return out
+
+
+def visits(positions: np.ndarray) -> list[slice]:
+    """A phase's visits: runs of its records that follow each other among the run's command
+    records (`positions`, its records' ranks there, ascending). A phase inside a loop
+    (PTS rounds) is visited once a pass; its time is its visits' time, not the span from
+    its first visit to its last, which holds the other phases' passes."""
+    breaks = np.flatnonzero(np.diff(positions) > 1) + 1
+    edges = [0, *breaks.tolist(), len(positions)]
+    return [slice(a, b) for a, b in zip(edges[:-1], edges[1:])]
 
 
 @dataclass
@@ -102,6 +121,10 @@ class PhaseStats:
     zone_seconds: float = 0.0
     zones_asked: int = 0
     warnings: list[str] = field(default_factory=list)
+    # The phase's records (phase_rows), for summary.json and the plots to read without
+    # taking them out of the run's records again.
+    rows: PhaseRows | None = field(default=None, repr=False, compare=False)
+    _percentiles: dict | None = field(default=None, repr=False, compare=False)
 
     @property
     def is_sweep(self) -> bool:
@@ -126,7 +149,10 @@ class PhaseStats:
         return self.zone_bytes / self.zone_seconds / 1e6 if self.zone_seconds else 0.0
 
     def latency_percentiles(self) -> dict[str, int]:
-        return percentiles(self.latency_ns, HEADLINE_PERCENTILES)
+        # Once: the headline, summary.json and report.html each ask (a 16 M phase: 0.13 s each).
+        if self._percentiles is None:
+            self._percentiles = percentiles(self.latency_ns, HEADLINE_PERCENTILES)
+        return self._percentiles
 
     def to_json(self) -> dict:
         """summary.json's "fisrig" block of the phase's job; the headline prints these."""
@@ -182,40 +208,40 @@ def _warnings(p: PhaseStats, asked: list[int], plan_known: bool) -> list[str]:
 
 def compute(table: pa.Table, meta: dict) -> list[PhaseStats]:
     """Every phase that issued commands, in the order it first appears in the records."""
-    marker, marker_names = codes(table, "marker")
-    kind, kind_names = codes(table, "kind")
-    result, result_names = codes(table, "result")
-    cols = {c: table.column(c).to_numpy() for c in
-            ("lba", "lbas", "sectors", "t_submit_ns", "t_status_ns", "latency_ns", "command")}
-    is_cmd = kind == code_of(kind_names, "command")
-    is_ok = result == code_of(result_names, "ok")
-    moves_data = np.isin(cols["command"], list(READS | WRITES))
-    is_trim = np.isin(cols["command"], list(TRIMS))
     plan = plan_phases(meta)
     out = []
-    for mk in dict.fromkeys(marker[is_cmd].tolist()):
-        label = marker_names[mk]
+    for r in split(table):  # each phase's records (phase_rows: taken out once, for every reader)
+        label = r.label
         pp = plan.get(label, PlanPhase())
-        m = is_cmd & (marker == mk)
-        ok = m & is_ok
-        data = ok & moves_data
-        t0, t1 = cols["t_submit_ns"][m], cols["t_status_ns"][m]
-        n = int(m.sum())
-        qd_mean, qd_max = queue_depth_held(t0, t1)
-        submits = np.sort(t0)
-        issue_rate = (n - 1) / ((submits[-1] - submits[0]) / 1e9) if n > 1 and submits[-1] > submits[0] else 0.0
+        ok, op = r.ok, r.op
+        data = ok & ((op == OP_READ) | (op == OP_WRITE))
+        t0, t1 = r["t_submit_ns"], r["t_status_ns"]
+        n = r.n
+        # Time, depth and issue rate over the phase's visits (one, unless it is in a loop).
+        spans, depth_time, qd_max, submit_time = [], 0.0, 0, 0
+        runs = r.visits()
+        for v in runs:
+            a, b = t0[v], t1[v]
+            spans.append(int(b.max()) - int(a.min()))
+            mean, top = queue_depth_held(a, b, r.depth() if len(runs) == 1 else None)
+            depth_time += mean * spans[-1]
+            qd_max = max(qd_max, top)
+            submit_time += int(a.max()) - int(a.min())
+        seconds = sum(spans) / 1e9
+        qd_mean = mean if len(spans) == 1 else depth_time / sum(spans) if sum(spans) > 0 else 0.0
+        issue_rate = (n - len(spans)) / (submit_time / 1e9) if n > len(spans) and submit_time > 0 else 0.0
         asked = sorted(set(pp.asked_qd))
         p = PhaseStats(
-            label=label, kind=pp.kind, steps=pp.steps, commands=n, errors=int((m & ~is_ok).sum()),
-            seconds=(int(t1.max()) - int(t0.min())) / 1e9,
-            data_bytes=int(cols["sectors"][data].astype(np.int64).sum()) * 512,
-            trimmed_lbas=int(cols["lbas"][ok & is_trim].astype(np.int64).sum()),
+            label=label, kind=pp.kind, steps=pp.steps, commands=n, errors=n - int(ok.sum()),
+            seconds=seconds,
+            data_bytes=int(masked(r["sectors"], data).sum(dtype=np.int64)) * 512,
+            trimmed_lbas=int(masked(r["lbas"], ok & (op == OP_TRIM)).sum(dtype=np.int64)),
             qd_asked=asked[0] if len(asked) == 1 else None, qd_mean=qd_mean, qd_max=qd_max,
-            issue_rate=float(issue_rate), latency_ns=cols["latency_ns"][ok],
-            t_status_ns=t1, zones=[], zones_asked=pp.zones)
+            issue_rate=float(issue_rate), latency_ns=masked(r["latency_ns"], ok),
+            t_status_ns=t1, zones=[], zones_asked=pp.zones, rows=r)
         if p.is_sweep:
             p.zones, p.zone_bytes, p.zone_seconds = _zones(
-                cols["lba"][data], cols["sectors"][data], cols["t_submit_ns"][data], cols["t_status_ns"][data])
+                *(masked(c, data) for c in (r["lba"], r["sectors"], t0, t1)))
         p.warnings = _warnings(p, pp.asked_qd, bool(plan))
         out.append(p)
     return out

@@ -2,33 +2,26 @@
 
 - the console headline: one line per phase, from phase_stats (the figures summary.json's
   "fisrig" blocks hold), and a warning line for each thing that phase did not do as asked
-- IOPS averaged per 100,000 commands (the DriveMaster trace-replay plots)
-- MB/s across the LBA span, one point per zone (HD Tach's curve), for sweep phases
-- latency percentiles per phase
+- the charts (plots.py): IOPS per 100,000 commands, MB/s across the LBA span, latency
+  percentiles, latency over time, the transfer-size sweep and fill times
+- report.html (html_report.py): all of it on one self-contained page
 
 Every plot carries the drive, profile, target, plan and date it came from; a plot with
 nothing to draw is not written.
 """
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-import matplotlib
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pyarrow as pa  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
+from . import html_report, phase_stats, plots
+from .phase_stats import PhaseStats
+from .plots import caption  # noqa: F401 - a run's caption, as callers know it
 
-from . import phase_stats  # noqa: E402
-from .phase_stats import PhaseStats  # noqa: E402
-
-IOPS_WINDOW = 100_000
-MIN_IOPS_PHASE = 1000
-MIN_LATENCY_COMMANDS = 10
 REPORT_COLUMNS = phase_stats.COLUMNS
+HTML = "report.html"
 
 
 def _rate(v: float) -> str:
@@ -69,94 +62,21 @@ def headline(ph: list[PhaseStats]) -> list[str]:
     return lines
 
 
-def caption(meta: dict) -> str:
-    """What a plot came from: the drive, its profile, the target, the plan, the date."""
-    ident = meta.get("identify", {})
-    started = meta.get("started")
-    date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)) if started else "date unknown"
-    target = meta.get("target", "target unknown")
-    if meta.get("link_gen") and target == "rtl":
-        target += f" (SATA Gen{meta['link_gen']})"
-    return (f"{ident.get('model') or 'drive unknown'} (fw {ident.get('firmware') or '?'}), "
-            f"profile {meta.get('profile') or '?'}, target {target}, "
-            f"plan {meta.get('plan', {}).get('name') or '?'}, {date}")
-
-
 def _finish(fig, ax, path: Path, xlabel: str, ylabel: str, title: str, meta: dict) -> bool:
-    """Saves the plot with its caption; writes nothing (and removes an earlier one) when
-    nothing was drawn. Returns whether it was written."""
-    if not ax.lines and not ax.collections:
-        plt.close(fig)
-        path.unlink(missing_ok=True)
-        return False
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    if ax.get_legend_handles_labels()[0]:
-        ax.legend(fontsize=8)
-    fig.text(0.01, 0.01, caption(meta), fontsize=7, color="0.35", ha="left", va="bottom")
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
-    # The caption also goes in the PNG's own metadata, for tools that index plots.
-    fig.savefig(path, dpi=110, metadata={"Description": caption(meta), "Software": "fisrig"})
-    plt.close(fig)
-    return True
+    """plots.finish with the caption of the run `meta` describes (for charts drawn elsewhere)."""
+    return plots.finish(fig, ax, path, xlabel, ylabel, title, caption(meta))
 
 
-def plot_iops(ph: list[PhaseStats], path: Path, meta: dict) -> bool:
-    fig, ax = plt.subplots(figsize=(10, 4.5))
-    x0 = 0
-    for p in ph:
-        if p.is_sweep or p.commands < MIN_IOPS_PHASE:
-            continue  # a handful of commands (an erase, a TRIM) makes no IOPS curve
-        t = np.sort(p.t_status_ns)
-        window = min(IOPS_WINDOW, max(len(t) // 20, 1))
-        idx = np.arange(window, len(t), window)
-        if not len(idx):
-            continue
-        iops = window / ((t[idx] - t[idx - window]) / 1e9)
-        ax.step(x0 + idx, iops, where="post", label=f"{p.label} (per {window:,} commands)")
-        x0 += len(t)
-    return _finish(fig, ax, path, "commands", "IOPS",
-                   f"IOPS averaged per {IOPS_WINDOW:,} commands (fewer for short phases)", meta)
-
-
-def plot_lba_mbps(ph: list[PhaseStats], path: Path, meta: dict) -> bool:
-    fig, ax = plt.subplots(figsize=(10, 4.5))
-    for p in ph:
-        if not p.is_sweep:
-            continue
-        x = [lba * 512 / 1e9 for lba, _ in p.zones]
-        ax.plot(x, [v for _, v in p.zones], label=f"{p.label}: avg {p.sweep_mbps:.0f} MB/s", lw=1)
-    ax.set_ylim(bottom=0)
-    return _finish(fig, ax, path, "position on the drive (GB)", "MB/s",
-                   "Sequential speed across the LBA span (HD Tach-style zones)", meta)
-
-
-def plot_latency(ph: list[PhaseStats], path: Path, meta: dict) -> bool:
-    fig, ax = plt.subplots(figsize=(10, 4.5))
-    nines = np.array([0, 0.5, 0.9, 0.99, 0.999, 0.9999, 0.99999])
-    q = 1 - np.logspace(0, -5, 200)
-    for p in ph:
-        if len(p.latency_ns) < MIN_LATENCY_COMMANDS:
-            continue
-        v = np.quantile(p.latency_ns, np.clip(q, 0, 1), method="inverted_cdf") / 1e3  # as summary.json
-        ax.plot(-np.log10(np.maximum(1 - q, 1e-5)), v, label=p.label, lw=1)
-    ax.set_xticks(-np.log10(np.maximum(1 - nines, 1e-5)))
-    ax.set_xticklabels([f"{100 * n:g}" for n in nines])
-    ax.set_yscale("log")
-    ax.grid(alpha=0.3, which="minor")
-    return _finish(fig, ax, path, "percentile", "latency (us)",
-                   "Command latency percentiles (submit to status, rig clock)", meta)
-
-
-PLOTS = {"iops_per_100k.png": plot_iops, "mbps_across_lba.png": plot_lba_mbps,
-         "latency_percentiles.png": plot_latency}
+# A run's charts, in the order report.html shows them.
+PLOTS = {"iops_per_100k.png": plots.plot_iops, "mbps_across_lba.png": plots.plot_lba_mbps,
+         "latency_percentiles.png": plots.plot_latency, "latency_over_time.png": plots.plot_latency_time,
+         "transfer_sizes.png": plots.plot_sizes, "fill_times.png": plots.plot_fill_times}
 
 
 def make_report(run_dir: Path, table: pa.Table | None = None, meta: dict | None = None,
                 phases: list[PhaseStats] | None = None) -> tuple[list[PhaseStats], list[Path]]:
-    """The phases' figures and the plots that have something to draw (only those are written)."""
+    """The phases' figures, the plots that have something to draw (only those are
+    written) and report.html with them."""
     if meta is None:
         from .results import read_meta
         meta = read_meta(run_dir)
@@ -164,5 +84,20 @@ def make_report(run_dir: Path, table: pa.Table | None = None, meta: dict | None 
         if table is None:
             table = pq.read_table(run_dir / "records.parquet", columns=REPORT_COLUMNS)
         phases = phase_stats.compute(table, meta)
-    paths = [run_dir / name for name, fn in PLOTS.items() if fn(phases, run_dir / name, meta)]
+    series = [plots.Series(phases, meta)]
+    text = caption(meta)
+    paths = [run_dir / name for name, fn in PLOTS.items() if fn(series, run_dir / name, text)]
+    write_html(run_dir, meta, phases, paths)
     return phases, paths
+
+
+def write_html(run_dir: Path, meta: dict, phases: list[PhaseStats], paths: list[Path]) -> Path:
+    """report.html in the run directory: the run, its phases' figures and `paths`' charts."""
+    from .run_state import inspect
+    try:
+        status = inspect(run_dir).line()
+    except Exception:  # noqa: BLE001 - figures given without a run directory (a test's): run.json's word
+        status = str(meta.get("status", "unknown"))
+    out = run_dir / HTML
+    out.write_text(html_report.run_page(meta, phases, paths, status, caption(meta)), encoding="utf-8")
+    return out

@@ -1,0 +1,187 @@
+"""A run's command records split by phase once, for every reader of a report: phase_stats
+(the headline's and summary.json's "fisrig" figures), results.fio_summary (fio's json+) and
+the plots.
+
+Why a module of its own: the main job's report spent most of its time here, on 36 million
+records, doing the same work three times over whole-run arrays: masking every column per
+phase (is_cmd & marker == m, then a copy per column), np.isin per phase and direction, a
+Python list of 36 million markers to find the phases' order, and sorting the same stamps
+in phase_stats and in fio_summary. On this machine (a VM: a fresh page of memory costs
+about 1 s a GB to fault in), every whole-run temporary of 8-byte values is a quarter of a
+second, so the rules here are: a phase's columns are slices of the Parquet table's (phases
+run one after another, so a phase is one run of rows), copied at most once and only when
+read; what two readers need (sorted stamps, the depth at each submit, the opcode class) is
+computed once and kept; and long temporaries are made a chunk at a time.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from .results import FLUSHES, READS, TRIMS, WRITES, code_of, codes
+
+# Rows a chunk for the element-wise passes: 8 MB of int64 temporaries, which malloc hands
+# back and reuses, where a whole 16-million-row phase's would be fresh pages each time.
+CHUNK = 1 << 20
+# A chunk for searchsorted of the sorted submits among the sorted statuses: each chunk
+# searches only the statuses between its first and last submit, which stay in cache
+# (the main job's torture phase, 16 M commands: 0.47 s so, 2.0 s in one call).
+SEARCH_CHUNK = 1 << 16
+
+# What a command is, by its opcode (one table lookup; np.isin per phase was seconds).
+OP_OTHER, OP_READ, OP_WRITE, OP_TRIM, OP_FLUSH = 0, 1, 2, 3, 4
+OP_OF = np.zeros(256, dtype=np.int8)
+for _code, _ops in ((OP_READ, READS), (OP_WRITE, WRITES), (OP_TRIM, TRIMS), (OP_FLUSH, FLUSHES)):
+    OP_OF[list(_ops)] = _code
+
+# More runs of rows than this and a phase's rows are found by a mask instead of one by one.
+_MAX_RUNS = 4096
+
+
+def masked(a: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """a[mask], without a copy when the mask keeps every row (most phases: every command ok)."""
+    return a if mask.all() else a[mask]
+
+
+def sum_diff(a: np.ndarray, b: np.ndarray) -> int:
+    """sum(a - b) as np.sum(a - b) gives it on int64 (wrapping alike), without the
+    temporaries: each sum wraps modulo 2**64, and so does their difference."""
+    d = (int(a.sum(dtype=np.int64)) - int(b.sum(dtype=np.int64))) % (1 << 64)
+    return d - (1 << 64) if d >= 1 << 63 else d
+
+
+def depth_after_submits(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The commands in flight just after each submit, itself included: the submits so far
+    less the statuses at or before it. `starts` and `ends` sorted; not clamped at 1.
+    int32 (a depth is at most the commands, and 4 bytes a command less to fault in)."""
+    out = np.empty(len(starts), dtype=np.int32 if len(starts) < 1 << 31 else np.int64)
+    for a in range(0, len(starts), SEARCH_CHUNK):
+        s = starts[a:a + SEARCH_CHUNK]
+        lo = int(np.searchsorted(ends, s[0], side="right"))
+        hi = int(np.searchsorted(ends, s[-1], side="right"))
+        out[a:a + len(s)] = np.arange(a + 1, a + len(s) + 1) - lo - np.searchsorted(ends[lo:hi], s, side="right")
+    return out
+
+
+def is_sorted(a: np.ndarray) -> bool:
+    return len(a) < 2 or bool((a[1:] >= a[:-1]).all())
+
+
+class PhaseRows:
+    """One phase's command records, read a column at a time, and what several readers
+    derive from them, each computed once."""
+
+    def __init__(self, table: pa.Table, label: str, sel: slice | np.ndarray, ranks: np.ndarray | None):
+        self.table, self.label, self.sel = table, label, sel
+        self.n = sel.stop - sel.start if isinstance(sel, slice) else len(sel)
+        self.ranks = ranks  # the rows' places among the run's command records, when not one run
+        self._cache: dict[str, np.ndarray] = {}
+
+    def _column(self, name: str) -> pa.ChunkedArray:
+        col = self.table.column(name)
+        return col.slice(self.sel.start, self.n) if isinstance(self.sel, slice) else col.take(pa.array(self.sel))
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name not in self._cache:
+            self._cache[name] = self._column(name).to_numpy()
+        return self._cache[name]
+
+    def _memo(self, key: str, make) -> np.ndarray:
+        if key not in self._cache:
+            self._cache[key] = make()
+        return self._cache[key]
+
+    @property
+    def ok(self) -> np.ndarray:
+        """Which commands completed without error."""
+        def make():
+            col = self._column("result")
+            if not all(pa.types.is_dictionary(c.type) for c in col.chunks):
+                result, names = codes(pa.table({"result": col}), "result")
+                return result == code_of(names, "ok")
+            # Chunk by chunk, each against its own dictionary: no int32 code per record.
+            return np.concatenate([np.asarray(c.indices) == code_of(c.dictionary.to_pylist(), "ok")
+                                   for c in col.chunks] or [np.zeros(0, dtype=bool)])
+        return self._memo("ok", make)
+
+    @property
+    def op(self) -> np.ndarray:
+        """Each command's class: OP_READ, OP_WRITE, OP_TRIM, OP_FLUSH or OP_OTHER."""
+        return self._memo("op", lambda: OP_OF[self["command"]])
+
+    def sorted(self, name: str) -> np.ndarray:
+        """A stamp column in ascending order: itself when it already is (statuses come in
+        completion order), else a stable sort (timsort takes the nearly sorted submits in
+        about one pass, where numpy's default sort took 0.7 s of a 16 M phase)."""
+        def make():
+            a = self[name]
+            return a if is_sorted(a) else np.sort(a, kind="stable")
+        return self._memo("sorted:" + name, make)
+
+    def order(self) -> np.ndarray:
+        """The commands in submit order (a stable argsort: ties stay in record order)."""
+        return self._memo("order", lambda: np.argsort(self["t_submit_ns"], kind="stable"))
+
+    def depth(self) -> np.ndarray:
+        """depth_after_submits over the whole phase, in submit order."""
+        return self._memo("depth", lambda: depth_after_submits(self.sorted("t_submit_ns"),
+                                                               self.sorted("t_status_ns")))
+
+    def keep_only(self, *names: str) -> None:
+        """Reads `names` (columns, "ok", "op", "sorted:COLUMN") and lets go of the table and
+        of everything else: a comparison holds several runs' phases at once (the main
+        job's: about 4 GB each with the table, 0.8 GB so)."""
+        for name in names:
+            if name == "ok" or name == "op":
+                getattr(self, name)
+            elif name.startswith("sorted:"):
+                self.sorted(name.removeprefix("sorted:"))
+            else:
+                self[name]
+        self._cache = {k: v for k, v in self._cache.items() if k in names}
+        self.table = None
+
+    def visits(self) -> list[slice]:
+        """The runs of its records that follow each other among the run's command records
+        (phase_stats.visits): one, unless the phase is in a loop."""
+        if self.ranks is None:
+            return [slice(0, self.n)]
+        from .phase_stats import visits
+        return visits(self.ranks)
+
+
+def split(table: pa.Table) -> list[PhaseRows]:
+    """Each phase's command records (one per marker that has any), in the order the phases
+    first appear in the records. A phase that is one run of rows (the usual case) is a
+    slice of the table; one split by other records (a loop's passes, a power record) is the
+    indices of its rows, with their places among the command records."""
+    if not table.num_rows:
+        return []
+    marker, names = codes(table, "marker")
+    kind, kind_names = codes(table, "kind")
+    is_cmd = kind == code_of(kind_names, "command")
+    edges = np.flatnonzero((marker[1:] != marker[:-1]) | (is_cmd[1:] != is_cmd[:-1])) + 1
+    starts = np.concatenate([[0], edges])
+    ends = np.concatenate([edges, [len(marker)]])
+    keep = is_cmd[starts]
+    starts, ends = starts[keep], ends[keep]
+    first: dict[int, list[tuple[int, int]]] = {}
+    if len(starts) <= _MAX_RUNS:
+        for a, b in zip(starts.tolist(), ends.tolist()):
+            first.setdefault(int(marker[a]), []).append((a, b))
+    else:  # many runs: the markers in order of their first run, their rows by a mask
+        mk = marker[starts]
+        _, at = np.unique(mk, return_index=True)
+        first = {int(mk[i]): [] for i in sorted(at.tolist())}
+    rank = None
+    out = []
+    for m, runs in first.items():
+        if len(runs) == 1:
+            out.append(PhaseRows(table, names[m], slice(*runs[0]), None))
+            continue
+        if rank is None:
+            rank = np.cumsum(is_cmd) - 1
+        rows = (np.concatenate([np.arange(a, b) for a, b in runs]) if runs
+                else np.flatnonzero(is_cmd & (marker == m)))
+        out.append(PhaseRows(table, names[m], rows, rank[rows]))
+    return out
