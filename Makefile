@@ -34,7 +34,8 @@ test: native
 bench: native
 	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-model-bench && .venv/bin/python scripts/bench_plan.py \
 	  && .venv/bin/python scripts/bench_rtl.py && .venv/bin/python scripts/bench_litesata_host.py \
-	  && .venv/bin/python scripts/bench_targets.py; } \
+	  && .venv/bin/python scripts/bench_targets.py && .venv/bin/python scripts/bench_plans.py \
+	  && .venv/bin/python scripts/bench_jedec.py; } \
 	  | python3 scripts/bench_collect.py $(BUILD)/bench.json
 
 clean:

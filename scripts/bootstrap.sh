@@ -23,6 +23,7 @@ declare -A WHY=(
   [zlib1g-dev]="litex_sim links it"
   [valgrind]="callgrind counts the benches' instructions a command where the CPU exposes no counter; its callgrind.h marks the counted region"
   [chromium]="a test opens report.html in a real browser (headless) and keeps its screenshot"
+  [blktrace]="its blkparse prints the binary traces a test writes, as users' blktraces are printed, for the trace reader"
 )
 
 missing=()

@@ -8,9 +8,11 @@ import tempfile
 from pathlib import Path
 
 from . import __version__
-from . import drive_catalog, limits, progress, results
+from . import drive_catalog, limits, progress, pts, results
 from . import program_format as pf
 from . import plan as plan_mod
+from . import trace as trace_mod
+from . import trace_gen
 from .compile import PROTOCOL_OF, SMART_PROTOCOL_OF
 from .data_out import problem as data_out_problem
 from .errors import InputError
@@ -47,28 +49,52 @@ def _run(plan, a) -> int:
 
 
 def cmd_run(a) -> int:
-    return _run(plan_mod.load(plan_mod.find(a.plan)), a)
+    return _run(plan_mod.with_settings(plan_mod.load(plan_mod.find(a.plan)), a.set), a)
 
 
 def _print_report(run_dir: Path, phases, plots, status: str, notes: list[str]) -> None:
     from .report import headline
-    print(f"report: {run_dir}/  (records.parquet, summary.json, run.json, {', '.join(p.name for p in plots)})")
+    html = ["report.html"] if (Path(run_dir) / "report.html").exists() else []
+    print(f"report: {run_dir}/  (records.parquet, summary.json, run.json, {', '.join([*html, *(p.name for p in plots)])})")
     print(f"run ended: {status}")
     for note in notes:
         print(f"  ! the run: {note}")
     for line in headline(phases):
         print("  " + line)
+    for line in pts.lines(run_dir):
+        print("  " + line)
 
 
 def cmd_report(a) -> int:
     from . import run_state
-    run_dir = Path(a.dir)
+    if a.compare:
+        return _report_compare(a)
+    if len(a.dir) > 1:
+        raise InputError(a.dir[1], "report takes one run directory; --compare DIR DIR... overlays runs")
+    for flag, given in (("--out", a.out is not None), ("--force", a.force)):
+        if given:
+            raise InputError(flag, "is for --compare (a run's report goes in its own directory)")
+    run_dir = Path(a.dir[0])
     phases, plots = rebuild(run_dir, keep_raw=a.keep_raw)  # InputError for what is not a run, or holds no records
     state = run_state.inspect(run_dir)
     outcome = run_state.read_meta(run_dir).get("outcome")
     notes = outcome.get("notes", []) if isinstance(outcome, dict) else []
     _print_report(run_dir, phases, plots, state.line(), [str(n) for n in notes] if isinstance(notes, list) else [])
     return 0 if state.status == "done" and not state.missing else 3
+
+
+def _report_compare(a) -> int:
+    """The runs overlaid (report_compare): the charts and compare.html in --out; exit 3
+    when a run did not end done (its line says so), as `report` does for one."""
+    from .report_compare import compare
+    if a.keep_raw:
+        raise InputError("--keep-raw", "is for one run's report; --compare reads records.parquet and writes no run")
+    out, runs, plots = compare(a.dir, Path(a.out) if a.out is not None else None, a.force)
+    print(f"compare: {out}/  ({', '.join(['compare.html', *(p.name for p in plots)])})")
+    for r in runs:
+        print(f"  {r.name}: {r.dir}  plan {r.meta.get('plan', {}).get('name', '?') if isinstance(r.meta.get('plan'), dict) else '?'}"
+              f", profile {r.meta.get('profile', '?')}, {len(r.phases)} phases; run ended: {r.status}")
+    return 0 if all(r.done for r in runs) else 3
 
 
 def cmd_identify(a) -> int:
@@ -191,11 +217,105 @@ def cmd_replay(a) -> int:
     if a.label is not None and not a.label.strip():
         raise InputError("--label", "a phase label must not be empty")
     steps = [{"do": "secure_erase", "label": "secure erase"}] if a.erase else []
-    steps.append({"do": "replay", "label": a.label or trace.stem, "trace": str(trace),
+    steps.append({"do": "replay", "label": a.label or trace.stem, "trace": str(trace), "format": a.format,
                   "queue_depth": qd, "ncq": not a.dma})
     plan = plan_mod.from_dict({"plan": {"name": f"replay-{trace.stem}", "profile": a.profile or "consumer-256gb"},
                                "step": steps}, str(trace))
     return _run(plan, a)
+
+
+def _trace_drive(a) -> tuple[int, str]:
+    """The drive a trace is made for or read against: --capacity-sectors, else the profile's
+    IDENTIFY (its LBA48 sectors, as a run compiles for); its sectors and how to name it."""
+    if a.capacity_sectors is not None:
+        if a.capacity_sectors < 1:
+            raise InputError(f"--capacity-sectors {a.capacity_sectors}", "a drive of at least one sector")
+        return a.capacity_sectors, f"{a.capacity_sectors:,} sectors"
+    drive_catalog.check_profile(a.profile, f"--profile {a.profile}")
+    try:
+        words = make_target("model", a.profile).identify()
+    except drive_catalog.DriveRefused as e:
+        raise InputError(f"--profile {a.profile}", e.message) from None
+    capacity = identify_fields(words)["lba48_sectors"]
+    return capacity, f"{a.profile}, {capacity:,} sectors"
+
+
+def _print_trace_stats(st: dict, head: str, notes: list[str]) -> None:
+    """`fisrig trace stats`'s lines (docs/traces.md shows them)."""
+    cap = st["capacity_sectors"]
+    print(head)
+    for note in notes:
+        print(f"  note: {note}")
+    n = max(st["commands"], 1)
+    if st["writes"]:
+        sizes = ", ".join(f"{b / 1024:g} KiB {100 * share:.1f}%" for b, share in st["write_sizes"])
+        bands = ", ".join(f"{name} {100 * share:.1f}%" for name, share in
+                          zip(("first 5%", "next 15%", "last 80%"), st["band_shares"]))
+        print(f"  writes:  {st['writes']:,} ({100 * st['writes'] / n:.1f}%): {st['write_bytes'] / 1e9:.1f} GB, mean "
+              f"{st['mean_write_bytes']:,.0f} bytes; random {100 * st['random_share']:.1f}%, sequential "
+              f"{100 * st['sequential_share']:.1f}% (starts where one of the {trace_mod.SEQ_WINDOW} writes before "
+              f"ended)")
+        print(f"           sizes: {sizes}")
+        print(f"           4 KiB-aligned {100 * st['aligned_4k_share']:.1f}% (of those of 4 KiB and more); under "
+              f"4 KiB {100 * st['under_4k_share']:.1f}%; by LBA: {bands} of the drive")
+    else:
+        print("  writes:  0")
+    print(f"  reads:   {st['reads']:,}" + (f": {st['read_bytes'] / 1e9:.1f} GB" if st["reads"] else ""))
+    print(f"  TRIMs:   {st['trims']:,}" + (f": {st['trimmed_bytes'] / 1e9:.1f} GB, {100 * st['trimmed_share']:.1f}% "
+                                           f"of the drive ({100 * st['trimmed_once_share']:.1f}% counted once)"
+                                           if st["trims"] else ""))
+    print(f"  flushes: {st['flushes']:,}" + (f" (one per {st['writes_per_flush']:.1f} writes)"
+                                             if st["writes_per_flush"] else ""))
+    print(f"  drive:   {cap:,} sectors ({cap * 512 / 1e9:.1f} GB)")
+
+
+def cmd_trace(a) -> int:
+    """`trace generate`: a generated trace written as op,lba,sectors lines; `trace stats`:
+    what a trace holds (fisrig.trace.stats), in any format replay reads."""
+    import json
+    import time
+
+    import numpy as np
+    if a.trace_cmd == "generate":
+        out = Path(a.out)
+        if out.is_dir():
+            raise InputError(f"--out {a.out}", "is a directory; name a file")
+        if out.exists() and not a.force:
+            raise InputError(f"--out {a.out}", "exists; add --force to replace it")
+        if not out.parent.is_dir():
+            raise InputError(f"--out {a.out}", f"no such directory {str(out.parent)!r}")
+        if a.commands is not None and (why := trace_gen.problem(a.kind, trace_gen.MIN_CAPACITY, a.commands)):
+            raise InputError(f"--commands {a.commands}", why)
+        capacity, drive = _trace_drive(a)
+        if why := trace_gen.problem(a.kind, capacity, a.commands):
+            raise InputError(f"--capacity-sectors {capacity}" if a.capacity_sectors is not None else
+                             f"--profile {a.profile}", why)
+        t0 = time.monotonic()
+        entries = trace_gen.generate(a.kind, capacity, a.commands, a.seed)
+        t1 = time.monotonic()
+        tmp = out.with_name(out.name + ".tmp")
+        trace_mod.write(tmp, entries)
+        os.replace(tmp, out)  # a trace half written is never left under its name
+        op = entries["op"]
+        writes = op == trace_mod.W
+        print(f"trace: {a.kind}, seed {a.seed}, for {drive}: {len(entries):,} commands into {out} "
+              f"(generated in {t1 - t0:.1f} s, written in {time.monotonic() - t1:.1f} s)")
+        print(f"  {int(writes.sum()):,} writes ({entries['sectors'][writes].sum(dtype=np.int64) * 512 / 1e9:.1f} GB), "
+              f"{int((op == trace_mod.T).sum()):,} TRIMs, {int((op == trace_mod.F).sum()):,} flushes; "
+              f"`fisrig trace stats {out}` says more")
+        return 0
+    capacity, drive = _trace_drive(a)
+    t0 = time.monotonic()
+    tr = trace_mod.read(Path(a.trace), capacity, a.format)
+    st = trace_mod.stats(tr.entries, capacity)
+    if a.json:
+        print(json.dumps({"trace": a.trace, "format": tr.format, "seconds": tr.seconds, "notes": tr.notes, **st}))
+        return 0
+    span = f" over {tr.seconds:,.3f} s of trace time (replay is closed-loop: times are not waited for)" \
+        if tr.seconds is not None else ""
+    _print_trace_stats(st, f"trace: {a.trace} ({tr.format}): {st['commands']:,} commands{span}; read and counted in "
+                           f"{time.monotonic() - t0:.1f} s, against {drive}", tr.notes)
+    return 0
 
 
 class _Parser(argparse.ArgumentParser):
@@ -249,12 +369,23 @@ def parser() -> argparse.ArgumentParser:
                        description="Checks the plan against the drive, prints what the run will cost "
                                    "(commands, records, disk, simulated time), runs it and reports.")
     r.add_argument("plan")
+    r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="set a [plan] key for this run, e.g. --set data=lfsr, --set compress_pct=25, "
+                        "--set seed=7 (repeatable)")
     runs(r, "runs/<plan name>")
     common(r)
     r.set_defaults(fn=cmd_run)
 
-    rp = sub.add_parser("report", help="rebuild summary and plots from a run directory")
-    rp.add_argument("dir")
+    rp = sub.add_parser("report", help="rebuild summary, plots and report.html from a run directory; "
+                                       "--compare: runs overlaid on one chart per kind",
+                        description="DIR: summary.json, the plots and report.html again, from its records. "
+                                    "--compare DIR DIR...: the runs overlaid on one chart per kind, and "
+                                    "compare.html, in --out.")
+    rp.add_argument("dir", nargs="+", help="a run directory (two or more with --compare)")
+    rp.add_argument("--compare", action="store_true", help="overlay the runs' charts (two or more directories)")
+    rp.add_argument("--out", help="with --compare: the directory for the charts and compare.html (default: "
+                                  "runs/compare-A-vs-B...); refused when it holds anything")
+    rp.add_argument("--force", action="store_true", help="with --compare: replace the comparison in --out")
     keep_raw(rp)
     rp.set_defaults(fn=cmd_report)
 
@@ -278,8 +409,12 @@ def parser() -> argparse.ArgumentParser:
     common(w)
     w.set_defaults(fn=cmd_raw, profile="consumer-256gb")
 
-    t = sub.add_parser("replay", help="replay a trace of op,lba,sectors lines (R/W/T/F)", drive_help=True)
+    t = sub.add_parser("replay", help="replay a trace (op,lba,sectors lines, a time,op,lba,length CSV, or "
+                                      "blkparse output)", drive_help=True)
     t.add_argument("trace")
+    t.add_argument("--format", default="auto", choices=trace_mod.FORMATS,
+                   help="the trace's format: auto (the default: from its first line), ops, csv or blkparse "
+                        "(docs/traces.md)")
     t.add_argument("--qd", type=int, help="queue depth, 1..32 (default 32; 1 with --dma)")
     t.add_argument("--dma", action="store_true", help="READ/WRITE DMA EXT at QD1 instead of NCQ")
     t.add_argument("--erase", action="store_true", help="secure erase first")
@@ -295,6 +430,38 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("b", help="the reference run directory (percentages are of its times)")
     c.add_argument("--pct", type=float, default=2.0, help="tolerance in percent (default 2)")
     c.set_defaults(fn=cmd_compare)
+
+    tr = sub.add_parser("trace", help="make a trace (the JEDEC test's generators) or say what a trace holds",
+                        description="generate: a client or JESD219 enterprise trace for a drive, as op,lba,sectors "
+                                    "lines; stats: what a trace in any format replay reads holds (docs/traces.md).")
+    trs = tr.add_subparsers(dest="trace_cmd", required=True)
+
+    def drive(sp):
+        sp.add_argument("--profile", default="consumer-256gb",
+                        help="the simulated drive whose capacity (IDENTIFY) counts (default consumer-256gb)")
+        sp.add_argument("--capacity-sectors", type=_int, metavar="N",
+                        help="a drive of N 512-byte sectors instead of --profile's")
+
+    g = trs.add_parser("generate", help="a generated trace, as op,lba,sectors lines (docs/traces.md)",
+                       description="client: the review's JEDEC client trace statistics (37 M writes and 800 GB a "
+                                   "pass on 256 GB, 25% sequential, TRIMs and flushes), scaled to the drive; "
+                                   "enterprise: JESD219's enterprise workload. Deterministic for a seed.")
+    g.add_argument("kind", choices=trace_gen.KINDS)
+    g.add_argument("--out", required=True, help="the trace file to write (refused when it exists, unless --force)")
+    g.add_argument("--force", action="store_true", help="replace --out")
+    drive(g)
+    g.add_argument("--commands", type=_int, help="the trace's commands (default: a pass for this drive: 37 M "
+                                                 "writes on 256 GB, scaled to its capacity, plus TRIMs and flushes)")
+    g.add_argument("--seed", type=_int, default=1, help="the generator's seed (default 1)")
+    g.set_defaults(fn=cmd_trace)
+    ts = trs.add_parser("stats", help="commands, bytes, mean write, random/sequential, sizes, LBA bands, TRIMs and "
+                                      "flushes of a trace")
+    ts.add_argument("trace")
+    ts.add_argument("--format", default="auto", choices=trace_mod.FORMATS,
+                    help="the trace's format (default auto: from its first line)")
+    drive(ts)
+    ts.add_argument("--json", action="store_true", help="the figures as one JSON object")
+    ts.set_defaults(fn=cmd_trace)
 
     pl = sub.add_parser("plans", help="list the built-in plans")
     pl.set_defaults(fn=cmd_plans)

@@ -50,9 +50,13 @@ STEP_KEYS: dict[str, dict[str, Any]] = {
     "power_on": {},
     "power_cut_at": {"event": str, "count": int, "delay_us": _NUM},
     "comreset": {},
-    "replay": {"trace": str, "queue_depth": int, "ncq": bool, "data": str, "compress_pct": int},
+    "replay": {"trace": str, "format": str, "generator": str, "commands": int, "seed": int, "trims": str,
+               "queue_depth": int, "ncq": bool, "data": str, "compress_pct": int},
+    "pts_iops": {"block_sizes_kib": list, "read_pcts": list, "seconds_per_cell": _NUM, "max_rounds": int,
+                 "window": int, "range_pct": int, "slope_pct": int, "track_kib": _NUM, "track_read_pct": int,
+                 "queue_depth": int, "data": str, "compress_pct": int, "span_pct": _NUM},
 }
-PLAN_KEYS = {"name": str, "description": str, "profile": str, "seed": int}
+PLAN_KEYS = {"name": str, "description": str, "profile": str, "seed": int, "data": str, "compress_pct": int}
 
 
 @dataclass
@@ -71,6 +75,8 @@ class Plan:
     description: str = ""
     profile: str = "consumer-256gb"
     seed: int = 1
+    data: str = "stamp"       # what writes carry, unless a step says (`data`, `compress_pct`)
+    compress_pct: int = 100
     source: str = "<plan>"
     lines: dict[tuple, int] = field(default_factory=dict)
 
@@ -163,9 +169,12 @@ def from_dict(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None 
             raise PlanError(source, where, f"[plan]: {key} = {problem}")
     name = head.get("name", Path(source).stem)
     _check_name(name, source, lines.get(("plan", 0, "name")))
+    for key in ("data", "compress_pct"):
+        if key in head and (why := _written_problem(key, head[key])):
+            raise PlanError(source, lines.get(("plan", 0, key)), f"[plan]: {why}")
     plan = Plan(name=name, steps=[], source=source, lines=lines,
                 description=head.get("description", ""), profile=head.get("profile", "consumer-256gb"),
-                seed=head.get("seed", 1))
+                seed=head.get("seed", 1), data=head.get("data", "stamp"), compress_pct=head.get("compress_pct", 100))
     steps = data.get("step")
     if not steps:
         raise PlanError(source, None, "the plan has no [[step]]")
@@ -198,6 +207,46 @@ def from_dict(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None 
             if problem := _number_problem(value):
                 raise plan.error(step, key, f"{key} = {problem}")
         plan.steps.append(step)
+    return plan
+
+
+DATA_SOURCES = ("stamp", "zeros", "lfsr")
+
+
+def _written_problem(key: str, value: Any) -> str | None:
+    """What is wrong with a plan-wide `data` or `compress_pct` (what writes carry), or None."""
+    if key == "data" and value not in DATA_SOURCES:
+        return f"data = {value!r} is not valid {closest(value, DATA_SOURCES)}"
+    if key == "compress_pct" and not 0 <= value <= 100:
+        return f"compress_pct = {value}: must be 0..100"
+    return None
+
+
+def with_settings(plan: Plan, settings: list[str]) -> Plan:
+    """The plan with [plan] keys set from the command line (`--set data=lfsr`, `--set
+    compress_pct=25`): each KEY=VALUE, VALUE as TOML reads it (a bare word is a string),
+    checked as the same key in the file would be; InputError naming the --set."""
+    for text in settings:
+        where = f"--set {text}"
+        key, eq, value = text.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise InputError(where, "expected KEY=VALUE, e.g. --set data=lfsr")
+        if key not in PLAN_KEYS:
+            raise InputError(where, f"unknown [plan] key '{key}' {closest(key, PLAN_KEYS)}")
+        try:
+            parsed = tomllib.loads(f"v = {value.strip()}")["v"]
+        except tomllib.TOMLDecodeError:
+            parsed = value.strip()
+        if not _type_ok(parsed, PLAN_KEYS[key]):
+            raise InputError(where, f"'{key}' must be {_type_name(PLAN_KEYS[key])}, not {parsed!r}")
+        if problem := _number_problem(parsed):
+            raise InputError(where, f"{key} = {problem}")
+        if key == "name":
+            _check_name(parsed, where, None)
+        if key in ("data", "compress_pct") and (why := _written_problem(key, parsed)):
+            raise InputError(where, why)
+        setattr(plan, key, parsed)
     return plan
 
 

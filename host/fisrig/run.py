@@ -11,7 +11,7 @@ from . import plan as plan_mod
 from . import program_format as pf
 from . import drive_catalog
 from . import estimate as estimate_mod
-from . import phase_stats, report, results, run_state
+from . import phase_stats, pts, report, results, run_state
 from .compile import compile_plan
 from .errors import InputError
 from .targets import identify_fields, make_target
@@ -65,7 +65,7 @@ def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = No
 
 # What a run leaves in its directory; --force replaces these and nothing else.
 RUN_FILES = ("program.bin", results.RAW, results.PARQUET, results.PARQUET + ".tmp", results.RUN_JSON,
-             results.SUMMARY, "console.log")
+             results.SUMMARY, "console.log", pts.JSON, report.HTML)
 
 
 def check_out(out: Path, force: bool) -> list[str]:
@@ -121,6 +121,7 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
         "profile": p.profile, "faults": p.faults,
         "seed": plan.seed, "status": "running",
         "plan": {"name": plan.name, "description": plan.description, "source": plan.source,
+                 "data": plan.data, "compress_pct": plan.compress_pct,
                  "steps": [{"do": s.do, "label": s.label, **s.args} for s in plan.steps]},
         "markers": {str(k): v for k, v in p.compiled.markers.items()},
         "identify": p.ident,
@@ -153,6 +154,38 @@ def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str
                    keep_raw=keep_raw)
 
 
+# What the report holds in memory a record (its columns, per-phase copies and sorts),
+# measured at its peak (/usr/bin/time): the main job's 36.1 M records 4.35 GB (120 bytes
+# each, fixed costs included), steady-state-states on sandforce-240gb's 194 M 20.3 GB (104).
+REPORT_BYTES_PER_RECORD = 110
+
+
+class ReportTooLarge(RuntimeError):
+    """A run whose report would not fit in this machine's memory: its records are kept."""
+
+
+def memory_available() -> int | None:
+    """Bytes this machine can give a process now (Linux's MemAvailable), or None."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_report_fits(run_dir: Path, rows: int) -> None:
+    """ReportTooLarge, before the report starts, when it would need more memory than the
+    machine has free (the kernel would kill it part-way: a 200 M-record run did)."""
+    need, free = rows * REPORT_BYTES_PER_RECORD, memory_available()
+    if free is not None and need > free:
+        raise ReportTooLarge(f"{run_dir}: the report of {rows:,} records needs about {need / 1e9:.0f} GB of memory and "
+                             f"{free / 1e9:.0f} GB is free, so it was not made; records.parquet holds every record "
+                             f"(DuckDB and polars read it in pieces): run `fisrig report {run_dir}` where there is "
+                             "more memory")
+
+
 def rebuild(run_dir: Path, keep_raw: bool = True):
     """records.parquet (from records.bin if need be), summary.json and the plots. A
     records.parquet is never replaced by one with fewer records (records.bin cut short);
@@ -175,7 +208,17 @@ def rebuild(run_dir: Path, keep_raw: bool = True):
         if not keep_raw and meta.get("status") != "running":
             (run_dir / results.RAW).unlink()
     import pyarrow.parquet as pq
+    check_report_fits(run_dir, pq.ParquetFile(run_dir / results.PARQUET).metadata.num_rows)
     table = pq.read_table(run_dir / results.PARQUET, columns=report.REPORT_COLUMNS)
     phases = phase_stats.compute(table, meta)  # one computation for summary.json and the headline
     results.write_json(run_dir / results.SUMMARY, results.fio_summary(table, meta, phases))
-    return report.make_report(run_dir, table, meta, phases)
+    phases, plots = report.make_report(run_dir, table, meta, phases)
+    # SNIA PTS steps: their rounds, window and tables (pts.json and its chart).
+    done = pts.analyse(pq.read_table(run_dir / results.PARQUET, columns=pts.COLUMNS), meta) \
+        if any(s.get("do") == "pts_iops" for s in meta.get("plan", {}).get("steps", [])) else []
+    pts.write(run_dir, done)
+    chart = run_dir / pts.PLOT
+    if done and pts.plot(done, chart, meta):
+        plots.append(chart)
+        report.write_html(run_dir, meta, phases, plots)  # again, with the PTS chart
+    return phases, plots

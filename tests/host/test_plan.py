@@ -137,3 +137,22 @@ def test_builtin_plans_compile_for_their_drives():
         cap = identify_fields(ModelTarget(p.profile).identify())["lba48_sectors"]
         compiled = compile_plan(p, cap)
         assert len(compiled.markers) >= 3, name
+
+
+def test_plan_keys_set_from_the_command_line(tmp_path):
+    """`run --set KEY=VALUE`: a [plan] key for one run, checked as in the file; one line naming
+    the --set for each mistake."""
+    from fisrig.errors import InputError
+    p = plan.from_dict({"plan": {"name": "x"}, "step": [{"do": "flush"}]})
+    plan.with_settings(p, ["data=lfsr", "compress_pct=25", "seed=7", "name=other"])
+    assert (p.data, p.compress_pct, p.seed, p.name) == ("lfsr", 25, 7, "other")
+    for bad, what in [("data=bogus", "not valid"), ("compress_pct=101", "0..100"), ("seed=-1", "negative"),
+                      ("foo=1", "unknown [plan] key"), ("nokey", "KEY=VALUE"), ("seed=x", "whole number"),
+                      ("name=a/b", "without '/'")]:
+        with pytest.raises(InputError) as e:
+            plan.with_settings(p, [bad])
+        assert e.value.where == f"--set {bad}" and what in e.value.message, (bad, str(e.value))
+    f = tmp_path / "d.toml"
+    f.write_text('[plan]\nname = "x"\ndata = "x"\n[[step]]\ndo = "flush"\n')
+    with pytest.raises(PlanError, match=r":3: \[plan\]: data = 'x' is not valid"):
+        plan.load(f)

@@ -1,0 +1,191 @@
+"""SNIA SSS PTS's IOPS test: the matrix a `pts_iops` step runs each round, and what a run
+says of it: each round's figure for the tracked cell, the steady-state window and whether
+it held, and the PTS tables (each cell's IOPS averaged over the window's rounds).
+
+The rig decides when to stop (the VM's until-steady loop, struct fisrig_op_loop in
+program.h); each round ends with a LOOP_PASS record carrying the tracked workload's
+commands and its first and last ticks, and the steady verdict the VM reached. The rounds
+of the other cells are told apart by those records: records come in completion order and
+every cell drains before the next starts, so a command belongs to the round whose
+LOOP_PASS record follows it.
+
+The steady-state rule is the PTS's (SNIA SSS PTS 2.0.2, section 3): over a window of
+rounds of the tracked variable (4 KiB random write IOPS), the range (max - min) within
+20% of the window's average, and the excursion of the least-squares line across the
+window (|slope| x (rounds - 1)) within 10% of it.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from .results import code_of, codes
+
+BLOCK_SIZES_KIB = [1024, 128, 64, 32, 16, 8, 4, 0.5]
+READ_PCTS = [100, 95, 65, 50, 35, 5, 0]
+DEFAULTS = {"max_rounds": 25, "window": 5, "range_pct": 20, "slope_pct": 10, "track_kib": 4,
+            "track_read_pct": 0, "seconds_per_cell": 60}
+JSON = "pts.json"
+PLOT = "pts_steady_state.png"
+# LOOP_PASS records carry the VM's verdict in `status` (1: the window held steady).
+COLUMNS = ["kind", "marker", "status", "t_submit_ns", "t_status_ns", "lba", "lbas"]
+
+
+def cells(args: dict) -> list[tuple[float, int]]:
+    """The matrix in the order a round runs it: each R/W mix (percent read), then each block
+    size (KiB), largest first, as the PTS orders them."""
+    sizes = args.get("block_sizes_kib", BLOCK_SIZES_KIB)
+    return [(k, r) for r in args.get("read_pcts", READ_PCTS) for k in sorted(sizes, reverse=True)]
+
+
+def cell_label(base: str, kib: float, read_pct: int) -> str:
+    return f"{base} {kib:g} KiB {read_pct}/{100 - read_pct}"
+
+
+def steady(y: np.ndarray, range_pct: float, slope_pct: float) -> dict:
+    """The window's figures as the PTS states them, and whether they hold."""
+    x = np.arange(len(y), dtype=float)
+    mean = float(y.mean())
+    slope, intercept = np.polyfit(x, y, 1) if len(y) > 1 else (0.0, mean)
+    rng = float(y.max() - y.min())
+    excursion = abs(float(slope)) * (len(y) - 1)
+    return {"average": mean, "range": rng, "range_pct_of_average": 100 * rng / mean if mean else None,
+            "slope_per_round": float(slope), "intercept": float(intercept), "excursion": excursion,
+            "excursion_pct_of_average": 100 * excursion / mean if mean else None,
+            "holds": bool(mean > 0 and rng * 100 <= range_pct * mean and excursion * 100 <= slope_pct * mean)}
+
+
+@dataclass
+class PtsResult:
+    step: dict
+    base: str
+    rounds: list[dict] = field(default_factory=list)  # each pass: round, tracked IOPS, steady
+    steady_round: int | None = None   # the round whose window held (the VM's verdict)
+    window: list[int] = field(default_factory=list)  # the rounds of the measurement window
+    window_figures: dict = field(default_factory=dict)
+    table: dict[str, dict[str, float]] = field(default_factory=dict)  # "<kib> KiB" -> {"r/w": IOPS}
+
+    def to_json(self) -> dict:
+        return {"label": self.base, "step": self.step, "rounds_run": len(self.rounds),
+                "steady_state_reached": self.steady_round is not None, "steady_round": self.steady_round,
+                "window_rounds": self.window, "window": self.window_figures, "rounds": self.rounds,
+                "iops_table": self.table}
+
+
+def analyse(table: pa.Table, meta: dict) -> list[PtsResult]:
+    """One result per pts_iops step of the run's plan, from its records."""
+    steps = [s for s in meta.get("plan", {}).get("steps", []) if s.get("do") == "pts_iops"]
+    if not steps:
+        return []
+    from .compile import phase_label
+    kind, kind_names = codes(table, "kind")
+    marker, marker_names = codes(table, "marker")
+    status = table.column("status").to_numpy()
+    t0 = table.column("t_submit_ns").to_numpy()
+    t1 = table.column("t_status_ns").to_numpy()
+    lba, lbas = table.column("lba").to_numpy(), table.column("lbas").to_numpy()
+    passes = np.flatnonzero(kind == code_of(kind_names, "loop_pass"))
+    is_cmd = kind == code_of(kind_names, "command")
+    out, current, used = [], None, 0
+    for s in meta["plan"]["steps"]:
+        current = phase_label(s.get("label"), current, s["do"])
+        if s["do"] != "pts_iops":
+            continue
+        args = {**DEFAULTS, **{k: v for k, v in s.items() if k not in ("do", "label")}}
+        labels = {cell_label(current, k, r): (k, r) for k, r in cells(args)}
+        codes_of = {code_of(marker_names, lab): lab for lab in labels}
+        # This step's passes: the LOOP_PASS records carrying one of its cells' markers.
+        mine = passes[np.isin(marker[passes], list(codes_of))] if len(passes) else passes
+        res = PtsResult(step=s, base=current)
+        prev = 0 if not used else passes[used - 1] + 1
+        used += len(mine)
+        for i, at in enumerate(mine, 1):
+            span = (int(t1[at]) - int(t0[at])) / 1e9
+            iops = float(lba[at]) / span if span > 0 else 0.0
+            held = bool(status[at] == 1)
+            res.rounds.append({"round": int(lbas[at]), "tracked_iops": iops, "steady": held})
+            if held:
+                res.steady_round = int(lbas[at])
+            rows = np.arange(prev, at)
+            rows = rows[is_cmd[rows]]
+            for c, lab in codes_of.items():
+                r = rows[marker[rows] == c]
+                if len(r):
+                    dt = (int(t1[r].max()) - int(t0[r].min())) / 1e9
+                    res.rounds[-1].setdefault("cells", {})[lab] = len(r) / dt if dt > 0 else 0.0
+            prev = at + 1
+        if res.rounds:
+            n = min(args["window"], len(res.rounds))
+            win = res.rounds[:res.steady_round][-n:] if res.steady_round else res.rounds[-n:]
+            res.window = [r["round"] for r in win]
+            res.window_figures = steady(np.array([r["tracked_iops"] for r in win]), args["range_pct"],
+                                        args["slope_pct"])
+            for lab, (k, rd) in labels.items():
+                vals = [r.get("cells", {}).get(lab) for r in win]
+                vals = [v for v in vals if v is not None]
+                res.table.setdefault(f"{k:g} KiB", {})[f"{rd}/{100 - rd}"] = float(np.mean(vals)) if vals else 0.0
+        out.append(res)
+    return out
+
+
+def lines(run_dir: Path) -> list[str]:
+    """The console's account of a run's PTS steps (pts.json): the verdict, the window's
+    figures against the rule, and the PTS table."""
+    path = Path(run_dir) / JSON
+    if not path.exists():
+        return []
+    out = []
+    for r in json.loads(path.read_text()):
+        w, win = r["window"], r["window_rounds"]
+        verdict = (f"steady state at round {r['steady_round']} (window rounds {win[0]}-{win[-1]})"
+                   if r["steady_state_reached"] else f"no steady state in {r['rounds_run']} rounds")
+        rule = {**DEFAULTS, **r["step"]}
+        out.append(f"PTS {r['label']}: {verdict}; tracked cell {w.get('average', 0):.0f} IOPS on average, range "
+                   f"{w.get('range_pct_of_average') or 0:.1f}% (at most {rule['range_pct']}%), least-squares "
+                   f"excursion {w.get('excursion_pct_of_average') or 0:.1f}% (at most {rule['slope_pct']}%)")
+        mixes = list(next(iter(r["iops_table"].values()), {}))
+        out.append(f"  {'IOPS (R/W)':>12} " + " ".join(f"{m:>9}" for m in mixes))
+        for size, row in r["iops_table"].items():
+            out.append(f"  {size:>12} " + " ".join(f"{row[m]:>9.0f}" for m in mixes))
+    return out
+
+
+def write(run_dir: Path, results: list[PtsResult]) -> Path | None:
+    """pts.json beside summary.json (removed when the run has no PTS step)."""
+    path = Path(run_dir) / JSON
+    if not results:
+        path.unlink(missing_ok=True)
+        return None
+    path.write_text(json.dumps([r.to_json() for r in results], indent=1) + "\n")
+    return path
+
+
+def plot(results: list[PtsResult], path: Path, meta: dict) -> bool:
+    """Each round's tracked IOPS, the window, its average with the +-10% band (a 20% range)
+    and the least-squares line across it, as the PTS's steady-state chart draws them."""
+    import matplotlib.pyplot as plt
+
+    from .report import _finish
+    fig, ax = plt.subplots(figsize=(10, 4.5))
+    for r in results:
+        if not r.rounds:
+            continue
+        x = [p["round"] for p in r.rounds]
+        ax.plot(x, [p["tracked_iops"] for p in r.rounds], "o-", lw=1, ms=4, label=f"{r.base}: tracked cell IOPS")
+        w = r.window_figures
+        if r.window:
+            lo, hi = r.window[0], r.window[-1]
+            avg = w["average"]
+            ax.axvspan(lo - 0.3, hi + 0.3, color="C2", alpha=0.12,
+                       label=f"window {lo}-{hi}" + (" (steady)" if r.steady_round else " (not steady)"))
+            ax.hlines([avg * 0.9, avg, avg * 1.1], lo - 0.3, hi + 0.3, colors=["0.5", "k", "0.5"],
+                      linestyles=["--", "-", "--"], lw=1)
+            xs = np.array([lo, hi], dtype=float)
+            ax.plot(xs, w["intercept"] + w["slope_per_round"] * (xs - lo), color="C3", lw=1.5,
+                    label=f"least-squares line (excursion {w['excursion_pct_of_average'] or 0:.1f}% of avg)")
+    ax.set_ylim(bottom=0)
+    return _finish(fig, ax, path, "round", "IOPS", "SNIA PTS steady state: the tracked cell per round", meta)
