@@ -13,22 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from fisrig import cli
+from cli_in_process import fisrig
 from fisrig import program_format as pf
 
 HERE = Path(__file__).parent
 CORPUS = sorted((HERE / "bad_inputs").glob("*.toml"))
 REPO = HERE.parents[1]
-
-
-def fisrig(argv, capsys) -> tuple[int, str, str]:
-    """The command in this process: (exit code, stdout, stderr)."""
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as e:  # argparse's own refusals
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def refused(argv, capsys, pattern: str) -> str:

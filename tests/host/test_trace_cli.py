@@ -11,20 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fisrig import cli, trace, trace_gen
+from cli_in_process import fisrig
+from fisrig import trace, trace_gen
 
 REPO = Path(__file__).resolve().parents[2]
 CAP = 1 << 22  # sectors: 2 GiB
-
-
-def fisrig(argv, capsys) -> tuple[int, str, str]:
-    """The command in this process: (exit code, stdout, stderr)."""
-    try:
-        code = cli.main([str(a) for a in argv])
-    except SystemExit as e:  # argparse's own refusals
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_generate_writes_the_generators_trace_and_stats_reads_it(tmp_path, capsys):
