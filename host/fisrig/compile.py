@@ -136,6 +136,16 @@ class _Compiler:
             raise self.err(step, "compress_pct", f"compress_pct = {compress}: must be 0..100")
         return data, compress
 
+    def cost(self, c: Cost) -> None:
+        """An instruction's cost, with the marker its records carry (progress and estimate)."""
+        self.costs.append(c)
+        self.cost_markers.append(self.markers[self.current])
+
+    def raw_cost(self, protocol: str) -> None:
+        """A one-descriptor instruction's: a command, or an event record and its slack."""
+        self.cost(Cost(commands=int(protocol not in ("power", "link")),
+                       extra_records=int(protocol in ("power", "link")) * (1 + EVENT_SLACK)))
+
     def offset(self) -> int:
         """The program offset the next instruction will have."""
         return pf.HEADER_BYTES + sum(map(len, self.ops))
@@ -158,15 +168,14 @@ class _Compiler:
                                         compress_pct=compress_pct, trims=trims))
         is_trim = entries["op"] == pf.TRACE_OPS["T"]
         moving = entries["op"] < pf.TRACE_OPS["T"]
-        self.costs.append(Cost(commands=int(len(entries) - (is_trim.sum() if trims == "skip" else 0)),
-                               data_bytes=float(entries["sectors"][moving].sum()) * SECTOR))
+        self.cost(Cost(commands=int(len(entries) - (is_trim.sum() if trims == "skip" else 0)),
+                       data_bytes=float(entries["sectors"][moving].sum()) * SECTOR))
 
     def raw(self, protocol: str, command: int, expect: str = "ok", **kw) -> None:
         data_out = kw.pop("data_out", b"")
         self.ops.append(pf.op_raw(pf.desc(protocol, command, **kw), data_out=data_out,
                                   **self.expectation(expect)))
-        self.costs.append(Cost(commands=int(protocol not in ("power", "link")),
-                               extra_records=int(protocol in ("power", "link")) * (1 + EVENT_SLACK)))
+        self.raw_cost(protocol)
 
     @staticmethod
     def expectation(expect: str, status: int | None = None, error: int | None = None) -> dict:
@@ -200,8 +209,8 @@ class _Compiler:
             seed=seed, zipf_theta=theta / 1000, lba_start=start,
             lba_span=count, stop_commands=stop_commands, stop_bytes=stop_bytes, stop_ticks=stop_ticks,
             sizes=sizes))
-        self.costs.append(workload_cost(sizes=sizes, read_pct=read_pct, trim_pct=trim_pct, flush_pct=flush_pct,
-                                        stop_commands=stop_commands, stop_bytes=stop_bytes, stop_ticks=stop_ticks))
+        self.cost(workload_cost(sizes=sizes, read_pct=read_pct, trim_pct=trim_pct, flush_pct=flush_pct,
+                                stop_commands=stop_commands, stop_bytes=stop_bytes, stop_ticks=stop_ticks))
 
     # ---- one method per step kind ----
 
@@ -251,12 +260,12 @@ class _Compiler:
         key = "minutes" if "minutes" in step.args else "seconds"
         ticks = self.fits(step, key, "idle_ticks", int(secs * pf.TICK_HZ), "in 150 MHz ticks")
         self.ops.append(pf.op_idle(ticks))
-        self.costs.append(Cost(idle_ticks=ticks))
+        self.cost(Cost(idle_ticks=ticks))
 
     def do_trim(self, step: Step) -> None:
         start, count = self.span(step)
         self.ops.append(pf.op_trim(start, count, step.args.get("queued", False)))
-        self.costs.append(Cost(commands=-(-count // TRIM_SECTORS_PER_CMD)))
+        self.cost(Cost(commands=-(-count // TRIM_SECTORS_PER_CMD)))
 
     def do_fill(self, step: Step) -> None:
         start, count = self.span(step)
@@ -413,24 +422,21 @@ class _Compiler:
         base = step.label or self.current or step.do
         loop_at = len(self.ops)
         self.ops.append(pf.op_loop(0))  # its size; filled in once the tracked cell's offset is known
-        tracked, body_costs = 0, []
+        tracked, first = 0, len(self.costs)
         for kib, read in cells:
             self.mark(pts.cell_label(base, kib, read))
             if (kib, read) == (a["track_kib"], a["track_read_pct"]):
                 tracked = self.offset()
-            first = len(self.costs)
             self.workload(step, pattern="uniform", qd=qd, ncq=ncq, start=start, count=count,
                           sizes=[(self.sectors_of_kib(step, "block_sizes_kib", kib), 1)], read_pct=read,
                           stop_ticks=ticks)
-            body_costs += [(c, self.markers[self.current]) for c in self.costs[first:]]
-            del self.costs[first:]
         self.ops[loop_at] = pf.op_loop(rounds, steady_pc=tracked, steady_window=window,
                                        steady_range_pct=a["range_pct"], steady_slope_pct=a["slope_pct"])
         self.ops.append(pf.op_end_loop())
-        # At most max_rounds passes; the estimate takes them all (its bound), and the
+        # At most max_rounds passes: the estimate takes them all (its bound), and the
         # progress line a pass's phases in turn.
-        self.costs += [c for _ in range(rounds) for c, _ in body_costs]
-        self.loop_markers += [m for _ in range(rounds) for _, m in body_costs]
+        self.costs += self.costs[first:] * (rounds - 1)
+        self.cost_markers += self.cost_markers[first:] * (rounds - 1)
 
     def do_raw(self, step: Step) -> None:
         a = step.args
@@ -472,8 +478,7 @@ class _Compiler:
                     data="stamp" if protocol.endswith("out") else "none", data_word=step.index + 1,
                     timeout_ticks=timeout),
             data_out=data_out, **self.expectation(expect, status, error)))
-        self.costs.append(Cost(commands=int(protocol not in ("power", "link")),
-                               extra_records=int(protocol in ("power", "link")) * (1 + EVENT_SLACK)))
+        self.raw_cost(protocol)
 
     def data_out(self, step: Step, protocol: str, cmd: int, count: int) -> bytes:
         """A raw step's `data_out` file (relative to the plan), checked: b"" when none."""
@@ -494,10 +499,7 @@ class _Compiler:
     def run(self) -> Compiled:
         for step in self.plan.steps:
             self.mark(phase_label(step.label, self.current, step.do))
-            first = len(self.costs)
-            self.loop_markers: list[int] = []
             getattr(self, f"do_{step.do}")(step)
-            self.cost_markers += self.loop_markers or [self.markers[self.current]] * (len(self.costs) - first)
         size = sum(map(len, self.ops)) + 64  # the header and the END instruction, with room
         if size > limits.top("program_bytes"):
             raise PlanError(self.plan.source, None, f"the program would be {size} bytes; its size field "

@@ -164,12 +164,28 @@ def write(run_dir: Path, results: list[PtsResult]) -> Path | None:
     return path
 
 
-def plot(results: list[PtsResult], path: Path, meta: dict) -> bool:
+def report(run_dir: Path, meta: dict, caption: str) -> list[Path]:
+    """A run's PTS steps, for its report: pts.json and the steady-state chart (the paths
+    written); a run without a PTS step gets neither (and loses stale ones)."""
+    run_dir = Path(run_dir)
+    done = []
+    if any(s.get("do") == "pts_iops" for s in meta.get("plan", {}).get("steps", [])):
+        import pyarrow.parquet as pq
+        done = analyse(pq.read_table(run_dir / "records.parquet", columns=COLUMNS), meta)
+    paths = [p for p in [write(run_dir, done)] if p]
+    if done and plot(done, run_dir / PLOT, caption):
+        paths.append(run_dir / PLOT)
+    else:
+        (run_dir / PLOT).unlink(missing_ok=True)
+    return paths
+
+
+def plot(results: list[PtsResult], path: Path, caption: str) -> bool:
     """Each round's tracked IOPS, the window, its average with the +-10% band (a 20% range)
     and the least-squares line across it, as the PTS's steady-state chart draws them."""
     import matplotlib.pyplot as plt
 
-    from .report import _finish
+    from .plots import finish
     fig, ax = plt.subplots(figsize=(10, 4.5))
     for r in results:
         if not r.rounds:
@@ -188,4 +204,4 @@ def plot(results: list[PtsResult], path: Path, meta: dict) -> bool:
             ax.plot(xs, w["intercept"] + w["slope_per_round"] * (xs - lo), color="C3", lw=1.5,
                     label=f"least-squares line (excursion {w['excursion_pct_of_average'] or 0:.1f}% of avg)")
     ax.set_ylim(bottom=0)
-    return _finish(fig, ax, path, "round", "IOPS", "SNIA PTS steady state: the tracked cell per round", meta)
+    return finish(fig, ax, path, "round", "IOPS", "SNIA PTS steady state: the tracked cell per round", caption)

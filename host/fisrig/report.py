@@ -16,7 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import html_report, phase_stats, plots
+from . import html_report, phase_stats, plots, pts
 from .phase_stats import PhaseStats
 from .plots import caption  # noqa: F401 - a run's caption, as callers know it
 
@@ -62,11 +62,6 @@ def headline(ph: list[PhaseStats]) -> list[str]:
     return lines
 
 
-def _finish(fig, ax, path: Path, xlabel: str, ylabel: str, title: str, meta: dict) -> bool:
-    """plots.finish with the caption of the run `meta` describes (for charts drawn elsewhere)."""
-    return plots.finish(fig, ax, path, xlabel, ylabel, title, caption(meta))
-
-
 # A run's charts, in the order report.html shows them.
 PLOTS = {"iops_per_100k.png": plots.plot_iops, "mbps_across_lba.png": plots.plot_lba_mbps,
          "latency_percentiles.png": plots.plot_latency, "latency_over_time.png": plots.plot_latency_time,
@@ -87,6 +82,7 @@ def make_report(run_dir: Path, table: pa.Table | None = None, meta: dict | None 
     series = [plots.Series(phases, meta)]
     text = caption(meta)
     paths = [run_dir / name for name, fn in PLOTS.items() if fn(series, run_dir / name, text)]
+    paths += [p for p in pts.report(run_dir, meta, text) if p.suffix == ".png"]  # SNIA PTS steps
     write_html(run_dir, meta, phases, paths)
     return phases, paths
 

@@ -212,13 +212,4 @@ def rebuild(run_dir: Path, keep_raw: bool = True):
     table = pq.read_table(run_dir / results.PARQUET, columns=report.REPORT_COLUMNS)
     phases = phase_stats.compute(table, meta)  # one computation for summary.json and the headline
     results.write_json(run_dir / results.SUMMARY, results.fio_summary(table, meta, phases))
-    phases, plots = report.make_report(run_dir, table, meta, phases)
-    # SNIA PTS steps: their rounds, window and tables (pts.json and its chart).
-    done = pts.analyse(pq.read_table(run_dir / results.PARQUET, columns=pts.COLUMNS), meta) \
-        if any(s.get("do") == "pts_iops" for s in meta.get("plan", {}).get("steps", [])) else []
-    pts.write(run_dir, done)
-    chart = run_dir / pts.PLOT
-    if done and pts.plot(done, chart, meta):
-        plots.append(chart)
-        report.write_html(run_dir, meta, phases, plots)  # again, with the PTS chart
-    return phases, plots
+    return report.make_report(run_dir, table, meta, phases)

@@ -104,9 +104,30 @@ def _fast(path: Path, capacity: int) -> np.ndarray | None:
 _CHUNK = 1 << 20  # rows gathered per numpy block: a 37-million-line trace never becomes 37 M tuples
 
 
+class _Rows:
+    """Rows of whole numbers read line by line, kept as numpy blocks of _CHUNK rows."""
+
+    def __init__(self, dtype):
+        self.dtype, self.blocks, self.rows = dtype, [], []
+
+    def add(self, row: tuple) -> None:
+        self.rows.append(row)
+        if len(self.rows) == _CHUNK:
+            self.blocks.append(np.array(self.rows, dtype=self.dtype))
+            self.rows = []
+
+    def array(self, path: Path) -> np.ndarray:
+        """All of them, one row each; PlanError when the trace had none."""
+        if self.rows:
+            self.blocks.append(np.array(self.rows, dtype=self.dtype))
+            self.rows = []
+        if not self.blocks:
+            raise PlanError(str(path), None, "the trace has no commands")
+        return np.concatenate(self.blocks)
+
+
 def _careful(path: Path, capacity: int) -> np.ndarray:
-    blocks: list[np.ndarray] = []
-    rows: list[tuple[int, int, int]] = []
+    rows = _Rows(np.uint64)
     with open(path, "rb") as f:
         for n, raw in enumerate(f, 1):
             try:
@@ -136,15 +157,8 @@ def _careful(path: Path, capacity: int) -> np.ndarray:
                 raise PlanError(str(path), n, f"LBA {lba} is not on the drive (0..{capacity - 1}), even for a FLUSH")
             else:
                 sectors = 0  # a FLUSH moves nothing
-            rows.append((lba, sectors, op))
-            if len(rows) == _CHUNK:
-                blocks.append(np.array(rows, dtype=np.uint64))
-                rows = []
-    if rows:
-        blocks.append(np.array(rows, dtype=np.uint64))
-    if not blocks:
-        raise PlanError(str(path), None, "the trace has no commands")
-    arr = np.concatenate(blocks)
+            rows.add((lba, sectors, op))
+    arr = rows.array(path)
     return _entries(arr[:, 0], arr[:, 1], arr[:, 2])
 
 
@@ -297,8 +311,7 @@ def _csv(path: Path, capacity: int) -> Trace:
                 notes: list[str] = []
                 entries = _split(np.where(data, lba, 0), np.where(data, length, 0), op, notes, "commands")
                 return Trace(entries, "csv", float(times[-1] - times[0]), notes)
-    blocks: list[np.ndarray] = []
-    rows: list[tuple[int, int, int]] = []
+    rows = _Rows(np.int64)
     last, first = -math.inf, None
     for n, line in _lines(path):
         text = line.split("#", 1)[0].strip()
@@ -309,15 +322,8 @@ def _csv(path: Path, capacity: int) -> Trace:
             raise PlanError(str(path), n, f"{got}: {text[:80]!r}")
         last = got[0]
         first = last if first is None else first
-        rows.append(got[1:])
-        if len(rows) == _CHUNK:  # as the ops reader: never tens of millions of tuples at once
-            blocks.append(np.array(rows, dtype=np.int64))
-            rows = []
-    if rows:
-        blocks.append(np.array(rows, dtype=np.int64))
-    if not blocks:
-        raise PlanError(str(path), None, "the trace has no commands")
-    arr = np.concatenate(blocks)
+        rows.add(got[1:])
+    arr = rows.array(path)
     notes = []
     entries = _split(arr[:, 1], arr[:, 2], arr[:, 0].astype(np.uint8), notes, "commands")
     return Trace(entries, "csv", last - first, notes)
