@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,20 +129,44 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
         "estimate": dataclasses.asdict(p.estimate),
     }
     results.write_json(out / results.RUN_JSON, meta)
+    stream = p.target.records_sink = results.ParquetStream(out, dict(p.compiled.markers))
     try:
         outcome = p.target.run(out / "program.bin", out / results.RAW, quiet=quiet)
     except BaseException as e:  # noqa: B902 - whatever stopped it, run.json says so, then it goes on up
+        stream.abandon()  # `fisrig report` makes records.parquet from records.bin
         meta["status"] = "interrupted" if isinstance(e, KeyboardInterrupt) else "failed"
         meta["error"] = str(e) or type(e).__name__
         results.write_json(out / results.RUN_JSON, meta)
         raise
+    finally:
+        p.target.records_sink = None
     meta["status"] = outcome.status
     meta["outcome"] = dataclasses.asdict(outcome)
     if outcome.status != "done":
         meta["error"] = outcome.error or outcome.status
     results.write_json(out / results.RUN_JSON, meta)
+    finish_stream(out, stream, keep_raw)
     phases, plots = rebuild(out, keep_raw)
     return RunResult(out, outcome.status, phases, plots, outcome)
+
+
+def finish_stream(out: Path, stream: results.ParquetStream, keep_raw: bool) -> None:
+    """records.parquet as streamed during the run, checked against records.bin's count;
+    records.bin goes unless kept. A stream that does not check is dropped with a line on
+    stderr, and rebuild makes records.parquet from records.bin as for a run without one."""
+    raw = out / results.RAW
+    raw_records = run_state.raw_count(raw)[0] if raw.exists() else 0
+    if not raw_records:  # nothing recorded: rebuild says so, and what there is stays
+        stream.abandon()
+        return
+    try:
+        stream.finish(raw_records)
+    except results.ParquetCheckError as e:
+        stream.abandon()
+        print(f"fisrig: {e}; making it again from {results.RAW}", file=sys.stderr)
+        return
+    if not keep_raw:
+        raw.unlink()
 
 
 def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str | None = None,

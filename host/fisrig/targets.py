@@ -55,6 +55,9 @@ class ModelTarget:
     # Progress lines (fisrig.progress.Progress), fed the records as the run writes them:
     # set it before run(); None prints nothing. The model's own progress lines are off.
     progress = None
+    # Where the records also go as the run writes them (results.ParquetStream: records.parquet
+    # made while the model runs); None: nowhere.
+    records_sink = None
     POLL_S = 0.25  # how often records.bin is looked at for new records
 
     def __init__(self, profile: str, faults: list[str] | None = None, link_gen: int | None = None):
@@ -93,18 +96,25 @@ class ModelTarget:
                           o["wall_s"], o["error"], o["error_offset"])
 
     def _follow(self, cmd: list[str], records: Path) -> tuple[str, str, int]:
-        """Runs fisrig-model to its end, feeding self.progress the records it writes (the
-        model writes records.bin as it goes); its stdout, stderr and exit code."""
+        """Runs fisrig-model to its end, feeding self.progress and self.records_sink the
+        records it writes (the model writes records.bin as it goes); its stdout, stderr and
+        exit code."""
         from .progress import RecordsFollower
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         follow = RecordsFollower(records)
+        takers = [t for t in (self.progress, self.records_sink) if t]
+
+        def feed():
+            raw = follow.new()
+            for t in takers:
+                t.take(raw)
         try:
             while True:
                 try:
-                    out, err = proc.communicate(timeout=self.POLL_S if self.progress else None)
+                    out, err = proc.communicate(timeout=self.POLL_S if takers else None)
                     break
                 except subprocess.TimeoutExpired:
-                    self.progress.take(follow.new())
+                    feed()
         except BaseException:
             if self.progress:
                 self.progress.stop()
@@ -116,8 +126,8 @@ class ModelTarget:
                 proc.kill()
                 proc.wait()
             raise
+        feed()
         if self.progress:
-            self.progress.take(follow.new())
             self.progress.finish()
         return out, err, proc.returncode
 
@@ -171,6 +181,8 @@ class RtlTarget(ModelTarget):
                 out.flush()  # a run stopped half-way keeps every record it took
                 if progress:
                     progress.take(raw)
+                if self.records_sink:
+                    self.records_sink.take(raw)
             try:
                 o = soc_run.run(str(soc_dir), tmp, firmware, program.read_bytes(), keep,
                                 profile=self.profile, faults=faults,

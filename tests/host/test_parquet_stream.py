@@ -1,0 +1,82 @@
+"""records.parquet made while the run runs (results.ParquetStream): the same file as one
+made from records.bin afterwards, whatever pieces the records come in (records torn across
+two reads of the growing file too); checked against the records the run recorded, and
+never left half-made when a run fails."""
+import json
+
+import pyarrow.parquet as pq
+import pytest
+
+from fisrig import plan, results
+from fisrig.run import run_plan
+from fisrig.targets import ModelTarget
+
+
+def markers_of(run_dir):
+    meta = json.loads((run_dir / "run.json").read_text())
+    return {int(k): v for k, v in meta["markers"].items()}
+
+
+def test_streamed_in_odd_pieces_it_is_the_file_made_afterwards(smoke_run, tmp_path):
+    raw = (smoke_run.run_dir / results.RAW).read_bytes()[results.pf.RECORDS_HEADER.size:]
+    n = len(raw) // results.pf.RECORD_DTYPE.itemsize
+    assert n > 1000
+    stream = results.ParquetStream(tmp_path, markers_of(smoke_run.run_dir), chunk=300)
+    at = 0
+    for piece in [1, 7, 1000, 97, 12345, 50, 300 * results.pf.RECORD_DTYPE.itemsize]:
+        stream.take(raw[at:at + piece])  # pieces that end inside a record
+        at += piece
+    stream.take(raw[at:])
+    assert stream.finish(n) == n
+    assert not (tmp_path / "records.parquet.tmp").exists()
+    assert pq.read_table(tmp_path / "records.parquet").equals(pq.read_table(smoke_run.run_dir / "records.parquet"))
+    # its row groups are the chunks, as write_parquet's
+    assert pq.ParquetFile(tmp_path / "records.parquet").metadata.row_group(0).num_rows == 300
+
+
+def test_a_stream_short_of_the_records_the_run_recorded_is_refused(smoke_run, tmp_path):
+    rec = results.read_raw(smoke_run.run_dir / results.RAW)
+    stream = results.ParquetStream(tmp_path, markers_of(smoke_run.run_dir))
+    stream.take(rec[:-1])
+    with pytest.raises(results.ParquetCheckError, match=f"of the {len(rec) - 1} written \\({len(rec)} recorded\\)"):
+        stream.finish(len(rec))
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_run_leaves_the_streamed_parquet_and_no_raw_stream(tmp_path, monkeypatch):
+    taken = []
+    real = results.ParquetStream.take
+    monkeypatch.setattr(results.ParquetStream, "take", lambda self, raw: (taken.append(len(raw)), real(self, raw)))
+    monkeypatch.setattr(results, "write_parquet", lambda *a, **k: pytest.fail("converted again after the run"))
+    r = run_plan(plan.load(plan.find("smoke-tiny")), tmp_path / "run", quiet=True)
+    assert r.status == "done" and sum(taken) == r.outcome.records * results.pf.RECORD_DTYPE.itemsize
+    names = sorted(p.name for p in (tmp_path / "run").iterdir())
+    assert "records.parquet" in names and "records.bin" not in names and "records.parquet.tmp" not in names
+    assert pq.ParquetFile(tmp_path / "run" / "records.parquet").metadata.num_rows == r.outcome.records
+
+
+def test_a_stream_that_does_not_check_falls_back_to_records_bin(tmp_path, monkeypatch, capsys):
+    real, calls = results.ParquetStream.finish, []
+
+    def bad_once(self, expected_rows):  # the stream's finish fails; write_parquet's (after) does not
+        calls.append(expected_rows)
+        if len(calls) == 1:
+            raise results.ParquetCheckError("records.parquet: read back 1 rows of the 2 written")
+        return real(self, expected_rows)
+    monkeypatch.setattr(results.ParquetStream, "finish", bad_once)
+    r = run_plan(plan.load(plan.find("smoke-tiny")), tmp_path / "run", quiet=True)
+    assert "making it again from records.bin" in capsys.readouterr().err and len(calls) == 2
+    assert pq.ParquetFile(tmp_path / "run" / "records.parquet").metadata.num_rows == r.outcome.records
+    assert not (tmp_path / "run" / "records.bin").exists()
+
+
+def test_a_run_that_fails_leaves_no_half_made_parquet(tmp_path, monkeypatch):
+    def dies(self, program, records, quiet=False):
+        records.write_bytes(b"")
+        self.records_sink.take(b"\0" * 100)  # part of a record, then the model dies
+        raise RuntimeError("fisrig-model failed (exit 139)")
+    monkeypatch.setattr(ModelTarget, "run", dies)
+    with pytest.raises(RuntimeError):
+        run_plan(plan.load(plan.find("smoke-tiny")), tmp_path / "run", quiet=True)
+    assert not (tmp_path / "run" / "records.parquet.tmp").exists()
+    assert not (tmp_path / "run" / "records.parquet").exists()
