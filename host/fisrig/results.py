@@ -45,12 +45,23 @@ def _dictionary(codes: np.ndarray, names: list[str]) -> pa.DictionaryArray:
     return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(names, pa.string()))
 
 
+def ticks_to_ns(ticks: np.ndarray) -> np.ndarray:
+    """Ticks of the rig's clock as whole ns, rounded to nearest. One float multiply and
+    rounding (exact: 9.5e11 ticks, the main job's span, is far inside float64's 2^53)."""
+    ns = ticks.astype(np.float64)
+    ns *= pf.NS_PER_TICK
+    np.round(ns, out=ns)
+    return ns.astype(np.int64)
+
+
 def to_table(rec: np.ndarray, markers: dict[int, str]) -> pa.Table:
     """One row per record; times in ns on the rig's clock (0 where a phase did not happen)."""
-    def ns(col: np.ndarray) -> np.ndarray:
-        return np.round(col.astype(np.float64) * pf.NS_PER_TICK).astype(np.int64)
-    raw = np.frombuffer(np.ascontiguousarray(rec["d2h_lba"]).tobytes(), dtype=np.uint8).reshape(-1, 6)
-    d2h = (raw.astype(np.uint64) << (np.arange(6, dtype=np.uint64) * 8)).sum(axis=1, dtype=np.uint64)
+    # d2h_lba is the D2H's 48-bit LBA as 6 little-endian bytes: widened to 8 in place
+    # (shifting and summing the bytes as uint64 took a fifth of the conversion's time).
+    d2h_bytes = np.zeros((len(rec), 8), dtype=np.uint8)
+    d2h_bytes[:, :6] = np.frombuffer(np.ascontiguousarray(rec["d2h_lba"]).tobytes(),
+                                     dtype=np.uint8).reshape(-1, 6)
+    d2h = d2h_bytes.view("<u8").reshape(-1)
     top = max(list(markers) + [0])
     marker_names = [markers.get(m, str(m)) for m in range(top + 1)]
     marker_codes = np.minimum(rec["marker"], top)  # an unnamed marker shows as the last name
@@ -64,10 +75,10 @@ def to_table(rec: np.ndarray, markers: dict[int, str]) -> pa.Table:
         "d2h_lba": d2h, "check_errors": rec["check_errors"],
     }
     for t in _TS:
-        cols[t.replace("ts_", "t_") + "_ns"] = ns(rec[t])
+        cols[t.replace("ts_", "t_") + "_ns"] = ticks_to_ns(rec[t])
     # Latency is submit to status; a record without a status time (the "end" record of
     # records written before the VM stamped one) has none rather than a negative one.
-    status, submit = ns(rec["ts_status"]), ns(rec["ts_submit"])
+    status, submit = cols["t_status_ns"], cols["t_submit_ns"]
     cols["latency_ns"] = np.where(status >= submit, status - submit, 0)
     return pa.table(cols)
 

@@ -133,6 +133,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fisrig-model: cannot write %s\n", records_path.c_str());
     return 2;
   }
+  // Writes of whole 1 MiB: with stdio's 4 KiB default, ext4 zeroed every new page-cache
+  // folio before each small write filled it (14% of the main job's model time, perf).
+  static char record_buf[1 << 20];
+  std::setvbuf(out.f, record_buf, _IOFBF, sizeof record_buf);
   const fisrig_records_file_header header{FISRIG_RECORDS_FILE_MAGIC, FISRIG_RECORDS_FILE_VERSION,
                                           sizeof(fisrig_run_record), 0};
   std::fwrite(&header, sizeof header, 1, out.f);
