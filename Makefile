@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= 2
 PROFILE ?= consumer-256gb
 
-.PHONY: all deps native test bench run scenario clean
+.PHONY: all deps native test bench run scenario fuzz clean
 
 all: native
 
@@ -35,8 +35,15 @@ bench: native
 	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-model-bench && .venv/bin/python scripts/bench_plan.py \
 	  && .venv/bin/python scripts/bench_rtl.py && .venv/bin/python scripts/bench_litesata_host.py \
 	  && .venv/bin/python scripts/bench_targets.py && .venv/bin/python scripts/bench_plans.py \
-	  && .venv/bin/python scripts/bench_jedec.py; } \
+	  && .venv/bin/python scripts/bench_jedec.py && .venv/bin/python scripts/fuzz.py --seconds 120; } \
 	  | python3 scripts/bench_collect.py $(BUILD)/bench.json
+
+# The firmware VM (libFuzzer) and the plan parser with its compiler (atheris), FUZZ_SECONDS
+# each; findings go to tests/fuzz/regressions/ (scripts/fuzz.py). The test suite runs 10 s of
+# each, make bench 120 s.
+FUZZ_SECONDS ?= 60
+fuzz: native
+	.venv/bin/python scripts/fuzz.py --seconds $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD)

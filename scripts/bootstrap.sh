@@ -23,6 +23,8 @@ declare -A WHY=(
   [zlib1g-dev]="litex_sim links it"
   [valgrind]="callgrind counts the benches' instructions a command where the CPU exposes no counter; its callgrind.h marks the counted region"
   [chromium]="a test opens report.html in a real browser (headless) and keeps its screenshot"
+  [clang-14]="builds the firmware VM's libFuzzer target (make fuzz, and 10 s of it in the tests)"
+  [libclang-rt-14-dev]="clang's libFuzzer and sanitizer runtimes"
   [blktrace]="its blkparse prints the binary traces a test writes, as users' blktraces are printed, for the trace reader"
 )
 

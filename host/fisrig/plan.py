@@ -267,20 +267,26 @@ def load(path: str | Path) -> Plan:
         raw = path.read_bytes()
     except OSError as e:
         raise PlanError(str(path), None, f"cannot read the plan: {e.strerror or e}") from None
+    return parse(raw, str(path))
+
+
+def parse(raw: bytes, source: str) -> Plan:
+    """A plan file's bytes, checked (`source` names it in errors); PlanError for a binary,
+    bad TOML or a bad plan. tests/fuzz/plan_fuzz.py fuzzes it with the compiler behind it."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise PlanError(str(path), raw.count(b"\n", 0, e.start) + 1,
+        raise PlanError(source, raw.count(b"\n", 0, e.start) + 1,
                         f"not a text file (byte {e.start} is not UTF-8): a plan is TOML") from None
     if "\0" in text:
-        raise PlanError(str(path), text.count("\n", 0, text.index("\0")) + 1,
+        raise PlanError(source, text.count("\n", 0, text.index("\0")) + 1,
                         "not a text file (a NUL byte): a plan is TOML")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"line (\d+)", str(e))
-        raise PlanError(str(path), int(m.group(1)) if m else None, f"not valid TOML: {e}") from None
-    return from_dict(data, str(path), _locate(text))
+        raise PlanError(source, int(m.group(1)) if m else None, f"not valid TOML: {e}") from None
+    return from_dict(data, source, _locate(text))
 
 
 BUILTIN_DIR = Path(__file__).parent / "plans"

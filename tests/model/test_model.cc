@@ -302,6 +302,28 @@ TEST(ModelProgram, MalformedProgramsAreRefusedWithTheirOffset) {
   EXPECT_TRUE(commands_of(r).empty());
 }
 
+// A RAW descriptor whose data is in RAM (not staged by the VM) must lie in the data window:
+// the engine DMAs wherever data_word points, on the SoC over the firmware's own memory.
+// Found by tests/fuzz/vm_fuzz.c; its input is kept in tests/fuzz/regressions/vm/.
+TEST(ModelProgram, RawDataInRamOutsideTheWindowIsRefused) {
+  drive::Drive d(tiny());
+  const uint32_t window = FISRIG_VM_INFLIGHT * FISRIG_VM_DSM_BYTES;
+  fisrig_cmd_desc id = ProgramBuilder::desc(FISRIG_PROTO_PIO_IN, 0xEC, 0, 1);  // IDENTIFY
+  id.data_source = FISRIG_DATA_RAM;
+  id.data_word = window - 512;  // its 512 bytes end at the window's end: fine
+  ModelRun r = run(d, ProgramBuilder(d.user_sectors()).raw(id, ProgramBuilder::ok()).build());
+  EXPECT_EQ(r.status, FISRIG_VM_DONE) << r.error_text;
+  id.data_word = window - 508;
+  r = run(d, ProgramBuilder(d.user_sectors()).raw(id, ProgramBuilder::ok()).build());
+  EXPECT_EQ(r.status, FISRIG_VM_BAD_PROGRAM);
+  EXPECT_STREQ(r.error_text, "RAW data in RAM outside the data window");
+  EXPECT_TRUE(commands_of(r).empty());
+  fisrig_cmd_desc rd = ProgramBuilder::desc(FISRIG_PROTO_DMA_IN, 0x25, 0, 0);  // 65536 sectors
+  rd.data_source = FISRIG_DATA_RAM;
+  r = run(d, ProgramBuilder(d.user_sectors()).raw(rd, ProgramBuilder::ok()).build());
+  EXPECT_STREQ(r.error_text, "RAW data in RAM outside the data window");
+}
+
 TEST(ModelProgram, LoopsMarkersIdleAndTrim) {
   drive::Drive d(tiny());
   ProgramBuilder p(d.user_sectors());

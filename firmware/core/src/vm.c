@@ -199,6 +199,7 @@ struct cursor {
   uint32_t size, pc;
   uint32_t next;      /* execution: the instruction after this one */
   uint64_t capacity;  /* validation: the drive's sectors (0 = not checked) */
+  uint32_t window;    /* validation: the platform's data window, bytes */
   int depth;          /* loops open */
   uint32_t loop_pc[FISRIG_VM_LOOP_DEPTH], loop_left[FISRIG_VM_LOOP_DEPTH];
   /* The one "until steady" loop open (struct fisrig_op_loop): its depth (0: none), its
@@ -587,12 +588,30 @@ static const char *check_workload(struct cursor *c) {
   return NULL;
 }
 
+/* Bytes a descriptor moves to or from RAM: its sectors (a count of 0 is 65536 for DMA
+   and FPDMA; a PIO command moves at least its one DRQ block, as IDENTIFY does). */
+static uint64_t ram_bytes(const struct fisrig_cmd_desc *d) {
+  switch (d->protocol) {
+    case FISRIG_PROTO_PIO_IN: case FISRIG_PROTO_PIO_OUT: return 512u * (uint64_t)(d->count ? d->count : 1u);
+    case FISRIG_PROTO_DMA_IN: case FISRIG_PROTO_DMA_OUT: return 512u * (uint64_t)(d->count ? d->count : 65536u);
+    case FISRIG_PROTO_FPDMA_IN: case FISRIG_PROTO_FPDMA_OUT:
+      return 512u * (uint64_t)(d->features ? d->features : 65536u);
+    default: return 0;
+  }
+}
+
 static const char *check_raw(struct cursor *c) {
   struct fisrig_op_raw r;
   op_at(c, &r, sizeof r);
   if (r.data_bytes > FISRIG_VM_DSM_BYTES || sizeof r + r.data_bytes > r.head.size)
     return "RAW data-out larger than its instruction or 512 bytes";
-  return r.desc.protocol > FISRIG_PROTO_LINK ? "unknown protocol" : NULL;
+  if (r.desc.protocol > FISRIG_PROTO_LINK) return "unknown protocol";
+  /* Data from or to RAM that the VM does not stage itself must lie in the data window:
+     the engine would DMA wherever data_word points (on the SoC, over the firmware). */
+  if (r.desc.data_source == FISRIG_DATA_RAM && !r.data_bytes &&
+      (uint64_t)r.desc.data_word + ram_bytes(&r.desc) > c->window)
+    return "RAW data in RAM outside the data window";
+  return NULL;
 }
 
 static const char *check_trim(struct cursor *c) {
@@ -763,6 +782,9 @@ enum fisrig_vm_status fisrig_vm_validate(struct fisrig_vm *vm, const uint8_t *p,
   if (h.size != size) return bad(vm, 0, "program size does not match");
   if (vm->ops.sq_entries < FISRIG_VM_INFLIGHT || (vm->ops.sq_entries & (vm->ops.sq_entries - 1)))
     return bad(vm, 0, "submission ring too small for the VM");
+  if (vm->ops.data_window_bytes < FISRIG_VM_INFLIGHT * FISRIG_VM_DSM_BYTES)
+    return bad(vm, 0, "data window too small for the VM");
+  c.window = vm->ops.data_window_bytes;
   c.capacity = h.drive_sectors;
   while (c.pc < size) {
     struct fisrig_op_head head;
