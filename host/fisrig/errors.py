@@ -10,12 +10,22 @@ import difflib
 from typing import Iterable
 
 
+def one_line(text: str) -> str:
+    """`text` with its control characters escaped (a newline as \\n): what an input put in a
+    name or value cannot break a refusal over two lines. Found by tests/fuzz/plan_fuzz.py
+    (a step kind of "id\\ntify" was named as it was in the error's "step 1 (...)")."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 class InputError(ValueError):
-    """An input that cannot be used: `where` it is and what is wrong with it."""
+    """An input that cannot be used: `where` it is and what is wrong with it, each on one
+    line whatever the input held."""
 
     def __init__(self, where: str, message: str):
-        self.where, self.message = where, message
-        super().__init__(f"{where}: {message}" if where else message)
+        self.where, self.message = one_line(where), one_line(message)
+        super().__init__(f"{self.where}: {self.message}" if self.where else self.message)
 
 
 def closest(name: object, valid: Iterable[str]) -> str:
