@@ -68,12 +68,6 @@ void Drive::dispatch(Ctx& c) {
   }
 }
 
-void Drive::prefetch(const AtaCommand& cmd) const {
-  uint64_t lba = cmd.lba & 0xFFFFFFFFFFFFull;
-  if (lba >= cfg_.user_sectors) return;
-  pages_.prefetch(lba / kSectorsPerPage);  // mapping and content share the line
-}
-
 bool Drive::sectors_in_range(Ctx& c, uint64_t& lba, uint32_t& n) {
   lba = c.cmd.lba & 0xFFFFFFFFFFFFull;
   n = sector_count(c.cmd, c.queued);

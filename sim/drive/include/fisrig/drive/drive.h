@@ -71,7 +71,13 @@ class Drive {
   void submit(const AtaCommand& cmd, SimTime t);
   // A hint that `cmd` comes next: starts loading the mapping entries it will touch, so
   // that a host with commands queued up overlaps their memory latency. Changes nothing.
-  void prefetch(const AtaCommand& cmd) const;
+  void prefetch(const AtaCommand& cmd) const { prefetch_lba(cmd.lba); }
+  // The same for a command at `lba`, for a host that has not built its AtaCommand yet.
+  // Inline: the model target calls it for every command it starts.
+  void prefetch_lba(uint64_t lba) const {
+    lba &= 0xFFFFFFFFFFFFull;
+    if (lba < cfg_.user_sectors) pages_.prefetch(lba / ContentStore::kSectorsPerPage);  // mapping and content share the line
+  }
   // The earliest pending completion; false when none is pending.
   bool pop_completion(Completion& out);
   SimTime next_completion_time() const;
