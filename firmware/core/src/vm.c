@@ -150,16 +150,21 @@ static uint32_t dsm_lbas(const uint8_t *block, uint32_t bytes) {
   return n;
 }
 
-/* LBAs a descriptor covers, for its run record: a DSM's ranges, a read's or write's count. */
-static uint32_t lbas_of(const struct fisrig_cmd_desc *d, const uint8_t *data, uint32_t data_bytes) {
+/* Sectors a DMA or FPDMA descriptor moves (a count of 0 is 65536); 0 for other protocols. */
+static uint32_t dma_sectors(const struct fisrig_cmd_desc *d) {
   uint32_t n;
-  if (d->command == ATA_DSM || d->command == ATA_SEND_FPDMA) return data ? dsm_lbas(data, data_bytes) : 0;
   switch (d->protocol) {
     case FISRIG_PROTO_DMA_IN: case FISRIG_PROTO_DMA_OUT: n = d->count; break;
     case FISRIG_PROTO_FPDMA_IN: case FISRIG_PROTO_FPDMA_OUT: n = d->features; break;
     default: return 0;
   }
   return n ? n : 65536u;
+}
+
+/* LBAs a descriptor covers, for its run record: a DSM's ranges, a read's or write's count. */
+static uint32_t lbas_of(const struct fisrig_cmd_desc *d, const uint8_t *data, uint32_t data_bytes) {
+  if (d->command == ATA_DSM || d->command == ATA_SEND_FPDMA) return data ? dsm_lbas(data, data_bytes) : 0;
+  return dma_sectors(d);
 }
 
 /* Puts one descriptor in the submission ring; `data` (data_bytes) is staged for it. */
@@ -588,16 +593,12 @@ static const char *check_workload(struct cursor *c) {
   return NULL;
 }
 
-/* Bytes a descriptor moves to or from RAM: its sectors (a count of 0 is 65536 for DMA
-   and FPDMA; a PIO command moves at least its one DRQ block, as IDENTIFY does). */
+/* Bytes a descriptor moves to or from RAM: its DMA sectors, or for PIO its count of DRQ
+   blocks (at least the one IDENTIFY moves). */
 static uint64_t ram_bytes(const struct fisrig_cmd_desc *d) {
-  switch (d->protocol) {
-    case FISRIG_PROTO_PIO_IN: case FISRIG_PROTO_PIO_OUT: return 512u * (uint64_t)(d->count ? d->count : 1u);
-    case FISRIG_PROTO_DMA_IN: case FISRIG_PROTO_DMA_OUT: return 512u * (uint64_t)(d->count ? d->count : 65536u);
-    case FISRIG_PROTO_FPDMA_IN: case FISRIG_PROTO_FPDMA_OUT:
-      return 512u * (uint64_t)(d->features ? d->features : 65536u);
-    default: return 0;
-  }
+  if (d->protocol == FISRIG_PROTO_PIO_IN || d->protocol == FISRIG_PROTO_PIO_OUT)
+    return 512u * (uint64_t)(d->count ? d->count : 1u);
+  return 512u * (uint64_t)dma_sectors(d);
 }
 
 static const char *check_raw(struct cursor *c) {
