@@ -130,3 +130,142 @@ TEST(CachePower, CommandsWhilePoweredOffAreNotAnswered) {
   EXPECT_EQ(c.t_complete, drive::kNever);
   EXPECT_EQ(d.stats().ignored_while_off, 1u);
 }
+
+// ---- what survives a cut, in order, and the lies (PowerConfig; docs/power-loss.md) ----
+
+namespace {
+
+// Writes to 64 pages in 64 KiB pieces, then the cut at `at_ns` after the first write went in.
+struct Buffered {
+  Drive d;
+  SimTime now = 0;
+  SimTime first_write_end = 0;
+  explicit Buffered(drive::DriveConfig cfg, uint32_t writes = 8) : d(cfg) {
+    for (uint32_t i = 0; i < writes; ++i) {
+      Completion c = exec(d, write_dma(uint64_t(i) * 128, 128, 100 + i), now);
+      EXPECT_TRUE(c.ok());
+      if (!i) first_write_end = c.t_complete;
+    }
+  }
+  std::vector<uint32_t> after_cut(SimTime at) {
+    d.power_off(at);
+    now = at + drive::kNsPerMs;
+    d.power_on(now);
+    now = d.ready_at();
+    std::vector<uint32_t> words;
+    for (uint64_t lba = 0; lba < 8 * 128 + 8; lba += 8) words.push_back(word_at(d, lba, now));
+    return words;
+  }
+};
+
+drive::DriveConfig honest() {
+  drive::DriveConfig c = tiny();
+  c.power.torn_reads_unc = false;
+  return c;
+}
+
+}  // namespace
+
+// An honest drive keeps a prefix: once one buffered page is lost, nothing written after
+// it survives, whatever its own program had finished.
+TEST(CachePower, HonestDriveKeepsAPrefixOfWhatItWasTold) {
+  Buffered b(honest());
+  auto words = b.after_cut(b.now);  // right after the last write: most of it still buffered
+  bool lost = false;
+  for (uint32_t w : words) {
+    if (w == 0) lost = true;
+    if (lost) EXPECT_EQ(w, 0u) << "a page survived a page lost before it";
+  }
+  EXPECT_TRUE(lost);
+  EXPECT_EQ(b.d.stats().last_power_loss.pages_reordered, 0u);
+}
+
+// A FUA write is acknowledged durable: it stays even behind a lost buffered page.
+TEST(CachePower, HonestDriveKeepsFuaWritesBehindLostPages) {
+  Drive d(honest());
+  SimTime now = 0;
+  ASSERT_TRUE(exec(d, write_dma(0, 8, 1), now).ok());  // buffered, never flushed
+  AtaCommand fua = write_dma(800, 8, 2);
+  fua.command = ata::kWriteDmaFuaExt;
+  ASSERT_TRUE(exec(d, fua, now).ok());
+  cycle(d, now);
+  EXPECT_EQ(word_at(d, 800, now), 2u);
+}
+
+TEST(CachePower, ReorderingDriveKeepsLaterPagesAndLosesEarlierOnes) {
+  drive::DriveConfig c = honest();
+  c.power.reorders = true;
+  Buffered b(c);
+  auto words = b.after_cut(b.now);
+  bool lost_before_kept = false, lost = false;
+  for (uint32_t w : words) {
+    if (w == 0) lost = true;
+    else if (lost) lost_before_kept = true;
+  }
+  EXPECT_TRUE(lost_before_kept);
+  EXPECT_GT(b.d.stats().last_power_loss.pages_reordered, 0u);
+}
+
+TEST(CachePower, MisdirectingDrivePutsItsLastPagesOnePageOn) {
+  drive::DriveConfig c = honest();
+  c.power.misdirected_pages = 1;
+  Drive d(c);
+  SimTime now = 0;
+  ASSERT_TRUE(exec(d, write_dma(80, 8, 3), now).ok());
+  ASSERT_TRUE(exec(d, simple(ata::kFlushCacheExt), now).ok());
+  d.idle_until(now + drive::kNsPerMs);  // retired: durable before the cut
+  cycle(d, now);
+  EXPECT_EQ(word_at(d, 88, now), 3u);  // the page after it holds it
+  EXPECT_EQ(word_at(d, 80, now), 0u);  // its own page what it held before
+  EXPECT_EQ(d.stats().last_power_loss.pages_misdirected, 1u);
+}
+
+TEST(CachePower, DriveThatLosesAMapSegmentReadsZerosAcrossIt) {
+  drive::DriveConfig c = honest();
+  c.power.loses_map_segment = true;
+  Drive d(c);
+  SimTime now = 0;
+  ASSERT_TRUE(exec(d, write_dma(0, 8, 4), now).ok());
+  ASSERT_TRUE(exec(d, write_dma(4096, 8, 5), now).ok());  // the same 4 MiB segment
+  ASSERT_TRUE(exec(d, write_dma(8192, 8, 6), now).ok());  // the next: untouched
+  ASSERT_TRUE(exec(d, simple(ata::kFlushCacheExt), now).ok());
+  ASSERT_TRUE(exec(d, write_dma(16, 8, 7), now).ok());
+  ASSERT_TRUE(exec(d, simple(ata::kFlushCacheExt), now).ok());
+  cycle(d, now);
+  EXPECT_EQ(word_at(d, 0, now), 0u);
+  EXPECT_EQ(word_at(d, 4096, now), 0u);
+  EXPECT_EQ(word_at(d, 8192, now), 6u);
+  EXPECT_EQ(d.stats().last_power_loss.pages_unmapped, 1024u);
+}
+
+TEST(CachePower, BitErrorsMarkPagesMadeDurableJustBeforeTheCut) {
+  drive::DriveConfig c = honest();
+  c.power.bit_errors_ns = 2 * drive::kNsPerMs;
+  Drive d(c);
+  SimTime now = 0;
+  ASSERT_TRUE(exec(d, write_dma(0, 8, 8), now).ok());
+  ASSERT_TRUE(exec(d, simple(ata::kFlushCacheExt), now).ok());
+  now += 100 * drive::kNsPerMs;  // long durable
+  d.idle_until(now);
+  ASSERT_TRUE(exec(d, write_dma(64, 8, 9), now).ok());
+  ASSERT_TRUE(exec(d, simple(ata::kFlushCacheExt), now).ok());
+  cycle(d, now);
+  EXPECT_EQ(word_at(d, 0, now), 8u);
+  uint32_t w = word_at(d, 64, now);
+  EXPECT_TRUE(drive::is_damaged(w));
+  EXPECT_EQ(w & ~drive::kDamagedBit, 9u);
+  EXPECT_EQ(d.stats().last_power_loss.pages_damaged, 1u);
+}
+
+TEST(CachePower, DyingDriveNeverComesReadyAfterItsCuts) {
+  drive::DriveConfig c = honest();
+  c.power.dies_after_cycles = 2;
+  Drive d(c);
+  SimTime now = 0;
+  cycle(d, now);
+  EXPECT_NE(d.ready_at(), drive::kNever);
+  d.power_off(now);
+  d.power_on(now + drive::kNsPerMs);
+  EXPECT_EQ(d.ready_at(), drive::kNever);
+  EXPECT_EQ(d.execute(read_dma(0, 8), now + 2 * drive::kNsPerMs).t_complete, drive::kNever);
+}

@@ -93,3 +93,25 @@ TEST(Profiles, EveryBuiltInProfileLoads) {
   EXPECT_TRUE(load_profile("sandforce-240gb").controller.compression);
   EXPECT_GT(load_profile("enterprise-200gb").over_provisioning(), 0.3);
 }
+
+// `base`: a built-in profile this one changes (the plp-* power-loss drives).
+TEST(Profiles, BaseProfileIsLoadedFirstAndThenChanged) {
+  DriveConfig tiny = load_profile("tiny-1gb");
+  DriveConfig c = parse_profile("base = \"tiny-1gb\"\n[power]\nreorders = true\n", "liar.toml");
+  EXPECT_EQ(c.user_sectors, tiny.user_sectors);
+  EXPECT_EQ(c.nand.channels, tiny.nand.channels);
+  EXPECT_TRUE(c.power.reorders);
+  EXPECT_FALSE(tiny.power.reorders);
+  EXPECT_EQ(c.name, "liar");
+  EXPECT_TRUE(load_profile("plp-honest").power.torn_reads_unc == false);
+}
+
+TEST(Profiles, BadBaseIsNamedWithItsLine) {
+  ProfileError e = refusal("\n\nbase = \"no-such-drive\"\n");
+  EXPECT_EQ(e.key(), "base");
+  EXPECT_EQ(e.line(), 3);
+  EXPECT_NE(e.why().find("no built-in profile 'no-such-drive'"), std::string::npos);
+  EXPECT_EQ(refusal("base = \"plp-honest\"\n").why(), "a base profile has no base of its own");
+  EXPECT_EQ(refusal("base = \"../tiny-1gb.toml\"\n").why(), "expected a built-in profile's name");
+  EXPECT_EQ(refusal("base = 3\n").why(), "expected a built-in profile's name");
+}

@@ -59,7 +59,10 @@ PatternCodec::Content PatternCodec::classify(uint64_t lba, const uint32_t* d) {
 }
 
 void PatternCodec::expand(uint32_t word, uint64_t lba, const uint8_t* literal, uint32_t* out) const {
-  if (word == drive::kZeroWord) {
+  if (drive::is_damaged(word)) {
+    expand(word & ~drive::kDamagedBit, lba, literal, out);
+    drive::damage_sector(out, lba);
+  } else if (word == drive::kZeroWord) {
     std::memset(out, 0, kSectorDwords * 4);
   } else if (word == drive::kLiteralWord && literal) {
     std::memcpy(out, literal, kSectorDwords * 4);

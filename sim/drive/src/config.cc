@@ -117,6 +117,11 @@ const std::map<std::string, Setter>& profile_keys() {
       {"interface.max_gen", [](DriveConfig& c, const toml::node& n) { c.interface.max_gen = as_u32(n); }},
       {"power.boot_ms", [](DriveConfig& c, const toml::node& n) { c.power.boot_ns = as_time(n, 1e6); }},
       {"power.torn_reads_unc", [](DriveConfig& c, const toml::node& n) { c.power.torn_reads_unc = as_bool(n); }},
+      {"power.reorders", [](DriveConfig& c, const toml::node& n) { c.power.reorders = as_bool(n); }},
+      {"power.misdirected_pages", [](DriveConfig& c, const toml::node& n) { c.power.misdirected_pages = as_u32(n); }},
+      {"power.loses_map_segment", [](DriveConfig& c, const toml::node& n) { c.power.loses_map_segment = as_bool(n); }},
+      {"power.bit_errors_ms", [](DriveConfig& c, const toml::node& n) { c.power.bit_errors_ns = as_time(n, 1e6); }},
+      {"power.dies_after_cycles", [](DriveConfig& c, const toml::node& n) { c.power.dies_after_cycles = as_u32(n); }},
   };
   return keys;
 }
@@ -130,6 +135,7 @@ constexpr const char* kOldMaxGenKey = "interface.gen";
 void walk(DriveConfig& cfg, const toml::table& t, const std::string& prefix, const std::string& src) {
   for (auto&& [k, node] : t) {
     std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    if (key == "base") continue;  // parse_profile loaded it first
     if (key == kOldMaxGenKey) key = "interface.max_gen";
     if (key.rfind("faults.", 0) == 0) {
       std::string knob = key.substr(7);
@@ -263,6 +269,29 @@ DriveConfig parse_profile(const std::string& text, const std::string& source) {
     throw ProfileError(source, "", int64_t(e.source().begin.line), std::string(e.description()));
   }
   DriveConfig cfg;
+  // `base = "tiny-1gb"`: another built-in profile this one changes (the power-loss
+  // profiles are the tiny drive with one behaviour each). One level: a base has no base.
+  if (auto base = t["base"]) {
+    auto name = base.value<std::string>();
+    if (!name || name->find('/') != std::string::npos || name->find(".toml") != std::string::npos)
+      throw ProfileError(source, "base", line_of(*base.node()), "expected a built-in profile's name");
+    std::string text;
+    {
+      std::ifstream f(std::string(FISRIG_PROFILE_DIR) + "/" + *name + ".toml");
+      if (!f) throw ProfileError(source, "base", line_of(*base.node()), "no built-in profile '" + *name + "'");
+      std::stringstream ss;
+      ss << f.rdbuf();
+      text = ss.str();
+    }
+    toml::table bt;
+    try {
+      bt = toml::parse(text, *name);
+    } catch (const toml::parse_error& e) {
+      throw ProfileError(source, "base", line_of(*base.node()), "its base does not parse");
+    }
+    if (bt.contains("base")) throw ProfileError(source, "base", line_of(*base.node()), "a base profile has no base of its own");
+    walk(cfg, bt, "", *name);
+  }
   cfg.name = std::filesystem::path(source).stem().string();
   walk(cfg, t, "", source);
   try {

@@ -26,6 +26,11 @@ Drive::Drive(DriveConfig config)
   cfg_.validate();
   ftl_ = std::make_unique<Ftl>(cfg_, nand_, pages_);
   cache_ = std::make_unique<WriteCache>(std::max<uint64_t>(1, cfg_.cache.bytes / 4096), *ftl_);
+  // The lies about what was made durable just before a cut need those pages: the last
+  // 4,096 (16 MiB) cover a bit_errors_ms of a few ms at the tiny drive's write rate.
+  const PowerConfig& pw = cfg_.power;
+  if (pw.misdirected_pages || pw.bit_errors_ns || pw.loses_map_segment)
+    cache_->keep_recent(std::max<size_t>(pw.misdirected_pages, 4096));
 }
 
 void Drive::push(const Completion& c) {
@@ -192,7 +197,7 @@ void Drive::raise_ncq_error(const Completion& failed) {
 
 void Drive::power_off(SimTime t) {
   if (!powered_) return;
-  stats_.last_power_loss = cache_->power_loss(t, content_, cfg_.power.torn_reads_unc);
+  stats_.last_power_loss = cache_->power_loss(t, content_, cfg_.power);
   stats_.dropped_at_power_loss += pending_.drop_after(t);
   nand_.reset_time(t);
   link_.reset(t);
@@ -217,6 +222,11 @@ void Drive::power_on(SimTime t) {
   security_enabled_ = false;
   commands_seen_ = 0;
   ready_at_ = t + cfg_.power.boot_ns;
+  // A drive the cuts killed never comes ready again: it answers nothing.
+  if (cfg_.power.dies_after_cycles && stats_.power_cycles >= cfg_.power.dies_after_cycles) {
+    ready_at_ = kNever;
+    hung_ = true;
+  }
   last_activity_ = std::max(last_activity_, ready_at_);
 }
 

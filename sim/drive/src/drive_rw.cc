@@ -224,7 +224,7 @@ void Drive::do_write(Ctx& c) {
       bool partial = b - a < kSectorsPerPage;
       if (partial && ftl_->mapped(next_apply)) t_ready = std::max(t_ready, ftl_->read(next_apply, t, rmw));
       uint64_t seq = ftl_->write(next_apply, slots, t_ready);
-      cache_->push(next_apply, seq, old);
+      cache_->push(next_apply, seq, old, fua || !cache_enabled_);
       first_seq = std::min(first_seq, seq);
       last_seq = std::max(last_seq, seq);
     }

@@ -142,6 +142,13 @@ struct Completion {
 constexpr uint32_t kZeroWord = 0;
 constexpr uint32_t kLiteralWord = 0x7FFFFFFF;
 constexpr uint32_t kTornWord = 0x7FFFFFFE;  // a program cut by power loss: reads UNC
-constexpr uint32_t kMaxUserWord = 0x7FFFFFFD;
+constexpr uint32_t kMaxUserWord = 0x3FFFFFFF;
+// A user word with this bit set reads as that word's data with one bit flipped (a page a
+// power fault damaged: PowerConfig::bit_errors_ns); damage_sector says which bit.
+constexpr uint32_t kDamagedBit = 0x40000000;
+inline bool is_damaged(uint32_t w) { return (w & kDamagedBit) && w < kTornWord; }
+// The bit a damaged sector has flipped: one of the payload dwords 3..126 (an integrity
+// stamp's body, pattern.h), picked by the LBA, so a checker sees a 1-bit CRC failure.
+inline void damage_sector(uint32_t* dwords, uint64_t lba) { dwords[3 + lba % 124] ^= 1u << (lba % 32); }
 
 }  // namespace fisrig::drive

@@ -91,9 +91,20 @@ struct InterfaceConfig {
   double dwords_per_s() const { return max_gen == 1 ? 37.5e6 : max_gen == 2 ? 75e6 : 150e6; }
 };
 
+// What a cut does beyond losing the volatile cache. An honest drive (torn_reads_unc false
+// and none of the lies below) keeps a prefix of what it was told, in order: every write
+// acknowledged before a completed FLUSH survives. The lies are the power-fault failures
+// Zheng et al. (FAST 2013) found in real SSDs, one knob each, so that a checker can be held
+// to finding every one (docs/power-loss.md).
 struct PowerConfig {
   SimTime boot_ns = 200 * kNsPerMs;  // power on to ready (after OOB)
   bool torn_reads_unc = true;        // a program cut mid-way reads UNC (else old data)
+  bool reorders = false;             // persists later buffered units and loses earlier ones
+  uint32_t misdirected_pages = 0;    // the last pages made durable before a cut landed one page on
+  bool loses_map_segment = false;    // the mapping segment (4 MiB) of the last page made durable
+                                     // before a cut is lost: its LBAs read zeros
+  SimTime bit_errors_ns = 0;         // pages made durable this soon before a cut read a bit flipped
+  uint32_t dies_after_cycles = 0;    // the drive never comes ready after this many cuts (0: never)
 };
 
 struct IdentityConfig {
