@@ -35,7 +35,8 @@ bench: native
 	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-model-bench && .venv/bin/python scripts/bench_plan.py \
 	  && .venv/bin/python scripts/bench_rtl.py && .venv/bin/python scripts/bench_litesata_host.py \
 	  && .venv/bin/python scripts/bench_targets.py && .venv/bin/python scripts/bench_plans.py \
-	  && .venv/bin/python scripts/bench_jedec.py && .venv/bin/python scripts/fuzz.py --seconds 120; } \
+	  && .venv/bin/python scripts/bench_jedec.py && .venv/bin/python scripts/bench_power.py \
+	  && .venv/bin/python scripts/fuzz.py --seconds 120; } \
 	  | python3 scripts/bench_collect.py $(BUILD)/bench.json
 
 # The firmware VM (libFuzzer) and the plan parser with its compiler (atheris), FUZZ_SECONDS

@@ -49,6 +49,13 @@ static uint64_t now(void *ctx) {
   return rig_ts_read();
 }
 
+/* The engine DMAs read data into the data window behind the data cache (a verify pass's
+   read-back): drop the cache before the VM looks. */
+static void data_in(void *ctx) {
+  (void)ctx;
+  flush_cpu_dcache();
+}
+
 static void doorbell(void *ctx, uint32_t sq_tail) {
   (void)ctx;
   rings_sq_tail_write(sq_tail);
@@ -168,7 +175,7 @@ int main(void) {
     .ctx = 0, .sq = RINGS->sq, .sq_entries = SQ_ENTRIES, .cq = RINGS->cq, .cq_entries = CQ_ENTRIES,
     .data_window = data_window, .data_window_bytes = sizeof data_window,
     .doorbell = doorbell, .sq_head = sq_head, .cq_tail = cq_tail, .cq_consumed = cq_consumed,
-    .now = now, .wait = wait,
+    .now = now, .wait = wait, .data_in = data_in,
   };
   const struct fisrig_record_sink sink = {0, to == FISRIG_RECORDS_TO_RING ? emit_to_ring : emit_to_uart};
 

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from . import __version__
-from . import drive_catalog, limits, progress, pts, results
+from . import drive_catalog, limits, power_report, progress, pts, results
 from . import program_format as pf
 from . import plan as plan_mod
 from . import trace as trace_mod
@@ -55,13 +55,16 @@ def cmd_run(a) -> int:
 def _print_report(run_dir: Path, phases, plots, status: str, notes: list[str]) -> None:
     from .report import headline
     html = ["report.html"] if (Path(run_dir) / "report.html").exists() else []
-    print(f"report: {run_dir}/  (records.parquet, summary.json, run.json, {', '.join([*html, *(p.name for p in plots)])})")
+    verdicts = ["verdicts.parquet", "power.json"] if (Path(run_dir) / "verdicts.parquet").exists() else []
+    print(f"report: {run_dir}/  (records.parquet, summary.json, run.json, {', '.join([*html, *verdicts, *(p.name for p in plots)])})")
     print(f"run ended: {status}")
     for note in notes:
         print(f"  ! the run: {note}")
     for line in headline(phases):
         print("  " + line)
     for line in pts.lines(run_dir):
+        print("  " + line)
+    for line in power_report.headline(Path(run_dir)):
         print("  " + line)
 
 

@@ -192,14 +192,15 @@ def page(title: str, subtitle: str, body: str) -> str:
             f"holds the same figures in fio's JSON. Charts are on the rig's clock.</footer></body></html>\n")
 
 
-def run_page(meta: dict, phases: list, paths: list[Path], status: str, caption: str) -> str:
+def run_page(meta: dict, phases: list, paths: list[Path], status: str, caption: str, extra: str = "") -> str:
+    """The run's page; `extra`: sections of its own (power-loss verdicts) before the charts."""
     plan = _d(meta.get("plan"))
     ident = _d(meta.get("identify"))
     body = (f"<h2>Run</h2>{_kv(run_rows(meta, status))}"
             f"<h2>Drive (IDENTIFY)</h2>{_kv(drive_rows(meta))}"
             f"<h2>Plan steps</h2>{steps_table(meta)}"
             f"<h2>Phases</h2>{phases_section(phases) if phases else '<p>No phase issued commands.</p>'}"
-            + charts(paths, caption))
+            + extra + charts(paths, caption))
     return page(f"{plan.get('name', 'run')}: {ident.get('model', 'drive unknown')}",
                 f"{meta.get('profile', '?')} on target {meta.get('target', '?')}, {_date(meta)}", body)
 

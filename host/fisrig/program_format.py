@@ -45,9 +45,9 @@ def _dtype(struct_name: str, rename: dict[str, str]) -> np.dtype:
 
 # enum fisrig_opcode
 (OP_END, OP_MARK, OP_LOOP, OP_END_LOOP, OP_IDLE, OP_RAW, OP_WORKLOAD, OP_TRIM, OP_DRAIN,
- OP_TRACE) = (_c.FISRIG_OP_END, _c.FISRIG_OP_MARK, _c.FISRIG_OP_LOOP, _c.FISRIG_OP_END_LOOP,
-              _c.FISRIG_OP_IDLE, _c.FISRIG_OP_RAW, _c.FISRIG_OP_WORKLOAD, _c.FISRIG_OP_TRIM,
-              _c.FISRIG_OP_DRAIN, _c.FISRIG_OP_TRACE)
+ OP_TRACE, OP_VERIFY) = (_c.FISRIG_OP_END, _c.FISRIG_OP_MARK, _c.FISRIG_OP_LOOP, _c.FISRIG_OP_END_LOOP,
+                         _c.FISRIG_OP_IDLE, _c.FISRIG_OP_RAW, _c.FISRIG_OP_WORKLOAD, _c.FISRIG_OP_TRIM,
+                         _c.FISRIG_OP_DRAIN, _c.FISRIG_OP_TRACE, _c.FISRIG_OP_VERIFY)
 # enum fisrig_trace_op, by the letter a trace file uses
 TRACE_OPS = {"R": _c.FISRIG_TRACE_READ, "W": _c.FISRIG_TRACE_WRITE, "T": _c.FISRIG_TRACE_TRIM,
              "F": _c.FISRIG_TRACE_FLUSH}
@@ -67,6 +67,10 @@ RESULT = {name: i for i, name in enumerate(RESULTS)}
 ANY_RESULT = 0xFF  # struct fisrig_expect.result: any
 # enum fisrig_record_kind
 RECORD_KINDS = _names("fisrig_record_kind", "FISRIG_RECORD_")
+# enum fisrig_finding (a STAMP record's detail): "stamp", "zeros", "other_lba", ...
+FINDINGS = _names("fisrig_finding", "FISRIG_FOUND_")
+DETAIL_FUA = _c.FISRIG_DETAIL_FUA
+VERIFY_MAX_SECTORS = _c.FISRIG_VERIFY_MAX_SECTORS
 # enum fisrig_vm_status (the END record's result), as fisrig_vm_status_name spells them
 VM_STATUS = _names("fisrig_vm_status", "FISRIG_VM_")
 EVENT_USER_TAG = _c.FISRIG_USER_TAG_EVENT
@@ -157,6 +161,13 @@ def op_trace(entries: np.ndarray | int, *, queue_depth: int, ncq: bool, data: st
     return fixed + np.ascontiguousarray(entries.astype(TRACE_ENTRY)).tobytes()
 
 
+def op_verify(lba_start: int, sectors: int, *, sectors_per_read: int = VERIFY_MAX_SECTORS,
+              identify: bool = True, timeout_ticks: int = 0) -> bytes:
+    """A verify pass over [lba_start, lba_start + sectors) (struct fisrig_op_verify)."""
+    return _op(OP_VERIFY, struct.pack("<BB2xQQII", int(identify), sectors_per_read, lba_start, sectors,
+                                      timeout_ticks, 0))
+
+
 def op_drain() -> bytes:
     return _op(OP_DRAIN, b"")
 
@@ -171,7 +182,7 @@ def program(ops: list[bytes], drive_sectors: int) -> bytes:
 
 
 # struct fisrig_run_record: the completion record (its LBA as d2h_lba) plus what the command was.
-RECORD_DTYPE = _dtype("fisrig_run_record", {"cpl.lba": "d2h_lba", "reserved": "pad"})
+RECORD_DTYPE = _dtype("fisrig_run_record", {"cpl.lba": "d2h_lba"})
 # struct fisrig_records_file_header, records.bin's start
 RECORDS_HEADER = struct.Struct("<IIII")
 assert RECORDS_HEADER.size == _c.SIZES["fisrig_records_file_header"]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import html_report, phase_stats, plots, pts
+from . import html_report, phase_stats, plots, power_report, pts
 from .phase_stats import PhaseStats
 from .plots import caption  # noqa: F401 - a run's caption, as callers know it
 
@@ -83,6 +83,7 @@ def make_report(run_dir: Path, table: pa.Table | None = None, meta: dict | None 
     text = caption(meta)
     paths = [run_dir / name for name, fn in PLOTS.items() if fn(series, run_dir / name, text)]
     paths += [p for p in pts.report(run_dir, meta, text) if p.suffix == ".png"]  # SNIA PTS steps
+    paths += power_report.report(run_dir, meta, text)  # power_loss steps: verdicts.parquet, power.json
     write_html(run_dir, meta, phases, paths)
     return phases, paths
 
@@ -95,5 +96,6 @@ def write_html(run_dir: Path, meta: dict, phases: list[PhaseStats], paths: list[
     except Exception:  # noqa: BLE001 - figures given without a run directory (a test's): run.json's word
         status = str(meta.get("status", "unknown"))
     out = run_dir / HTML
-    out.write_text(html_report.run_page(meta, phases, paths, status, caption(meta)), encoding="utf-8")
+    out.write_text(html_report.run_page(meta, phases, paths, status, caption(meta),
+                                        power_report.html_section(run_dir)), encoding="utf-8")
     return out

@@ -74,6 +74,11 @@ def to_table(rec: np.ndarray, markers: dict[int, str]) -> pa.Table:
         "status": rec["status"], "error": rec["error"], "lba": rec["lba"], "lbas": rec["lbas"],
         "sectors": rec["sectors"], "data_dwords": rec["data_dwords"],
         "d2h_lba": d2h, "check_errors": rec["check_errors"],
+        # A write's stamp sequence and FUA (detail 1); a verify pass's finding and the
+        # sequence it read back (program.h's struct fisrig_run_record).
+        # Null where a record has none: the sequences then delta-code to a byte or two (as
+        # zeros between them, smoke-tiny's records took 12.2 bytes each rather than 9.7).
+        "seq": pa.array(rec["seq"], mask=rec["seq"] == 0), "detail": rec["detail"],
     }
     for t in _TS:
         cols[t.replace("ts_", "t_") + "_ns"] = ticks_to_ns(rec[t])
@@ -103,7 +108,7 @@ def code_of(names: list[str], name: str) -> int:
 # leaves five of an 8-byte value, and a random LBA's delta bit-packs tighter than zstd packs
 # the value. smoke-tiny's records: 44.9 bytes each with zstd alone, 9.7 so. The other
 # columns repeat a few values and stay dictionary-coded.
-DELTA_COLUMNS = tuple(t.replace("ts_", "t_") + "_ns" for t in _TS) + ("latency_ns", "lba")
+DELTA_COLUMNS = tuple(t.replace("ts_", "t_") + "_ns" for t in _TS) + ("latency_ns", "lba", "seq")
 # What the read-back check sums (as uint64, wrapping alike on both sides).
 CHECKED = ("lba", "t_status_ns", "latency_ns")
 

@@ -66,7 +66,7 @@ def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = No
 
 # What a run leaves in its directory; --force replaces these and nothing else.
 RUN_FILES = ("program.bin", results.RAW, results.PARQUET, results.PARQUET + ".tmp", results.RUN_JSON,
-             results.SUMMARY, "console.log", pts.JSON, report.HTML)
+             results.SUMMARY, "console.log", pts.JSON, report.HTML, "verdicts.parquet", "power.json")
 
 
 def check_out(out: Path, force: bool) -> list[str]:
@@ -125,11 +125,13 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
                  "data": plan.data, "compress_pct": plan.compress_pct,
                  "steps": [{"do": s.do, "label": s.label, **s.args} for s in plan.steps]},
         "markers": {str(k): v for k, v in p.compiled.markers.items()},
+        "power_loss": p.compiled.power_loss,
         "identify": p.ident,
         "estimate": dataclasses.asdict(p.estimate),
     }
     results.write_json(out / results.RUN_JSON, meta)
     stream = p.target.records_sink = results.ParquetStream(out, dict(p.compiled.markers))
+    p.target.read_back = bool(p.compiled.power_loss)
     try:
         outcome = p.target.run(out / "program.bin", out / results.RAW, quiet=quiet)
     except BaseException as e:  # noqa: B902 - whatever stopped it, run.json says so, then it goes on up

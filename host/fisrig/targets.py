@@ -52,6 +52,9 @@ class ModelTarget:
     # a path before run() and it holds their bytes, in completion order (what `raw` shows).
     captures_data_in = True
     data_in: Path | None = None
+    # The program reads written data back into RAM (a power_loss step's verify passes): the
+    # model must remember what each write carried (fisrig-model --read-back).
+    read_back = False
     # Progress lines (fisrig.progress.Progress), fed the records as the run writes them:
     # set it before run(); None prints nothing. The model's own progress lines are off.
     progress = None
@@ -87,6 +90,8 @@ class ModelTarget:
         cmd.append("--quiet")  # the host prints progress (self.progress), from the records
         if self.data_in is not None:
             cmd += ["--data-in", str(self.data_in)]
+        if self.read_back:
+            cmd.append("--read-back")
         stdout, stderr, code = self._follow(cmd, records)
         lines = [l for l in stdout.splitlines() if l.startswith("{")]
         if not lines:

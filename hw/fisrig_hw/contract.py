@@ -50,6 +50,8 @@ FISRIG_RESULT_DATA_CRC = 7
 FISRIG_RESULT_LENGTH = 8
 FISRIG_PROGRAM_MAGIC = 0x50525346
 FISRIG_PROGRAM_VERSION = 2
+FISRIG_VERIFY_MAX_SECTORS = 8
+FISRIG_DETAIL_FUA = 1
 FISRIG_RECORDS_FILE_MAGIC = 0x52525346
 FISRIG_RECORDS_FILE_VERSION = 2
 FISRIG_OP_END = 0
@@ -62,6 +64,7 @@ FISRIG_OP_WORKLOAD = 6
 FISRIG_OP_TRIM = 7
 FISRIG_OP_DRAIN = 8
 FISRIG_OP_TRACE = 9
+FISRIG_OP_VERIFY = 10
 FISRIG_PATTERN_SEQUENTIAL = 0
 FISRIG_PATTERN_UNIFORM = 1
 FISRIG_PATTERN_ZIPF = 2
@@ -72,11 +75,20 @@ FISRIG_TRACE_READ = 0
 FISRIG_TRACE_WRITE = 1
 FISRIG_TRACE_TRIM = 2
 FISRIG_TRACE_FLUSH = 3
+FISRIG_FOUND_NONE = 0
+FISRIG_FOUND_STAMP = 1
+FISRIG_FOUND_ZEROS = 2
+FISRIG_FOUND_OTHER_LBA = 3
+FISRIG_FOUND_DAMAGED = 4
+FISRIG_FOUND_FOREIGN = 5
+FISRIG_FOUND_UNREADABLE = 6
 FISRIG_RECORD_COMMAND = 0
 FISRIG_RECORD_POWER = 1
 FISRIG_RECORD_LINK = 2
 FISRIG_RECORD_END = 3
 FISRIG_RECORD_LOOP_PASS = 4
+FISRIG_RECORD_STAMP = 5
+FISRIG_RECORD_IDENTIFY = 6
 FISRIG_VM_INFLIGHT = 64
 FISRIG_VM_LOOP_DEPTH = 8
 FISRIG_VM_STEADY_WINDOW_MAX = 8
@@ -102,11 +114,12 @@ ENUMS = {
     'fisrig_fis_event': ['FISRIG_EVENT_H2D', 'FISRIG_EVENT_D2H', 'FISRIG_EVENT_SDB', 'FISRIG_EVENT_DATA', 'FISRIG_EVENT_DMA_SETUP'],
     'fisrig_link_op': ['FISRIG_LINK_COMRESET', 'FISRIG_LINK_WAIT_UP'],
     'fisrig_result': ['FISRIG_RESULT_OK', 'FISRIG_RESULT_ATA_ERROR', 'FISRIG_RESULT_NCQ_ABORTED', 'FISRIG_RESULT_TIMEOUT', 'FISRIG_RESULT_LINK_LOST', 'FISRIG_RESULT_CHECK_FAILED', 'FISRIG_RESULT_REFUSED', 'FISRIG_RESULT_DATA_CRC', 'FISRIG_RESULT_LENGTH'],
-    'fisrig_opcode': ['FISRIG_OP_END', 'FISRIG_OP_MARK', 'FISRIG_OP_LOOP', 'FISRIG_OP_END_LOOP', 'FISRIG_OP_IDLE', 'FISRIG_OP_RAW', 'FISRIG_OP_WORKLOAD', 'FISRIG_OP_TRIM', 'FISRIG_OP_DRAIN', 'FISRIG_OP_TRACE'],
+    'fisrig_opcode': ['FISRIG_OP_END', 'FISRIG_OP_MARK', 'FISRIG_OP_LOOP', 'FISRIG_OP_END_LOOP', 'FISRIG_OP_IDLE', 'FISRIG_OP_RAW', 'FISRIG_OP_WORKLOAD', 'FISRIG_OP_TRIM', 'FISRIG_OP_DRAIN', 'FISRIG_OP_TRACE', 'FISRIG_OP_VERIFY'],
     'fisrig_pattern': ['FISRIG_PATTERN_SEQUENTIAL', 'FISRIG_PATTERN_UNIFORM', 'FISRIG_PATTERN_ZIPF'],
     'fisrig_trace_trims': ['FISRIG_TRIMS_AS_QUEUE', 'FISRIG_TRIMS_DSM', 'FISRIG_TRIMS_SKIP'],
     'fisrig_trace_op': ['FISRIG_TRACE_READ', 'FISRIG_TRACE_WRITE', 'FISRIG_TRACE_TRIM', 'FISRIG_TRACE_FLUSH'],
-    'fisrig_record_kind': ['FISRIG_RECORD_COMMAND', 'FISRIG_RECORD_POWER', 'FISRIG_RECORD_LINK', 'FISRIG_RECORD_END', 'FISRIG_RECORD_LOOP_PASS'],
+    'fisrig_finding': ['FISRIG_FOUND_NONE', 'FISRIG_FOUND_STAMP', 'FISRIG_FOUND_ZEROS', 'FISRIG_FOUND_OTHER_LBA', 'FISRIG_FOUND_DAMAGED', 'FISRIG_FOUND_FOREIGN', 'FISRIG_FOUND_UNREADABLE'],
+    'fisrig_record_kind': ['FISRIG_RECORD_COMMAND', 'FISRIG_RECORD_POWER', 'FISRIG_RECORD_LINK', 'FISRIG_RECORD_END', 'FISRIG_RECORD_LOOP_PASS', 'FISRIG_RECORD_STAMP', 'FISRIG_RECORD_IDENTIFY'],
     'fisrig_vm_status': ['FISRIG_VM_DONE', 'FISRIG_VM_BAD_PROGRAM', 'FISRIG_VM_EXPECT_FAILED', 'FISRIG_VM_ENGINE_STUCK', 'FISRIG_VM_RECORDS_LOST', 'FISRIG_VM_STOPPED'],
     'fisrig_records_to': ['FISRIG_RECORDS_TO_UART', 'FISRIG_RECORDS_TO_RING'],
 }
@@ -127,6 +140,7 @@ SIZES = {
     'fisrig_op_trim': 24,
     'fisrig_op_trace': 20,
     'fisrig_trace_entry': 16,
+    'fisrig_op_verify': 32,
     'fisrig_run_record': 104,
     'fisrig_records_file_header': 16,
     'fisrig_boot_header': 8,
@@ -306,6 +320,18 @@ FIELDS = {
         'op': (12, 1, 1),
         'reserved': (13, 3, 3),
     },
+    'fisrig_op_verify': {
+        'head.opcode': (0, 1, 1),
+        'head.reserved': (1, 1, 1),
+        'head.size': (2, 2, 1),
+        'identify': (4, 1, 1),
+        'sectors_per_read': (5, 1, 1),
+        'reserved': (6, 2, 2),
+        'lba_start': (8, 8, 1),
+        'sectors': (16, 8, 1),
+        'timeout_ticks': (24, 4, 1),
+        'reserved2': (28, 4, 1),
+    },
     'fisrig_run_record': {
         'cpl.user_tag': (0, 4, 1),
         'cpl.slot': (4, 1, 1),
@@ -327,10 +353,10 @@ FIELDS = {
         'command': (84, 1, 1),
         'protocol': (85, 1, 1),
         'kind': (86, 1, 1),
-        'reserved': (87, 1, 1),
+        'detail': (87, 1, 1),
         'lba': (88, 8, 1),
         'lbas': (96, 4, 1),
-        'reserved2': (100, 4, 1),
+        'seq': (100, 4, 1),
     },
     'fisrig_records_file_header': {
         'magic': (0, 4, 1),

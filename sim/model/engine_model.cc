@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+extern "C" {
+#include "fisrig/pattern.h"
+}
+
 namespace fisrig::model {
 
 namespace ata = drive::ata;
@@ -132,6 +136,11 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
       cmd.payload.kind = drive::WritePayload::Kind::kWord;
       cmd.payload.word = 1 + d.data_word % drive::kMaxUserWord;
       cmd.payload.compress_pct = d.data_source == FISRIG_DATA_LFSR || !d.compress_pct ? 100 : d.compress_pct;
+      if (remember_styles_) {
+        uint16_t style = uint16_t(d.data_source << 8 | std::min<uint8_t>(d.compress_pct, 100));
+        if (style != (FISRIG_DATA_STAMP << 8 | 100)) styles_[cmd.payload.word] = style;
+        else styles_.erase(cmd.payload.word);
+      }
       break;
     case FISRIG_DATA_RAM:
       if (off < data_window_.size()) {
@@ -149,6 +158,14 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   }
   bool data_in_to_ram = d.data_source == FISRIG_DATA_RAM &&
                         (d.protocol == FISRIG_PROTO_PIO_IN || d.protocol == FISRIG_PROTO_DMA_IN);
+  // Sector reads into RAM: as the gateware's DMA, only when the window holds them.
+  bool sectors_to_ram = d.data_source == FISRIG_DATA_RAM &&
+                        (d.protocol == FISRIG_PROTO_DMA_IN || d.protocol == FISRIG_PROTO_FPDMA_IN) &&
+                        off < data_window_.size() && sectors_of(d) * 512ull <= data_window_.size() - off;
+  if (sectors_to_ram) {
+    read_words_.assign(sectors_of(d), drive::kZeroWord);
+    cmd.sink.words = read_words_.data();
+  }
   pio_in_.clear();
   if (data_in_to_ram) cmd.pio_in = &pio_in_;
   bool capture = capture_ && (d.protocol == FISRIG_PROTO_PIO_IN || d.protocol == FISRIG_PROTO_DMA_IN ||
@@ -166,10 +183,35 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   count_event(FISRIG_EVENT_H2D, arrive);
   drive_.submit(cmd, arrive);
   if (capture && !pio_in_.empty()) slot.captured = pio_in_;
+  // The drive read what the sectors held when it took the command (it runs commands
+  // ahead); the VM looks only after the completion, as it does on the rig.
+  if (sectors_to_ram)
+    for (size_t i = 0; i < read_words_.size(); ++i)
+      render_sector(read_words_[i], lba + i, data_window_.data() + off + i * drive::ata::kSectorBytes);
   // IDENTIFY and log pages land in RAM where the descriptor said.
   if (data_in_to_ram && off < data_window_.size())
     std::memcpy(data_window_.data() + off, pio_in_.data(),
                 std::min<size_t>(pio_in_.size(), data_window_.size() - off));
+}
+
+// The bytes of a sector holding content word `word`, as the rig's DMA would land them.
+void EngineModel::render_sector(uint32_t word, uint64_t lba, uint8_t* out) const {
+  uint32_t dw[FISRIG_SECTOR_DWORDS];
+  uint32_t w = drive::is_damaged(word) ? word & ~drive::kDamagedBit : word;
+  if (w == drive::kZeroWord) {
+    std::memset(out, 0, drive::ata::kSectorBytes);
+    return;
+  }
+  if (w == drive::kLiteralWord || w > drive::kMaxUserWord) {
+    drive_.content().read_bytes(lba, out);
+    return;
+  }
+  auto it = styles_.find(w);
+  uint16_t style = it == styles_.end() ? uint16_t(FISRIG_DATA_STAMP << 8 | 100) : it->second;
+  fisrig_pattern_sector(style >> 8, lba, w - 1, uint8_t(style & 0xFF), dw);
+  if (drive::is_damaged(word)) drive::damage_sector(dw, lba);
+  for (uint32_t i = 0; i < FISRIG_SECTOR_DWORDS; ++i)
+    for (int b = 0; b < 4; ++b) out[4 * i + b] = uint8_t(dw[i] >> (8 * b));
 }
 
 // ---- completions ----
@@ -358,6 +400,10 @@ void EngineModel::power(const fisrig_cmd_desc& d) {
   fisrig_cpl_record r{};
   r.user_tag = d.user_tag;
   r.ts_submit = now_ticks();
+  // Rails off or on from the program disarm a cut still waiting for its event, as the
+  // gateware's power controller does (engine/power.py): a cut armed for a FLUSH that the
+  // plan's own power-off overtook must not fire later, in the next power-on or verify.
+  if (d.command == FISRIG_POWER_OFF || d.command == FISRIG_POWER_ON) armed_ = Armed{};
   switch (d.command) {
     case FISRIG_POWER_OFF:
       drive_.power_off(now_);
@@ -387,11 +433,13 @@ void EngineModel::link(const fisrig_cmd_desc& d) {
     lose_outstanding(now_, FISRIG_RESULT_LINK_LOST);
     now_ = std::max(now_, drive_.ready_at());
   } else if (d.command == FISRIG_LINK_WAIT_UP) {
-    uint64_t timeout = d.timeout_ticks ? d.timeout_ticks : kDefaultTimeoutTicks;
-    if (drive_.powered()) {
+    // The wait's length is itself a result: a drive that does not come back within the
+    // timeout (or at all: powered off, or dead) ends it TIMEOUT at the timeout.
+    SimTime give_up = now_ + ticks_to_ns(d.timeout_ticks ? d.timeout_ticks : kDefaultTimeoutTicks);
+    if (drive_.powered() && drive_.ready_at() <= give_up) {
       now_ = std::max(now_, drive_.ready_at());
     } else {
-      now_ += ticks_to_ns(timeout);
+      now_ = give_up;
       r.result = FISRIG_RESULT_TIMEOUT;
     }
   } else {

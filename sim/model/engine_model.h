@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <deque>
+#include <unordered_map>
 #include <vector>
 
 #include "fisrig/drive/drive.h"
@@ -47,6 +48,13 @@ class EngineModel {
   // without error. The rig's RAM window holds one 512-byte block per command, so what a
   // read returns is not kept anywhere else. Off (null) unless asked for.
   void capture_data_in(std::FILE* f) { capture_ = f; }
+  // Reads into RAM (FISRIG_DATA_RAM) get the bytes the drive holds, as the gateware's
+  // DMA puts them there (a verify pass decodes them). The drive keeps a content word per
+  // sector, and a generated pattern's word is 1 + its data_word, so a word's bytes are the
+  // integrity stamp at compress_pct 100 unless the write said otherwise: with
+  // remember_write_styles on, the engine remembers the writes that did (LFSR data,
+  // another compress_pct), one entry each, which runs without read-back do not need.
+  void remember_write_styles(bool on) { remember_styles_ = on; }
 
  private:
   struct Slot {
@@ -69,6 +77,7 @@ class EngineModel {
   void doorbell(uint32_t tail);
   void issue_waiting();
   void start(const fisrig_cmd_desc& d);
+  void render_sector(uint32_t word, uint64_t lba, uint8_t* out) const;
   void power(const fisrig_cmd_desc& d);
   void link(const fisrig_cmd_desc& d);
   void wait(uint64_t until_ticks);
@@ -107,6 +116,9 @@ class EngineModel {
   uint32_t busy_slots_ = 0;
   Armed armed_;
   std::FILE* capture_ = nullptr;
+  bool remember_styles_ = false;
+  std::unordered_map<uint32_t, uint16_t> styles_;  // word -> data_source << 8 | compress_pct
+  std::vector<uint32_t> read_words_;
   // An NCQ error being recovered: the log read in flight, the records it holds back and the
   // log as the drive will report it. Nothing new is issued meanwhile.
   static constexpr uint64_t kRecoveryTag = ~uint64_t(0);

@@ -3,8 +3,10 @@
 // records to a file as they come, so a run killed half-way keeps what it took.
 //
 //   fisrig-model --program P.bin --records OUT.rec [--profile P] [--fault knob=value]...
-//                [--progress-s N] [--quiet] [--data-in FILE]
+//                [--progress-s N] [--quiet] [--data-in FILE] [--read-back]
 //
+// --read-back: the program reads written data back into RAM (a verify pass): remember
+// what every write carried (EngineModel::remember_write_styles).
 // --data-in FILE: the bytes every data-in command returned (sector data, log pages,
 // IDENTIFY), in completion order, for commands that completed without error: what
 // `fisrig raw` shows of a read.
@@ -75,7 +77,7 @@ int emit(void* ctx, const fisrig_run_record* r) {
 int usage() {
   std::fprintf(stderr,
                "usage: fisrig-model --program P.bin --records OUT.rec [--profile P]\n"
-               "                    [--fault knob=value]... [--progress-s N] [--quiet] [--data-in FILE]\n");
+               "                    [--fault knob=value]... [--progress-s N] [--quiet] [--data-in FILE] [--read-back]\n");
   return 2;
 }
 
@@ -84,6 +86,7 @@ int usage() {
 int main(int argc, char** argv) {
   std::string program_path, records_path, data_in_path, profile = "consumer-256gb";
   std::vector<std::string> faults;
+  bool read_back = false;
   Progress progress;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -99,6 +102,7 @@ int main(int argc, char** argv) {
       else if (a == "--progress-s") progress.every_s = std::stod(value());
       else if (a == "--quiet") progress.quiet = true;
       else if (a == "--data-in") data_in_path = value();
+      else if (a == "--read-back") read_back = true;
       else return usage();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fisrig-model: %s\n", e.what());
@@ -154,6 +158,7 @@ int main(int argc, char** argv) {
     }
     engine.capture_data_in(data_in);
   }
+  engine.remember_write_styles(read_back);
   fisrig_engine_ops ops = engine.ops();
   fisrig_vm vm;
   SinkCtx ctx{&out, &progress, &engine, &vm};

@@ -155,6 +155,12 @@ static int sink_emit(void *ctx, const struct fisrig_run_record *r) {
   if (r->kind == FISRIG_RECORD_END) {
     s->ends++;
     s->end_result = r->cpl.result;
+  } else if (r->kind == FISRIG_RECORD_STAMP) {
+    /* a verify pass's finding: a run of at most one read's sectors, of a known finding */
+    CHECK(r->detail >= FISRIG_FOUND_STAMP && r->detail <= FISRIG_FOUND_UNREADABLE);
+    CHECK(r->lbas >= 1 && r->lbas <= FISRIG_VERIFY_MAX_SECTORS);
+  } else if (r->kind == FISRIG_RECORD_IDENTIFY) {
+    /* its IDENTIFY command has a record of its own */
   } else if (r->kind != FISRIG_RECORD_LOOP_PASS && r->cpl.user_tag != FISRIG_USER_TAG_EVENT) {
     s->commands++;
   }

@@ -86,6 +86,10 @@ def test_program_header_and_every_op():
         "fisrig_op_idle": (pf.op_idle(0x0102_0304_0506_0708), {"ticks": 0x0102_0304_0506_0708}),
         "fisrig_op_trim": (pf.op_trim(0x0102_0304_0506, 0x0A0B_0C0D_0E0F, True),
                            {"queued": 1, "lba_start": 0x0102_0304_0506, "sectors": 0x0A0B_0C0D_0E0F}),
+        "fisrig_op_verify": (pf.op_verify(0x0102_0304_0506, 0x0A0B_0C0D_0E0F, sectors_per_read=7, identify=True,
+                                          timeout_ticks=0x1122_3344),
+                             {"identify": 1, "sectors_per_read": 7, "lba_start": 0x0102_0304_0506,
+                              "sectors": 0x0A0B_0C0D_0E0F, "timeout_ticks": 0x1122_3344, "reserved2": 0}),
     }
     for name, (blob, want) in cases.items():
         assert len(blob) == c.SIZES[name] == field(blob, name, "head.size"), name
@@ -157,7 +161,7 @@ def test_record_dtype_reads_every_field_from_its_offset():
         values[path] = distinct(size, i)
         raw[off:off + size] = values[path].to_bytes(size, "little")
     rec = np.frombuffer(bytes(raw), dtype=pf.RECORD_DTYPE)[0]
-    python_name = {"cpl.lba": "d2h_lba", "cpl.reserved": "reserved", "reserved": "pad"}
+    python_name = {"cpl.lba": "d2h_lba", "cpl.reserved": "reserved"}
     for path, v in values.items():
         got = rec[python_name.get(path, path.split(".")[-1])]
         assert (int.from_bytes(bytes(got), "little") if isinstance(got, np.void) else int(got)) == v, path

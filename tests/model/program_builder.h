@@ -53,6 +53,15 @@ class ProgramBuilder {
     op.queued = queued;
     return add(op, FISRIG_OP_TRIM);
   }
+  ProgramBuilder& verify(uint64_t lba, uint64_t n, uint8_t per_read = FISRIG_VERIFY_MAX_SECTORS,
+                         bool identify = true) {
+    fisrig_op_verify op{};
+    op.lba_start = lba;
+    op.sectors = n;
+    op.sectors_per_read = per_read;
+    op.identify = identify;
+    return add(op, FISRIG_OP_VERIFY);
+  }
   ProgramBuilder& loop(uint32_t n) {
     fisrig_op_loop op{};
     op.count = n;

@@ -10,6 +10,10 @@
 #include "engine_model.h"
 #include "program_builder.h"
 
+extern "C" {
+#include "fisrig/pattern.h"
+}
+
 using namespace fisrig;
 using test::ProgramBuilder;
 
@@ -463,6 +467,26 @@ TEST(ModelPower, CutMidNcqWriteThenRecover) {
   EXPECT_EQ(commands_of(r).back().cpl.result, FISRIG_RESULT_OK);  // the read after power-up
 }
 
+// The program's own power-off disarms a cut still waiting (as the gateware's power
+// controller: engine/power.py): it must not fire later, in the power-on or the reads after.
+TEST(ModelPower, PowerOffDisarmsACutNotYetFired) {
+  drive::Drive d(tiny());
+  ProgramBuilder p(d.user_sectors());
+  fisrig_cmd_desc arm = ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_OFF_AT_EVENT, 0, 1, FISRIG_EVENT_H2D);
+  arm.timeout_ticks = 150000000;  // 1 s after the next H2D: long after the power-off below
+  p.raw(arm, ProgramBuilder::ok());
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_NON_DATA, 0xEA, 0, 0), ProgramBuilder::ok());  // FLUSH: the H2D
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_OFF, 0, 0), ProgramBuilder::ok());
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_ON, 0, 0), ProgramBuilder::ok());
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_LINK, FISRIG_LINK_WAIT_UP, 0, 0), ProgramBuilder::ok());
+  p.idle_ticks(300000000);  // 2 s: past where the armed cut would have fallen
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_DMA_IN, 0x25, 0, 8), ProgramBuilder::ok());
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << (r.error_text ? r.error_text : "");
+  for (const auto& x : r.records) EXPECT_NE(x.cpl.user_tag, FISRIG_USER_TAG_EVENT) << "a cut fired";
+  EXPECT_EQ(d.stats().power_cycles, 1u);
+}
+
 // A drive that stops answering: the engine's per-slot timeout ends the command, the run
 // does not hang, and a COMRESET brings the drive back.
 TEST(ModelFaults, HangTimesOutAndComresetRecovers) {
@@ -514,4 +538,84 @@ TEST(ModelNcq, CleanDriveRandomReadsRunAtTheWireCeiling) {
   for (const auto& c : cmds) last = std::max(last, c.cpl.ts_status);
   double iops = cmds.size() / (double(last - first) / FISRIG_TICK_HZ);
   EXPECT_NEAR(iops, 1e9 / (1102 * 1e9 / 150e6), 0.005 * 136120);
+}
+
+// A verify pass (vm.c run_verify) reads a span back into RAM and says what each sector
+// holds, from the bytes alone: each finding of enum fisrig_finding, on sectors written so.
+TEST(ModelProgram, VerifyPassNamesWhatEachSectorHolds) {
+  drive::DriveConfig cfg = tiny();
+  cfg.faults.unc = {{32, 8}};  // these read UNC
+  drive::Drive d(cfg);
+  ProgramBuilder p(d.user_sectors());
+  fisrig_cmd_desc w = ProgramBuilder::desc(FISRIG_PROTO_DMA_OUT, 0x35, 0, 16);
+  w.data_source = FISRIG_DATA_STAMP;
+  w.compress_pct = 100;
+  w.data_word = 5;
+  p.raw(w, ProgramBuilder::ok());
+  auto literal = [&](uint64_t lba, const uint32_t (&dw)[FISRIG_SECTOR_DWORDS]) {
+    uint8_t bytes[512];
+    for (int i = 0; i < 128; ++i)
+      for (int b = 0; b < 4; ++b) bytes[4 * i + b] = uint8_t(dw[i] >> (8 * b));
+    p.raw(ProgramBuilder::desc(FISRIG_PROTO_DMA_OUT, 0x35, lba, 1), ProgramBuilder::ok(), bytes, 512);
+  };
+  uint32_t junk[FISRIG_SECTOR_DWORDS], other[FISRIG_SECTOR_DWORDS], hurt[FISRIG_SECTOR_DWORDS];
+  for (uint32_t i = 0; i < FISRIG_SECTOR_DWORDS; ++i) junk[i] = 0xDEADBEEF + i;
+  fisrig_pattern_sector(FISRIG_PATTERN_STAMP, 1000, 7, 100, other);  // LBA 1000's stamp
+  fisrig_pattern_sector(FISRIG_PATTERN_STAMP, 26, 9, 100, hurt);
+  hurt[40] ^= 1u << 3;  // one bit wrong
+  literal(24, junk);
+  literal(25, other);
+  literal(26, hurt);
+  p.verify(0, 40);
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << r.error_text;
+  struct Found {
+    uint64_t lba;
+    uint32_t lbas;
+    uint8_t what;
+    uint32_t seq;
+    uint64_t named;
+    uint16_t bits;
+    bool operator==(const Found&) const = default;
+  };
+  std::vector<Found> got;
+  int identify = 0;
+  for (const auto& x : r.records) {
+    if (x.kind == FISRIG_RECORD_IDENTIFY) {
+      ++identify;
+      EXPECT_EQ(x.lba, d.user_sectors());
+      EXPECT_NE(x.seq, 0u);  // the page's CRC
+    }
+    if (x.kind != FISRIG_RECORD_STAMP) continue;
+    uint64_t named = 0;
+    for (int i = 5; i >= 0; --i) named = named << 8 | x.cpl.lba[i];
+    got.push_back({x.lba, x.lbas, x.detail, x.seq, named, x.cpl.check_errors});
+  }
+  EXPECT_EQ(identify, 1);
+  std::vector<Found> want = {
+      {0, 8, FISRIG_FOUND_STAMP, 5, 0, 0},  {8, 8, FISRIG_FOUND_STAMP, 5, 8, 0},
+      {16, 8, FISRIG_FOUND_ZEROS, 0, 16, 0}, {24, 1, FISRIG_FOUND_FOREIGN, 0, 24, 0},
+      {25, 1, FISRIG_FOUND_OTHER_LBA, 7, 1000, 0}, {26, 1, FISRIG_FOUND_DAMAGED, 9, 26, 1},
+      {27, 5, FISRIG_FOUND_ZEROS, 0, 27, 0}, {32, 8, FISRIG_FOUND_UNREADABLE, 0, 32, 0},  // the D2H names the first bad LBA
+  };
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_TRUE(got[i] == want[i]) << i << ": lba " << got[i].lba << " +" << got[i].lbas << " what "
+                                   << int(got[i].what) << " seq " << got[i].seq << " named " << got[i].named
+                                   << " bits " << got[i].bits;
+  // The stamp writes' own records carry their sequence; the literal ones none.
+  for (const auto& x : commands_of(r))
+    if (x.command == 0x35) EXPECT_EQ(x.seq, x.lbas == 16 ? 5u : 0u);
+}
+
+// A span or a read size the VM cannot verify is refused before anything runs.
+TEST(ModelProgram, VerifyOfAnImpossibleSpanIsRefused) {
+  drive::Drive d(tiny());
+  ModelRun r = run(d, ProgramBuilder(d.user_sectors()).verify(d.user_sectors() - 4, 8).build());
+  EXPECT_STREQ(r.error_text, "verify span past the end of the drive");
+  r = run(d, ProgramBuilder(d.user_sectors()).verify(0, 8, 9).build());
+  EXPECT_STREQ(r.error_text, "verify reads 1..8 sectors at a time");
+  r = run(d, ProgramBuilder(d.user_sectors()).verify(0, 0).build());
+  EXPECT_STREQ(r.error_text, "empty verify span");
+  EXPECT_TRUE(commands_of(r).empty());
 }

@@ -35,7 +35,8 @@ enum fisrig_opcode {
   FISRIG_OP_WORKLOAD = 6,  /* struct fisrig_op_workload: a generator */
   FISRIG_OP_TRIM = 7,      /* struct fisrig_op_trim: DSM TRIM of an LBA range */
   FISRIG_OP_DRAIN = 8,     /* head only: wait until nothing is outstanding */
-  FISRIG_OP_TRACE = 9      /* struct fisrig_op_trace, then its entries: a trace replay */
+  FISRIG_OP_TRACE = 9,     /* struct fisrig_op_trace, then its entries: a trace replay */
+  FISRIG_OP_VERIFY = 10    /* struct fisrig_op_verify: read a span back, say what each sector holds */
 };
 
 struct fisrig_op_head {
@@ -168,6 +169,42 @@ struct fisrig_trace_entry {
 };
 
 /*
+ * A power-loss test's read-back: after the drive is back, read [lba_start, lba_start +
+ * sectors) at queue depth 1, sectors_per_read at a time, into the data window, and say of
+ * every sector what it holds (STAMP records: runs of sectors with one finding), so that the
+ * host can tell intact, lost, shorn, misdirected and corrupted sectors apart from the data
+ * alone (pattern.h's integrity stamp). With identify set, IDENTIFY DEVICE goes first and
+ * an IDENTIFY record gives the capacity and a checksum of the page, so that a drive that
+ * comes back as another (capacity, identity) is seen. A read that fails is one STAMP
+ * record UNREADABLE for its sectors; the pass goes on.
+ */
+#define FISRIG_VERIFY_MAX_SECTORS 8u /* a read's data lands in the data window at offset 0 */
+
+struct fisrig_op_verify {
+  struct fisrig_op_head head;
+  uint8_t identify;         /* 1: IDENTIFY DEVICE first */
+  uint8_t sectors_per_read; /* 1..FISRIG_VERIFY_MAX_SECTORS */
+  uint8_t reserved[2];
+  uint64_t lba_start;
+  uint64_t sectors;
+  uint32_t timeout_ticks;   /* each read's (0 = the engine's default) */
+  uint32_t reserved2;
+};
+
+/* What a verify pass found in a run of sectors (the STAMP record's finding). */
+enum fisrig_finding {
+  FISRIG_FOUND_NONE = 0,       /* not a STAMP record */
+  FISRIG_FOUND_STAMP = 1,      /* this LBA's whole stamp (CRC good): seq is its write sequence */
+  FISRIG_FOUND_ZEROS = 2,      /* all zeros: never written, trimmed or unmapped */
+  FISRIG_FOUND_OTHER_LBA = 3,  /* another LBA's whole stamp: cpl.lba is the LBA it names */
+  FISRIG_FOUND_DAMAGED = 4,    /* this LBA's stamp header with a failed CRC: seq as it reads,
+                                  cpl.check_errors the bits that differ from that stamp
+                                  (65535 at most) */
+  FISRIG_FOUND_FOREIGN = 5,    /* neither zeros nor a stamp */
+  FISRIG_FOUND_UNREADABLE = 6  /* the read failed: cpl has its result, status and error */
+};
+
+/*
  * One record per completed descriptor, in the record ring the host drains: the engine's
  * completion record plus what the command was and which phase it belonged to.
  */
@@ -177,12 +214,16 @@ struct fisrig_run_record {
   uint8_t command;
   uint8_t protocol;
   uint8_t kind;         /* enum fisrig_record_kind */
-  uint8_t reserved;
+  uint8_t detail;       /* STAMP records: enum fisrig_finding; writes: FISRIG_DETAIL_FUA if FUA */
   uint64_t lba;         /* the command's LBA */
   uint32_t lbas;        /* LBAs the command covers: its sector count, or the total of a DSM
                            TRIM's ranges (cpl.sectors counts the range list's blocks moved) */
-  uint32_t reserved2;   /* zero; keeps the record a multiple of 8 bytes */
+  uint32_t seq;         /* writes of the integrity stamp: their write sequence (data_word);
+                           STAMP records: the sequence the stamps read back carry (pattern.h's
+                           dword 2); IDENTIFY records: the page's CRC; 0 otherwise */
 };
+
+#define FISRIG_DETAIL_FUA 1u /* a write command's detail: it was FUA (durable when acknowledged) */
 
 enum fisrig_record_kind {
   FISRIG_RECORD_COMMAND = 0,
@@ -190,11 +231,15 @@ enum fisrig_record_kind {
   FISRIG_RECORD_LINK = 2,
   FISRIG_RECORD_END = 3,  /* the last record of a run: cpl.result holds the enum fisrig_vm_status,
                              lba the offset of the instruction that failed */
-  FISRIG_RECORD_LOOP_PASS = 4 /* an until-steady loop's pass (struct fisrig_op_loop): lbas its
+  FISRIG_RECORD_LOOP_PASS = 4, /* an until-steady loop's pass (struct fisrig_op_loop): lbas its
                                  number (from 1), lba the tracked workload's commands, cpl.ts_submit
                                  and ts_status its first and last ticks (0 when it did not run),
                                  cpl.status 1 when the window this pass closes held steady (a
                                  pass has no ATA status), cpl.result ok */
+  FISRIG_RECORD_STAMP = 5,    /* a verify pass's finding (struct fisrig_op_verify) for lbas
+                                 sectors from lba; cpl has the read's stamps */
+  FISRIG_RECORD_IDENTIFY = 6  /* a verify pass's IDENTIFY: lba the capacity (words 100-103), seq
+                                 the CRC (pattern.h's) of its 512 bytes; cpl is its completion */
 };
 
 /*

@@ -37,6 +37,9 @@ struct fisrig_engine_ops {
   /* Returns when a completion may be waiting or the clock reaches `until`, whichever is
      first (hardware: poll or sleep; the model: advance simulated time). */
   void (*wait)(void *ctx, uint64_t until);
+  /* Optional (null: nothing to do): read data the engine wrote into the data window is
+     about to be read by the CPU (a cached window: drop its stale lines). */
+  void (*data_in)(void *ctx);
 };
 
 /* Where records go; a non-zero return stops the run (FISRIG_VM_RECORDS_LOST). */
@@ -58,6 +61,8 @@ struct fisrig_vm_inflight {
   uint32_t marker;
   uint64_t lba;
   uint32_t lbas;
+  uint32_t seq;
+  uint8_t detail;
   uint32_t bytes;
   uint8_t command;
   uint8_t protocol;

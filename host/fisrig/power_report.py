@@ -1,0 +1,102 @@
+"""A run's power-loss verdicts as a reviewer reads them: the headline lines, the table for
+report.html and the timeline of one cut (the last acknowledgements, the FLUSH completions
+and the power edge on one time axis). The verdicts themselves: power_verdicts.py."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from . import power_verdicts as pv
+from . import program_format as pf
+
+TIMELINE = "power_cut_timeline.png"
+
+
+def report(run_dir: Path, meta: dict, caption: str) -> list[Path]:
+    """Classifies the run's power_loss steps (verdicts.parquet, power.json) and draws the
+    timeline of each step's example cut: the first that failed, else the last."""
+    verdicts = pv.classify(run_dir, meta)
+    if not verdicts:
+        return []
+    out = run_dir / TIMELINE
+    return [out] if _timeline(run_dir, meta, verdicts, out, caption) else []
+
+
+def headline(run_dir: Path) -> list[str]:
+    """The lines `fisrig run` and `fisrig report` print for power.json's steps."""
+    p = run_dir / pv.POWER_JSON
+    if not p.exists():
+        return []
+    lines = []
+    for s in json.loads(p.read_text())["steps"]:
+        lines.append(f"{s['label']:<18} power loss  {s['cycles']} of {s['cycles_planned']} cycles  " + {
+            "clean": "clean: nothing acknowledged as durable was lost, nothing damaged",
+            "not_run": "not run: the drive was gone before it",
+            "failures": f"FAILURES in {s['cycles_with_failures']} cycles"}[s["verdict"]])
+        for n, c in s["classes"].items():
+            what = f"{'':>17}" if n in pv.CYCLE_CLASSES else f"{c['sectors']:>9} sectors in"
+            lines.append(f"    {n:<17} {c['severity']:<8} {what} {c['cycles']:>7} cycles "
+                         f"({c['per_1000_cuts']:g} per 1,000 cuts)")
+        if s["cuts_by_plan"]:
+            lines.append(f"  ! {s['label']}: {s['cuts_by_plan']} of {s['cycles']} cuts had not fired (their event "
+                         "and delay not reached) when the cycle's commands ended: the plan cut the rails then")
+    return lines
+
+
+def html_section(run_dir: Path) -> str:
+    """report.html's power-loss table (empty without power.json)."""
+    from .html_report import _e, _table
+    p = run_dir / pv.POWER_JSON
+    if not p.exists():
+        return ""
+    out = "<h2>Power loss</h2><p>Every sector of each step's span, classified after every cut " \
+          "(docs/power-loss.md); the LBAs are in verdicts.parquet.</p>"
+    for s in json.loads(p.read_text())["steps"]:
+        rows = [[n, c["severity"], c["sectors"], c["cycles"], c["per_1000_cuts"]] for n, c in s["classes"].items()]
+        out += (f"<h3>{_e(s['label'])}: {s['cycles']} of {s['cycles_planned']} cycles, {_e(s['verdict'])}"
+                f" ({s['cuts_at_event']} cut at their event, {s['cuts_by_plan']} by the plan)</h3>"
+                + _table(["class", "severity", "sectors", "cycles", "per 1,000 cuts"], rows))
+    return out
+
+
+def _timeline(run_dir: Path, meta: dict, verdicts, out: Path, caption: str) -> bool:
+    from .plots import finish, plt
+    r = pv.step_rows(run_dir, [v.label for v in verdicts])
+    fig, axes = plt.subplots(len(verdicts), 1, figsize=(10, 2.6 + 1.4 * len(verdicts)), squeeze=False)
+    drew = False
+    for ax, v in zip(axes[:, 0], verdicts):
+        mine = np.flatnonzero((r["marker"] == v.label) & (r["kind"] != "end"))
+        bounds = pv.cycle_bounds(r, mine)
+        if not v.example_cycle or v.example_cycle >= len(bounds):
+            continue
+        idx = mine[(mine >= bounds[v.example_cycle - 1]) & (mine < bounds[v.example_cycle])]
+        kind, cmd, res = r["kind"][idx], r["command"][idx], r["result"][idx]
+        cut = idx[(kind == "power") & (r["protocol"][idx] != pf.PROTO["power"])]
+        off = idx[(kind == "power") & (r["protocol"][idx] == pf.PROTO["power"]) & (cmd == pf.POWER_OFF)]
+        edge = r["t_status_ns"][cut[0]] if len(cut) else r["t_status_ns"][off[0]] if len(off) else None
+        if edge is None:
+            continue
+        t = lambda i: (r["t_status_ns"][i].astype(np.int64) - int(edge)) / 1e3  # noqa: E731 - us from the cut
+        writes = idx[(kind == "command") & (r["seq"][idx] > 0)]
+        ok = writes[r["result"][writes] == "ok"]
+        lost = writes[r["result"][writes] != "ok"]
+        flush = idx[(kind == "command") & np.isin(cmd, (0xE7, 0xEA)) & (res == "ok")]
+        ax.scatter(t(ok), np.ones(len(ok)), marker="|", s=200, label=f"write acknowledged ({len(ok)})")
+        ax.scatter((r["t_submit_ns"][lost].astype(np.int64) - int(edge)) / 1e3, np.full(len(lost), 0.6),
+                   marker="x", label=f"write issued, never acknowledged ({len(lost)})")
+        if len(flush):
+            ax.scatter(t(flush), np.full(len(flush), 1.4), marker="v", s=80, label=f"FLUSH completed ({len(flush)})")
+        ax.axvline(0, color="black", linewidth=2, label="rails off")
+        ax.set_ylim(0, 2)
+        ax.set_yticks([])
+        ax.set_title(f"{v.label}: cycle {v.example_cycle} of {v.cycles}", fontsize=9)
+        ax.legend(fontsize=7, loc="upper left")
+        drew = True
+    if not drew:
+        plt.close(fig)
+        return False
+    fig.suptitle("Power cuts: the last acknowledgements, FLUSH completions and the power edge", fontsize=11)
+    last = axes[-1, 0]
+    return finish(fig, last, out, "us from the power cut (the rig's clock)", "", last.get_title(), caption)

@@ -1,0 +1,121 @@
+"""Power-loss verdicts on the model target: the checker names every lie of the lying drive
+profiles (sim/drive/profiles/plp-*.toml, docs/power-loss.md) and finds nothing on the
+honest one; what a run leaves (verdicts.parquet, power.json, the timeline) reads as a user
+reads it. The 10,000-cycle honest sweep and the cycle rate are `make bench` figures
+(power.honest_failures, power.cycles_per_s_model)."""
+import json
+
+import pandas as pd
+import pytest
+
+from fisrig import plan as plan_mod
+from fisrig import power_verdicts as pv
+from fisrig.run import run_plan
+
+# A short sweep: cuts among QD32 writes with some FLUSHes, and around a FLUSH's completion.
+SWEEP = {
+    "plan": {"name": "plp-short"},
+    "step": [
+        {"do": "workload", "label": "precondition", "pattern": "sequential", "lba_count": 2048,
+         "transfer_kib": 64, "commands": 16},
+        {"do": "flush"},
+        {"do": "power_loss", "label": "cut QD32", "cycles": 16, "queue_depth": 32, "event": "sdb",
+         "count": 36, "delay_ns": 0, "delay_ns_to": 200000, "flush_pct": 5, "commands": 96},
+        {"do": "power_loss", "label": "cut at FLUSH", "cycles": 12, "cut_in": "flush", "queue_depth": 32,
+         "commands": 48, "delay_ns": 0, "delay_ns_to": 40000000},
+    ],
+}
+# Each lying profile and the class its lie must be named as.
+LIES = {
+    "plp-lies-flush": "lost_flushed",
+    "plp-tears": "shorn",
+    "plp-reorders": "unserializable",
+    "plp-misdirects": "flying",
+    "plp-loses-map": "lost_at_rest",
+    "plp-bit-errors": "corrupt",
+    "plp-dies": "no_return",
+}
+
+
+def _run(tmp_path, profile: str):
+    r = run_plan(plan_mod.from_dict(SWEEP), tmp_path / profile, profile=profile, quiet=True)
+    return r, json.loads((r.run_dir / pv.POWER_JSON).read_text())["steps"]
+
+
+def _failures(steps) -> set:
+    return {n for s in steps for n, c in s["classes"].items() if c["severity"] == "failure"}
+
+
+def test_honest_drive_is_clean_and_loses_only_what_it_may(tmp_path):
+    r, steps = _run(tmp_path, "plp-honest")
+    assert r.status == "done"
+    assert [s["verdict"] for s in steps] == ["clean", "clean"]
+    assert [s["cycles"] for s in steps] == [16, 12]
+    assert all(s["cuts_at_event"] == s["cycles"] for s in steps)  # every cut met its event
+    # It does lose what no FLUSH covered (its cache is on), and keeps what one did.
+    classes = {n for s in steps for n in s["classes"]}
+    assert {"intact", "lost_cached"} <= classes <= {"intact", "lost_unacked", "lost_cached"}
+
+
+@pytest.mark.parametrize("profile", LIES)
+def test_each_lie_is_named(tmp_path, profile):
+    r, steps = _run(tmp_path, profile)
+    found = _failures(steps)
+    assert LIES[profile] in found, f"{profile}: the checker found {found}"
+    if profile == "plp-dies":  # never ready after its third cut: the run ends there, and says so
+        assert r.status == "expect_failed"
+        assert steps[0]["cycles"] == 3 and steps[1]["verdict"] == "not_run"
+
+
+def test_a_lie_is_not_called_another(tmp_path):
+    """The lies that lose no data in place name nothing but their own class."""
+    for profile in ("plp-lies-flush", "plp-bit-errors", "plp-reorders", "plp-tears"):
+        _, steps = _run(tmp_path, profile)
+        assert _failures(steps) == {LIES[profile]}, profile
+
+
+def test_what_the_run_leaves_reads_as_a_user_reads_it(tmp_path):
+    r, steps = _run(tmp_path, "plp-lies-flush")
+    v = pd.read_parquet(r.run_dir / pv.VERDICTS)
+    assert list(v.columns) == ["step", "cycle", "class", "severity", "lba", "lbas", "found", "found_seq", "lost_seq"]
+    lost = v[v["class"] == "lost_flushed"]
+    assert len(lost) and (lost["lost_seq"] > 0).all() and (lost["lbas"] > 0).all()
+    assert lost["lba"].between(0, 2047).all()
+    # The rows add up to power.json's counts, class by class.
+    for s in steps:
+        rows = v[v["step"] == s["label"]]
+        for name, c in s["classes"].items():
+            assert rows.loc[rows["class"] == name, "lbas"].sum() == c["sectors"], (s["label"], name)
+    # Each cycle's rows cover the span once: every sector is classified or was untouched.
+    one = v[(v["step"] == "cut QD32") & (v["cycle"] == 1)]
+    assert one["lbas"].sum() <= 2048 and not one.duplicated(["lba"]).any()
+    assert (r.run_dir / "power_cut_timeline.png").stat().st_size > 10_000
+    html = (r.run_dir / "report.html").read_text()
+    assert "Power loss" in html and "lost_flushed" in html
+
+
+def test_report_makes_the_verdicts_again(tmp_path, capsys):
+    from cli_in_process import fisrig
+    r, steps = _run(tmp_path, "plp-tears")
+    (r.run_dir / pv.VERDICTS).unlink()
+    code, out, err = fisrig(["report", r.run_dir], capsys)
+    assert code == 0, err
+    assert "cut QD32           power loss  16 of 16 cycles  FAILURES" in out
+    assert json.loads((r.run_dir / pv.POWER_JSON).read_text())["steps"] == steps
+
+
+def test_builtin_sweep_is_clean_on_the_honest_drive(tmp_path):
+    """power-loss-sweep whole (200 cycles): every step on plp-honest (its own profile) comes out clean,
+    and every cut met its event (none was made by the plan after the writes)."""
+    p = plan_mod.load(plan_mod.find("power-loss-sweep"))
+    r = run_plan(p, tmp_path / "sweep", quiet=True)
+    assert r.status == "done"
+    steps = json.loads((r.run_dir / pv.POWER_JSON).read_text())["steps"]
+    assert [s["label"] for s in steps] == ["cut QD1", "cut QD32", "cut full queue", "cut at FLUSH", "cut in TRIM",
+                                          "cut at FLUSH QD1", "cut in TRIM QD1"]
+    for s in steps:
+        assert s["verdict"] == "clean" and s["cycles"] == s["cycles_planned"], s
+        assert s["cuts_at_event"] == s["cycles"], s
+    # The FLUSH sweep reaches past the FLUSH's completion: some cuts keep everything.
+    flush = steps[3]["classes"]
+    assert flush["intact"]["cycles"] > 0 and flush["lost_cached"]["cycles"] < steps[3]["cycles"]

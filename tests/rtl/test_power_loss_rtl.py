@@ -1,0 +1,38 @@
+"""Power-loss verdicts on the gateware, a shortened sweep (issue 16, section 3): cuts just
+after a FLUSH's H2D, on a drive that tears the pages it programs and on one that lies
+about FLUSH. The rig's firmware (VexRiscv) decodes the read-back in RAM after each cut
+(vm.c run_verify); the verdicts must be the model target's, class by class and sector by
+sector. The cut falls 200-300 us after the FLUSH's H2D, before the NAND program the
+honest FLUSH starts (1.3 ms on tiny-1gb) ends and long before the lying drive's idle flush
+(50 ms), so what each drive loses does not hang on the rig CPU's own pace (which the model
+does not spend: docs/power-loss.md). About 40 s of wall time a run once the SoC is built."""
+import json
+
+import pytest
+
+from fisrig import plan
+from fisrig import power_verdicts as pv
+from fisrig.run import run_plan
+
+PLAN = {
+    "plan": {"name": "power-loss-rtl"},
+    "step": [{"do": "power_loss", "label": "cut at FLUSH", "cycles": 2, "cut_in": "flush", "queue_depth": 4,
+              "commands": 8, "lba_count": 64, "sizes_kib": [[4, 1], [8, 1]], "delay_ns": 200000,
+              "delay_ns_to": 300000, "off_ms": 0.05, "ready_timeout_ms": 1000}],
+}
+
+
+def _verdict(tmp_path, target: str, profile: str) -> dict:
+    r = run_plan(plan.from_dict(PLAN), tmp_path / f"{target}-{profile}", target=target, profile=profile, quiet=True)
+    assert r.status == "done", r.outcome
+    return json.loads((r.run_dir / pv.POWER_JSON).read_text())["steps"][0]
+
+
+@pytest.mark.parametrize("profile,lie", [("plp-tears", "shorn"), ("plp-lies-flush", "lost_flushed")])
+def test_the_gateware_names_the_lie_as_the_model_does(tmp_path, profile, lie):
+    rtl = _verdict(tmp_path, "rtl", profile)
+    model = _verdict(tmp_path, "model", profile)
+    assert rtl["cycles"] == 2 and rtl["verdict"] == "failures"
+    assert lie in rtl["classes"]
+    assert {n: c["sectors"] for n, c in rtl["classes"].items()} == \
+        {n: c["sectors"] for n, c in model["classes"].items()}
