@@ -416,6 +416,9 @@ void EngineModel::power(const fisrig_cmd_desc& d) {
       break;
     case FISRIG_POWER_OFF_AT_EVENT:
       armed_ = Armed{true, d.features, std::max<uint32_t>(1, d.count), ticks_to_ns(d.timeout_ticks), drive::kNever};
+      // A cut at a time: the delay runs from the arming (this record's ts_submit), as the
+      // gateware's power controller counts it, tick for tick.
+      if (d.features == FISRIG_EVENT_TIME) armed_.cut_at = ticks_to_ns(now_ticks() + d.timeout_ticks);
       r.ts_status = now_ticks();
       break;
     default:

@@ -467,6 +467,28 @@ TEST(ModelPower, CutMidNcqWriteThenRecover) {
   EXPECT_EQ(commands_of(r).back().cpl.result, FISRIG_RESULT_OK);  // the read after power-up
 }
 
+// A cut at a time (FISRIG_EVENT_TIME): the rails go off its delay after the arming, to the
+// tick, whatever the commands do meanwhile.
+TEST(ModelPower, CutAtATimeFallsItsDelayAfterTheArming) {
+  drive::Drive d(tiny());
+  ProgramBuilder p(d.user_sectors());
+  fisrig_cmd_desc arm = ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_OFF_AT_EVENT, 0, 0, FISRIG_EVENT_TIME);
+  arm.timeout_ticks = 30001;  // 200 us and a tick
+  p.raw(arm, ProgramBuilder::ok());
+  p.workload(ProgramBuilder::random_4k(8, true, 0, 4000, 1 << 16));
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << (r.error_text ? r.error_text : "");
+  uint64_t armed = 0, cut = 0;
+  int lost = 0;
+  for (const auto& x : r.records) {
+    if (x.kind == FISRIG_RECORD_POWER && x.cpl.user_tag != FISRIG_USER_TAG_EVENT) armed = x.cpl.ts_submit;
+    if (x.kind == FISRIG_RECORD_POWER && x.cpl.user_tag == FISRIG_USER_TAG_EVENT) cut = x.cpl.ts_status;
+    if (x.kind == FISRIG_RECORD_COMMAND && x.cpl.result == FISRIG_RESULT_LINK_LOST) ++lost;
+  }
+  EXPECT_EQ(cut, armed + 30001);
+  EXPECT_GT(lost, 0);  // the workload was under way
+}
+
 // The program's own power-off disarms a cut still waiting (as the gateware's power
 // controller: engine/power.py): it must not fire later, in the power-on or the reads after.
 TEST(ModelPower, PowerOffDisarmsACutNotYetFired) {

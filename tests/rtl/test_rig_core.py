@@ -144,6 +144,23 @@ def test_power_cut_mid_ncq_writes_and_link_comes_back(rig_exe):
     assert writes[0]["result"] == RESULT_LINK_LOST and writes[0]["sectors"] == 48
 
 
+def test_power_cut_at_a_time_falls_its_delay_after_the_arming(rig_exe):
+    """FISRIG_EVENT_TIME: rails off timeout_ticks after the arming (its record's ts_submit),
+    to the tick, with queued writes under way; the model target places it the same
+    (tests/model/test_model.cc, CutAtATimeFallsItsDelayAfterTheArming)."""
+    s = link_up()
+    s.desc(PROTO_POWER, POWER_OFF_AT_EVENT, user_tag=2, features=EVENT_TIME, timeout_ticks=30001)
+    for i in range(8):
+        queued(s, True, 4096 + 64 * i, 64, 100 + i, word=5)
+    s.wait().desc(PROTO_POWER, POWER_ON, user_tag=3).wait()
+    run = run_rig(rig_exe, s)
+    assert run.returncode == 0, run.output
+    cuts = [e for e in run.events if e["slot"] == EV_POWER_CUT]
+    assert len(cuts) == 1
+    assert cuts[0]["ts_status"] == run.commands[2]["ts_submit"] + 30001
+    assert any(run.commands[100 + i]["result"] == RESULT_LINK_LOST for i in range(8))
+
+
 def trim_ranges(ranges):
     """DSM range entries (LBA 47:0, length 63:48), one 512-byte block, as RAM words."""
     words = []

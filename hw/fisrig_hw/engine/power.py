@@ -1,12 +1,15 @@
 """The power controller: the drive's rails on or off from the program or a CSR, or off a
 set number of ticks after the Nth FIS of a kind crossed the wire (wire_tap.TapEvents; at least
-one tick after it), all on the engine's timestamp counter.
+one tick after it), or after the arming itself (FISRIG_EVENT_TIME: a cut at a time), all on
+the engine's timestamp counter.
 
 In simulation `rails` powers the simulated drive; on a board it drives a GPIO to a load
 switch. The cut fires on the counter itself, so its place relative to the trigger is exact
 (rtl.power_cut_jitter_ticks measures that it stays so)."""
 
 from migen import *
+
+from fisrig_hw.descriptor import EVENT_TIME
 
 
 class PowerController(Module):
@@ -49,10 +52,16 @@ class PowerController(Module):
             ),
             If(self.arm,
                 self.armed.eq(1),
-                counting.eq(1),
                 event.eq(self.arm_event),
                 left.eq(Mux(self.arm_count == 0, 1, self.arm_count)),
                 delay.eq(self.arm_delay),
+                If(self.arm_event == EVENT_TIME,  # no FIS to wait for: the delay runs now
+                    counting.eq(0),
+                    self.trigger_time.eq(self.now),
+                    deadline.eq(self.now + self.arm_delay),
+                ).Else(
+                    counting.eq(1),
+                ),
             ).Elif(self.armed & counting & self.event & (self.event_kind == event),
                 left.eq(left - 1),
                 If(left == 1,

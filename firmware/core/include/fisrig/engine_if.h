@@ -61,14 +61,17 @@ enum fisrig_power_op {
   FISRIG_POWER_OFF = 1,          /* rails off now */
   FISRIG_POWER_ON = 2,           /* rails on now (the link comes up by itself) */
   FISRIG_POWER_OFF_AT_EVENT = 3  /* rails off timeout_ticks after the count-th FIS of kind
-                                    features (enum fisrig_fis_event), counted from now */
+                                    features (enum fisrig_fis_event), counted from now; with
+                                    FISRIG_EVENT_TIME, timeout_ticks after the arming itself
+                                    (its record's ts_submit) */
 };
 enum fisrig_fis_event {
   FISRIG_EVENT_H2D = 1,
   FISRIG_EVENT_D2H = 2,
   FISRIG_EVENT_SDB = 3,
   FISRIG_EVENT_DATA = 4,
-  FISRIG_EVENT_DMA_SETUP = 5
+  FISRIG_EVENT_DMA_SETUP = 5,
+  FISRIG_EVENT_TIME = 6        /* no FIS: a cut at a time, timeout_ticks after the arming */
 };
 /* LINK descriptors */
 enum fisrig_link_op {
