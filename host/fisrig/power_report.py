@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 
 from . import power_verdicts as pv
-from . import program_format as pf
 
 TIMELINE = "power_cut_timeline.png"
 
@@ -17,11 +16,13 @@ TIMELINE = "power_cut_timeline.png"
 def report(run_dir: Path, meta: dict, caption: str) -> list[Path]:
     """Classifies the run's power_loss steps (verdicts.parquet, power.json) and draws the
     timeline of each step's example cut: the first that failed, else the last."""
-    verdicts = pv.classify(run_dir, meta)
-    if not verdicts:
+    steps = meta.get("power_loss") or []
+    if not steps:
         return []
+    rows = pv.read_rows(run_dir, [s["label"] for s in steps])
+    verdicts = pv.classify(run_dir, meta, rows)
     out = run_dir / TIMELINE
-    return [out] if _timeline(run_dir, meta, verdicts, out, caption) else []
+    return [out] if _timeline(rows.cols, verdicts, out, caption) else []
 
 
 def headline(run_dir: Path) -> list[str]:
@@ -61,20 +62,17 @@ def html_section(run_dir: Path) -> str:
     return out
 
 
-def _timeline(run_dir: Path, meta: dict, verdicts, out: Path, caption: str) -> bool:
+def _timeline(r: dict, verdicts, out: Path, caption: str) -> bool:
     from .plots import finish, plt
-    r = pv.step_rows(run_dir, [v.label for v in verdicts])
     fig, axes = plt.subplots(len(verdicts), 1, figsize=(10, 2.6 + 1.4 * len(verdicts)), squeeze=False)
     drew = False
     for ax, v in zip(axes[:, 0], verdicts):
-        mine = np.flatnonzero((r["marker"] == v.label) & (r["kind"] != "end"))
-        bounds = pv.cycle_bounds(r, mine)
-        if not v.example_cycle or v.example_cycle >= len(bounds):
+        _, cycles = pv.step_cycles(r, v.label)
+        if not v.example_cycle or v.example_cycle > len(cycles):
             continue
-        idx = mine[(mine >= bounds[v.example_cycle - 1]) & (mine < bounds[v.example_cycle])]
+        idx = cycles[v.example_cycle - 1]
         kind, cmd, res = r["kind"][idx], r["command"][idx], r["result"][idx]
-        cut = idx[(kind == "power") & (r["protocol"][idx] != pf.PROTO["power"])]
-        off = idx[(kind == "power") & (r["protocol"][idx] == pf.PROTO["power"]) & (cmd == pf.POWER_OFF)]
+        cut, off = pv.cut_rows(r, idx)
         edge = r["t_status_ns"][cut[0]] if len(cut) else r["t_status_ns"][off[0]] if len(off) else None
         if edge is None:
             continue

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import program_format as pf
+from . import results
 
 VERDICTS = "verdicts.parquet"
 POWER_JSON = "power.json"
@@ -78,52 +79,66 @@ class StepVerdict:
         }
 
 
-def step_rows(run_dir: Path, labels: list[str]) -> dict[str, np.ndarray]:
-    """The columns power verdicts read, of the records of the phases `labels`, as arrays
-    (dictionary columns as strings, nulls as 0), in record order."""
+@dataclass
+class Rows:
+    """What power verdicts read of records.parquet, in one pass: the power_loss steps'
+    records (`cols`: COLUMNS as arrays, dictionary columns as strings, nulls as 0, in
+    record order) and every stamp write of the run (`known`: seq, lba, lbas by seq; a
+    sector holding one of them where it did not write is misdirected, not corrupted)."""
+    cols: dict
+    known: tuple
+
+
+def read_rows(run_dir: Path, labels: list[str]) -> Rows:
     t = pq.read_table(run_dir / "records.parquet", columns=COLUMNS)
-    marker = t.column("marker").combine_chunks()
-    if isinstance(marker, pa.ChunkedArray):
-        marker = marker.combine_chunks()
-    names = marker.dictionary.to_pylist()
-    codes = marker.indices.to_numpy(zero_copy_only=False)
-    keep = np.isin(codes, [names.index(l) for l in labels if l in names])
-    out = {"marker": np.array(names, dtype=object)[codes[keep]] if len(names) else np.zeros(0, dtype=object)}
-    for c in COLUMNS[1:]:
-        col = t.column(c).combine_chunks()
-        if pa.types.is_dictionary(col.type):
-            out[c] = np.array(col.dictionary.to_pylist(), dtype=object)[col.indices.to_numpy(zero_copy_only=False)][keep]
-        else:
-            out[c] = col.fill_null(0).to_numpy(zero_copy_only=False)[keep]
-    return out
-
-
-def _all_writes(run_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Every stamp write of the run (seq, lba, lbas) sorted by seq: a sector holding one of
-    them where it did not write is misdirected, not corrupted."""
-    t = pq.read_table(run_dir / "records.parquet", columns=["seq", "lba", "lbas", "kind"])
+    marker, names = results.codes(t, "marker")
+    kind, kinds = results.codes(t, "kind")
     seq = t.column("seq").combine_chunks().fill_null(0).to_numpy(zero_copy_only=False)
-    kind = t.column("kind").combine_chunks()
-    is_cmd = kind.indices.to_numpy(zero_copy_only=False) == kind.dictionary.to_pylist().index("command")
-    m = is_cmd & (seq > 0)
-    s, l, n = seq[m], t.column("lba").to_numpy()[m], t.column("lbas").to_numpy()[m]
-    o = np.argsort(s, kind="stable")
-    return s[o], l[o], n[o]
+    lba, lbas = t.column("lba").to_numpy(), t.column("lbas").to_numpy()
+    write = (kind == results.code_of(kinds, "command")) & (seq > 0)
+    order = np.argsort(seq[write], kind="stable")
+    known = (seq[write][order], lba[write][order], lbas[write][order])
+    # The run's END record carries the last phase's marker: not a row of a step.
+    keep = np.isin(marker, [names.index(l) for l in labels if l in names]) & (kind != results.code_of(kinds, "end"))
+    cols = {"marker": np.array(names, dtype=object)[marker[keep]]}
+    for c in COLUMNS[1:]:
+        if c in ("kind", "result"):
+            codes, vals = results.codes(t, c)
+            cols[c] = np.array(vals, dtype=object)[codes[keep]]
+        else:
+            cols[c] = t.column(c).combine_chunks().fill_null(0).to_numpy(zero_copy_only=False)[keep]
+    return Rows(cols, known)
 
 
-def classify(run_dir: Path, meta: dict) -> list[StepVerdict]:
-    """Verdicts of every power_loss step of the run in run_dir; writes verdicts.parquet and
-    power.json beside the records. [] when the run had none."""
+def step_cycles(r: dict, label: str) -> tuple[np.ndarray, list[np.ndarray]]:
+    """A step's rows before its first cycle (its FLUSH and first verify pass) and each
+    cycle's rows (_cycle_bounds)."""
+    mine = np.flatnonzero(r["marker"] == label)
+    bounds = _cycle_bounds(r, mine)
+    if not bounds:
+        return mine, []
+    cuts = np.searchsorted(mine, bounds)
+    return mine[:cuts[0]], [mine[cuts[c]:cuts[c + 1]] for c in range(len(bounds) - 1)]
+
+
+def cut_rows(r: dict, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Of a cycle's rows: the engine's record of the cut (an event record, not a POWER
+    descriptor's), and the plan's POWER OFF after the cycle's commands."""
+    kind, proto, cmd = r["kind"][idx], r["protocol"][idx], r["command"][idx]
+    power = kind == "power"
+    return idx[power & (proto != pf.PROTO["power"])], idx[power & (proto == pf.PROTO["power"]) & (cmd == pf.POWER_OFF)]
+
+
+def classify(run_dir: Path, meta: dict, rows: Rows | None = None) -> list[StepVerdict]:
+    """Verdicts of every power_loss step of the run in run_dir (from `rows`, read_rows's,
+    if given); writes verdicts.parquet and power.json beside the records. [] when the run
+    had none."""
     steps = meta.get("power_loss") or []
     if not steps:
         return []
-    r = step_rows(run_dir, [s["label"] for s in steps])
-    ws, wl, wn = _all_writes(run_dir)
+    rows = rows or read_rows(run_dir, [s["label"] for s in steps])
     out_rows: list[tuple] = []
-    verdicts = []
-    for s in steps:
-        v = _classify_step(r, s, (ws, wl, wn), out_rows)
-        verdicts.append(v)
+    verdicts = [_classify_step(rows.cols, s, rows.known, out_rows) for s in steps]
     _write(run_dir, out_rows, verdicts)
     return verdicts
 
@@ -131,16 +146,10 @@ def classify(run_dir: Path, meta: dict) -> list[StepVerdict]:
 def _classify_step(r: dict, step: dict, known, out_rows: list) -> StepVerdict:
     label, start, span = step["label"], int(step["lba_start"]), int(step["lba_count"])
     v = StepVerdict(label, int(step["cycles"]))
-    # The run's END record carries the last phase's marker: not a row of the step.
-    mine = np.flatnonzero((r["marker"] == label) & (r["kind"] != "end"))
-    bounds = cycle_bounds(r, mine)
-    base = mine[mine < bounds[0]] if len(bounds) else mine
+    base, cycles = step_cycles(r, label)
     prev_what, prev_seq, _ = _found(r, base, start, span)
     ident = _identify(r, base)
-    cuts = np.searchsorted(mine, bounds)
-    for c in range(len(bounds) - 1):
-        idx = mine[cuts[c]:cuts[c + 1]]
-        number = c + 1
+    for number, idx in enumerate(cycles, 1):
         cls, cut_by, found = _classify_cycle(r, idx, start, span, prev_what, prev_seq, ident, known)
         if cls is None:  # the drive did not come back: the run ended there
             v.cycles += 1
@@ -160,7 +169,7 @@ def _classify_step(r: dict, step: dict, known, out_rows: list) -> StepVerdict:
     return v
 
 
-def cycle_bounds(r: dict, mine: np.ndarray) -> list[int]:
+def _cycle_bounds(r: dict, mine: np.ndarray) -> list[int]:
     """Where each cycle's rows begin, and the end: a cycle is everything after one verify
     pass up to the end of the next (its IDENTIFY, then its reads and their STAMP records);
     rows after the last pass (a drive that did not come back) are a cycle of their own."""
@@ -251,12 +260,11 @@ def _classify_cycle(r, idx, start, span, prev_what, prev_seq, ident, known):
     """One cycle's rows idx: per sector of the span its class code (-1: untouched and as
     before), the newest write it lost, and what it holds now; how the cut came; and
     whether IDENTIFY changed. (None, None, None) when the drive did not come back."""
-    kind, proto, cmd, result = r["kind"][idx], r["protocol"][idx], r["command"][idx], r["result"][idx]
+    kind, cmd, result = r["kind"][idx], r["command"][idx], r["result"][idx]
     wait = idx[(kind == "link") & (cmd == pf.LINK_WAIT_UP)]
     if not len(wait) or r["result"][wait[-1]] != "ok":
         return None, None, None
-    event = idx[(kind == "power") & (proto != pf.PROTO["power"])]
-    off = idx[(kind == "power") & (proto == pf.PROTO["power"]) & (cmd == pf.POWER_OFF)]
+    event, off = cut_rows(r, idx)
     cut_by = "event" if len(event) else "plan" if len(off) else "none"
     found_what, found_seq, found_bits = _found(r, idx, start, span)
     now_ident = _identify(r, idx)
