@@ -40,10 +40,19 @@ def headline(run_dir: Path) -> list[str]:
             what = f"{'':>17}" if n in pv.CYCLE_CLASSES else f"{c['sectors']:>9} sectors in"
             lines.append(f"    {n:<17} {c['severity']:<8} {what} {c['cycles']:>7} cycles "
                          f"({c['per_1000_cuts']:g} per 1,000 cuts)")
+        if s["slots_at_cut"]["cuts_recorded"]:
+            lines.append("    " + slots_at_cut(s["slots_at_cut"]))
         if s["cuts_by_plan"]:
             lines.append(f"  ! {s['label']}: {s['cuts_by_plan']} of {s['cycles']} cuts had not fired (their event "
                          "and delay not reached) when the cycle's commands ended: the plan cut the rails then")
     return lines
+
+
+def slots_at_cut(a: dict) -> str:
+    """power.json's slots_at_cut in words."""
+    return (f"slots at the cut, on average: {a['issued_mean']:g} issued, {a['queued_mean']:g} released by the "
+            f"drive, {a['data_mean']:g} with data crossed; {a['cuts_mid_data']} of {a['cuts_recorded']} cuts inside "
+            "a command's data (cuts.parquet)")
 
 
 def html_section(run_dir: Path) -> str:
@@ -58,6 +67,7 @@ def html_section(run_dir: Path) -> str:
         rows = [[n, c["severity"], c["sectors"], c["cycles"], c["per_1000_cuts"]] for n, c in s["classes"].items()]
         out += (f"<h3>{_e(s['label'])}: {s['cycles']} of {s['cycles_planned']} cycles, {_e(s['verdict'])}"
                 f" ({s['cuts_at_event']} cut at their event, {s['cuts_by_plan']} by the plan)</h3>"
+                + (f"<p>{_e(slots_at_cut(s['slots_at_cut']))}</p>" if s["slots_at_cut"]["cuts_recorded"] else "")
                 + _table(["class", "severity", "sectors", "cycles", "per 1,000 cuts"], rows))
     return out
 
@@ -89,7 +99,10 @@ def _timeline(r: dict, verdicts, out: Path, caption: str) -> bool:
         ax.axvline(0, color="black", linewidth=2, label="rails off")
         ax.set_ylim(0, 2)
         ax.set_yticks([])
-        ax.set_title(f"{v.label}: cycle {v.example_cycle} of {v.cycles}", fontsize=9)
+        state = v.cuts[v.example_cycle - 1] if v.example_cycle <= len(v.cuts) else None
+        slots = "" if state is None else "; at the cut " + ", ".join(
+            f"{bin(state[k]).count('1')} {k[6:]}" for k in pv.SLOT_MASKS[:3]) + " (slots)"
+        ax.set_title(f"{v.label}: cycle {v.example_cycle} of {v.cycles}{slots}", fontsize=9)
         ax.legend(fontsize=7, loc="upper left")
         drew = True
     if not drew:

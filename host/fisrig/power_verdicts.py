@@ -22,6 +22,7 @@ from . import program_format as pf
 from . import results
 
 VERDICTS = "verdicts.parquet"
+CUTS = "cuts.parquet"
 POWER_JSON = "power.json"
 
 # Each class and what it means for the drive: ok, allowed (with the write cache on, ATA
@@ -49,8 +50,11 @@ BIT_ERROR_MAX = 8
 _F = {n: i for i, n in enumerate(pf.FINDINGS)}
 _FLUSH = (0xE7, 0xEA)
 _DSM = (0x06,)
-COLUMNS = ["marker", "kind", "protocol", "command", "result", "lba", "lbas", "seq", "detail",
-           "d2h_lba", "check_errors", "t_submit_ns", "t_status_ns"]
+COLUMNS = ["marker", "kind", "protocol", "command", "result", "tag", "lba", "lbas", "seq", "detail",
+           "d2h_lba", "check_errors", "t_submit_ns", "t_h2d_ns", "t_status_ns"]
+# The slots at a cut (engine_if.h's struct fisrig_cut_record), as the cut's record carries
+# them (program.h, FISRIG_RECORD_POWER): cuts.parquet's mask columns.
+SLOT_MASKS = ("slots_issued", "slots_queued", "slots_data", "slots_done")
 
 
 @dataclass
@@ -63,6 +67,7 @@ class StepVerdict:
     cut_by_plan: int = 0
     failing_cycles: list = field(default_factory=list)
     example_cycle: int | None = None  # the cycle the timeline plot shows
+    cuts: list = field(default_factory=list)  # per cycle cut_state's (or None: no record)
 
     def summary(self) -> dict:
         failures = {n: c for n, c in self.classes.items() if CLASSES[n] == "failure"}
@@ -76,7 +81,24 @@ class StepVerdict:
                         for n, c in sorted(self.classes.items(), key=lambda kv: CODE[kv[0]])},
             "cycles_with_failures": len(self.failing_cycles),
             "first_failing_cycles": self.failing_cycles[:20],
+            "slots_at_cut": self._slots_at_cut(),
         }
+
+    def _slots_at_cut(self) -> dict:
+        """What the engine's cut records said, over the cuts that have one: slots holding an
+        issued command, one the drive had released (NCQ), one whose data had begun to cross
+        (a whole Data FIS), on average; and the cuts that fell inside a command's data: after
+        a Data FIS of it and before its status."""
+        cuts = [c for c in self.cuts if c is not None]
+        if not cuts:
+            return {"cuts_recorded": 0}
+        m = np.array([[c[k] for k in SLOT_MASKS] for c in cuts], dtype=np.uint64)
+        count = np.array([[bin(int(x)).count("1") for x in row] for row in m])
+        return {"cuts_recorded": len(cuts),
+                "issued_mean": round(float(count[:, 0].mean()), 2),
+                "queued_mean": round(float(count[:, 1].mean()), 2),
+                "data_mean": round(float(count[:, 2].mean()), 2),
+                "cuts_mid_data": int(np.count_nonzero(m[:, 2] & ~m[:, 3]))}
 
 
 @dataclass
@@ -129,6 +151,20 @@ def cut_rows(r: dict, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return idx[power & (proto != pf.PROTO["power"])], idx[power & (proto == pf.PROTO["power"]) & (cmd == pf.POWER_OFF)]
 
 
+def cut_state(r: dict, idx: np.ndarray) -> dict | None:
+    """Of a cycle's rows: the engine's cut record's tick and the one it counted its delay
+    from (ns on the rig's clock; the trigger is where a command's row has t_h2d_ns) and the
+    slots' masks (bit n: slot n); None when the plan's own POWER OFF cut the rails."""
+    event, _ = cut_rows(r, idx)
+    cut = event[r["tag"][event] == pf.EVENT_POWER_CUT]
+    if not len(cut):
+        return None
+    i = cut[0]
+    lba = int(r["lba"][i])
+    return {"t_cut_ns": int(r["t_status_ns"][i]), "t_trigger_ns": int(r["t_h2d_ns"][i]), "slots_issued": lba & 0xFFFFFFFF, "slots_queued": lba >> 32,
+            "slots_data": int(r["lbas"][i]), "slots_done": int(r["seq"][i])}
+
+
 def classify(run_dir: Path, meta: dict, rows: Rows | None = None) -> list[StepVerdict]:
     """Verdicts of every power_loss step of the run in run_dir (from `rows`, read_rows's,
     if given); writes verdicts.parquet and power.json beside the records. [] when the run
@@ -150,6 +186,7 @@ def _classify_step(r: dict, step: dict, known, out_rows: list) -> StepVerdict:
     prev_what, prev_seq, _ = _found(r, base, start, span)
     ident = _identify(r, base)
     for number, idx in enumerate(cycles, 1):
+        v.cuts.append(cut_state(r, idx))
         cls, cut_by, found = _classify_cycle(r, idx, start, span, prev_what, prev_seq, ident, known)
         if cls is None:  # the drive did not come back: the run ended there
             v.cycles += 1
@@ -373,4 +410,11 @@ def _write(run_dir: Path, rows: list, verdicts: list[StepVerdict]) -> None:
         "lost_seq": pa.array(cols[8], pa.uint32()),
     })
     pq.write_table(table, run_dir / VERDICTS, compression="zstd")
+    cuts = [(v.label, n, c) for v in verdicts for n, c in enumerate(v.cuts, 1)]
+    pq.write_table(pa.table({
+        "step": pa.array([c[0] for c in cuts], pa.string()).dictionary_encode(),
+        "cycle": pa.array([c[1] for c in cuts], pa.uint32()),
+        **{k: pa.array([c[2][k] if c[2] else None for c in cuts], pa.int64()) for k in ("t_cut_ns", "t_trigger_ns")},
+        **{k: pa.array([c[2][k] if c[2] else None for c in cuts], pa.uint32()) for k in SLOT_MASKS},
+    }), run_dir / CUTS, compression="zstd")
     (run_dir / POWER_JSON).write_text(json.dumps({"steps": [v.summary() for v in verdicts]}, indent=1) + "\n")

@@ -74,6 +74,7 @@ VERIFY_MAX_SECTORS = _c.FISRIG_VERIFY_MAX_SECTORS
 # enum fisrig_vm_status (the END record's result), as fisrig_vm_status_name spells them
 VM_STATUS = _names("fisrig_vm_status", "FISRIG_VM_")
 EVENT_USER_TAG = _c.FISRIG_USER_TAG_EVENT
+EVENT_POWER_CUT = _c.FISRIG_EVENT_REC_POWER_CUT  # the engine's record of a cut: its tag (slot)
 
 _HEAD = struct.Struct("<BBH")
 _DESC = struct.Struct("<BBHHBB6sHBBBBIII")

@@ -11,6 +11,10 @@ CPL_DWORDS = _c.SIZES["fisrig_cpl_record"] // 4
 # struct fisrig_cmd_desc / fisrig_cpl_record: name -> (byte offset, bytes)
 DESC_FIELDS = {name: (off, n) for name, (off, n, _) in _c.FIELDS["fisrig_cmd_desc"].items()}
 CPL_FIELDS = {name: (off, n) for name, (off, n, _) in _c.FIELDS["fisrig_cpl_record"].items()}
+# A power cut's record (struct fisrig_cut_record): the slots' state as four 32-bit masks.
+CUT_MASKS = {name: (off, n) for name, (off, n, _) in _c.FIELDS["fisrig_cut_record"].items()
+             if name.startswith("slots_")}
+CUT_TRIGGER = _c.FIELDS["fisrig_cut_record"]["ts_trigger"][0]  # its byte offset
 # The timestamps in record order: index = phase number in the engine's timestamp memory.
 PHASES = [name for name in CPL_FIELDS if name.startswith("ts_")]
 PH_SUBMIT, PH_H2D, PH_ACCEPT, PH_SETUP, PH_DATA_FIRST, PH_DATA_LAST, PH_STATUS = range(7)
@@ -63,3 +67,10 @@ def pack_desc(**kw):
 
 def unpack_cpl(b):
     return {name: int.from_bytes(b[off:off + n], "little") for name, (off, n) in CPL_FIELDS.items()}
+
+
+def unpack_cut(b):
+    """A power cut's record's masks (bit n: slot n) and its ts_trigger, by name."""
+    out = {name: int.from_bytes(b[off:off + n], "little") for name, (off, n) in CUT_MASKS.items()}
+    out["ts_trigger"] = int.from_bytes(b[CUT_TRIGGER:CUT_TRIGGER + 8], "little")
+    return out

@@ -27,6 +27,19 @@ uint32_t sectors_of(const fisrig_cmd_desc& d) {
   uint32_t n = is_queued(d) ? d.features : d.count;
   return n ? n : 65536;
 }
+// The dwords of the FIS that asks for a protocol's data (the ts_setup stamp's); 0 for READ
+// DMA EXT and non-data commands, which have none.
+uint32_t setup_dwords(uint8_t proto) {
+  namespace fd = drive::fis_dwords;
+  switch (proto) {
+    case FISRIG_PROTO_FPDMA_IN:
+    case FISRIG_PROTO_FPDMA_OUT: return fd::kDmaSetup;
+    case FISRIG_PROTO_DMA_OUT: return fd::kDmaActivate;
+    case FISRIG_PROTO_PIO_IN:
+    case FISRIG_PROTO_PIO_OUT: return fd::kPioSetup;
+    default: return 0;
+  }
+}
 constexpr uint64_t kSectorsPerDataFis = drive::fis_dwords::kMaxDataPayload / (drive::ata::kSectorBytes / 4);
 }  // namespace
 
@@ -34,6 +47,7 @@ EngineModel::EngineModel(drive::Drive& d)
     : drive_(d), wire_(d.config().interface), sq_(kSqEntries), cq_(kCqEntries), data_window_(FISRIG_VM_INFLIGHT * FISRIG_VM_DSM_BYTES) {
   // The rig's reaction to the drive's request for data (WireStamps::kHostDataTurnaround).
   drive_.set_host_data_turnaround(ticks_to_ns(WireStamps::kHostDataTurnaroundTicks));
+  drive_.log_data_fises(&fis_log_);
 }
 
 fisrig_engine_ops EngineModel::ops() {
@@ -180,8 +194,12 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   }
   SimTime arrive = drive_.receive_h2d(now_);
   slot.ts_h2d = wire_.first_dword(arrive, drive::fis_dwords::kRegH2D);
-  count_event(FISRIG_EVENT_H2D, arrive);
+  slot.h2d_end = arrive;
+  slot.seq = drive_.next_completion_seq();
   drive_.submit(cmd, arrive);
+  slot.fises.swap(fis_log_);  // both keep their room: no allocation per command
+  fis_log_.clear();
+  if (armed_.left) note_events(slot.ts_h2d, drive_.pending_completion(slot.seq), d.protocol, slot.fises);
   if (capture && !pio_in_.empty()) slot.captured = pio_in_;
   // The drive read what the sectors held when it took the command (it runs commands
   // ahead); the VM looks only after the completion, as it does on the rig.
@@ -279,15 +297,7 @@ void EngineModel::deliver(const drive::Completion& c) {
   r.ts_submit = slot.ts_submit;
   r.ts_h2d = slot.ts_h2d;
   r.ts_accept = c.queued && c.t_accept ? wire_.first_dword(c.t_accept, fd::kRegD2H) : 0;
-  uint32_t setup = 0;  // READ DMA EXT and non-data commands have no setup FIS
-  switch (proto) {
-    case FISRIG_PROTO_FPDMA_IN:
-    case FISRIG_PROTO_FPDMA_OUT: setup = fd::kDmaSetup; break;
-    case FISRIG_PROTO_DMA_OUT: setup = fd::kDmaActivate; break;
-    case FISRIG_PROTO_PIO_IN:
-    case FISRIG_PROTO_PIO_OUT: setup = fd::kPioSetup; break;
-    default: break;
-  }
+  uint32_t setup = setup_dwords(proto);
   r.ts_setup = setup && c.t_data_start ? wire_.first_dword(c.t_data_start, setup) : 0;
   r.ts_data_first = c.t_data_fis ? wire_.first_data_dword(c.t_data_fis) : 0;
   r.ts_data_last = c.t_data_end ? wire_.last_data_dword(c.t_data_end) : 0;
@@ -304,12 +314,6 @@ void EngineModel::deliver(const drive::Completion& c) {
     std::fwrite(slot.captured.data(), 1, slot.captured.size(), capture_);
     slot.captured.clear();
   }
-  if (c.queued) count_event(FISRIG_EVENT_D2H, c.t_accept);
-  if (c.t_data_start) {
-    count_event(c.queued ? FISRIG_EVENT_DMA_SETUP : FISRIG_EVENT_DATA, c.t_data_start);
-    if (c.queued) count_event(FISRIG_EVENT_DATA, c.t_data_start);
-  }
-  count_event(c.queued ? FISRIG_EVENT_SDB : FISRIG_EVENT_D2H, c.t_complete);
   if (c.queued && (c.aborted_by_ncq_error || !c.ok()) && hold_for_recovery(s, c, r)) return;
   slot.busy = false;
   --busy_slots_;
@@ -336,8 +340,12 @@ bool EngineModel::hold_for_recovery(uint8_t s, const drive::Completion& c, const
     log_page_.clear();
     cmd.pio_in = &log_page_;
     SimTime arrive = drive_.receive_h2d(std::max(now_, c.t_complete) + ticks_to_ns(WireStamps::kNcqRecoveryTicks));
-    count_event(FISRIG_EVENT_H2D, arrive);
+    uint64_t seq = drive_.next_completion_seq();
     drive_.submit(cmd, arrive);
+    if (armed_.left)
+      note_events(wire_.first_dword(arrive, drive::fis_dwords::kRegH2D), drive_.pending_completion(seq),
+                  FISRIG_PROTO_PIO_IN, fis_log_);
+    fis_log_.clear();
   }
   recovery_.held.emplace_back(s, r);
   return true;
@@ -348,7 +356,6 @@ bool EngineModel::hold_for_recovery(uint8_t s, const drive::Completion& c, const
 // non-queued command's), stamped where the gateware's RECOVERED writes them.
 void EngineModel::recovered(const drive::Completion& log) {
   if (!recovery_.on) return;  // a power cut or COMRESET ended the held commands already
-  if (log.t_data_start) count_event(FISRIG_EVENT_DATA, log.t_data_start);
   const drive::NcqErrorLog& e = recovery_.log;
   uint64_t at = log.t_data_end ? wire_.last_data_dword(log.t_data_end) : ns_to_ticks(log.t_complete);
   for (auto& [s, r] : recovery_.held) {
@@ -369,18 +376,72 @@ void EngineModel::recovered(const drive::Completion& log) {
   recovery_ = Recovery{};
 }
 
-void EngineModel::lose_outstanding(SimTime t, uint8_t result) {
+void EngineModel::lose_outstanding(SimTime t, uint8_t result, fisrig_cut_record* cut) {
+  namespace fd = drive::fis_dwords;
+  // Each slot's record says what had crossed by t, from whole frames as the gateware's
+  // stamps and dword counts are (engine_if.h): its H2D once the device had it, the
+  // releasing D2H and setup FIS once they had ended, the Data FISes that had ended.
+  fisrig_cpl_record lost[FISRIG_ENGINE_SLOTS];
+  uint32_t busy = 0, issued = 0, queued = 0, data = 0;
   for (uint8_t s = 0; s < FISRIG_ENGINE_SLOTS; ++s) {
     Slot& slot = slots_[s];
     if (!slot.busy) continue;
-    fisrig_cpl_record r{};
+    fisrig_cpl_record& r = lost[s];
+    r = fisrig_cpl_record{};
     r.user_tag = slot.desc.user_tag;
     r.result = result;
     r.ts_submit = slot.ts_submit;
-    r.ts_h2d = slot.ts_h2d;
-    r.ts_status = ns_to_ticks(t);
+    const uint32_t bit = 1u << s;
+    busy |= bit;
     slot.busy = false;
-    complete(s, r);
+    if (slot.h2d_end > t) continue;
+    r.ts_h2d = slot.ts_h2d;
+    issued |= bit;
+    // A command held for NCQ recovery had its completion already (its stamps are in the
+    // record held for it); any other's the drive still holds, timed ahead.
+    const drive::Completion* c = drive_.pending_completion(slot.seq);
+    for (const auto& [hs, hr] : recovery_.held)
+      if (hs == s) {
+        r.ts_accept = hr.ts_accept, r.ts_setup = hr.ts_setup;
+        r.ts_data_first = hr.ts_data_first, r.ts_data_last = hr.ts_data_last;
+        r.sectors = hr.sectors, r.data_dwords = hr.data_dwords;
+      }
+    if (!c) {
+      queued |= r.ts_accept ? bit : 0;
+      data |= r.data_dwords ? bit : 0;
+      continue;
+    }
+    if (c->queued && c->t_accept && c->t_accept <= t) {
+      r.ts_accept = wire_.first_dword(c->t_accept, fd::kRegD2H);
+      queued |= bit;
+    }
+    uint32_t setup = setup_dwords(slot.desc.protocol);
+    if (setup && c->t_data_start && c->t_data_start <= t) r.ts_setup = wire_.first_dword(c->t_data_start, setup);
+    uint32_t dwords = 0;
+    SimTime last = 0;
+    for (const auto& f : slot.fises)
+      if (f.end <= t) dwords += f.dwords, last = f.end;
+    if (dwords) {
+      r.ts_data_first = wire_.first_data_dword(c->t_data_fis);
+      r.ts_data_last = wire_.last_data_dword(last);
+      r.data_dwords = dwords;
+      r.sectors = dwords / (ata::kSectorBytes / 4);
+      data |= bit;
+    }
+  }
+  if (cut) {
+    cut->slots_issued = issued;
+    cut->slots_queued = queued;
+    cut->slots_data = data;
+    cut->slots_done = 0;  // the model writes a record the moment its status comes
+    fisrig_cpl_record r;
+    std::memcpy(&r, cut, sizeof r);
+    cq_[cq_tail_++ & (kCqEntries - 1)] = r;
+  }
+  for (uint8_t s = 0; s < FISRIG_ENGINE_SLOTS; ++s) {
+    if (!(busy >> s & 1)) continue;
+    lost[s].ts_status = ns_to_ticks(t);
+    complete(s, lost[s]);
   }
   busy_slots_ = 0;
   nonqueued_slot_ = -1;
@@ -406,8 +467,8 @@ void EngineModel::power(const fisrig_cmd_desc& d) {
   if (d.command == FISRIG_POWER_OFF || d.command == FISRIG_POWER_ON) armed_ = Armed{};
   switch (d.command) {
     case FISRIG_POWER_OFF:
-      drive_.power_off(now_);
       lose_outstanding(now_, FISRIG_RESULT_LINK_LOST);
+      drive_.power_off(now_);
       r.ts_status = now_ticks();
       break;
     case FISRIG_POWER_ON:
@@ -415,10 +476,22 @@ void EngineModel::power(const fisrig_cmd_desc& d) {
       r.ts_status = ns_to_ticks(drive_.ready_at());  // link up, signature received
       break;
     case FISRIG_POWER_OFF_AT_EVENT:
-      armed_ = Armed{true, d.features, std::max<uint32_t>(1, d.count), ticks_to_ns(d.timeout_ticks), drive::kNever};
-      // A cut at a time: the delay runs from the arming (this record's ts_submit), as the
-      // gateware's power controller counts it, tick for tick.
-      if (d.features == FISRIG_EVENT_TIME) armed_.cut_at = ticks_to_ns(now_ticks() + d.timeout_ticks);
+      armed_ = Armed{};
+      armed_.on = true;
+      armed_.event = d.features;
+      armed_.delay_ticks = d.timeout_ticks;
+      armed_.from_tick = now_ticks();
+      if (d.features == FISRIG_EVENT_TIME) {
+        // A cut at a time: the delay runs from the arming (this record's ts_submit), as the
+        // gateware's power controller counts it, tick for tick.
+        armed_.trigger_tick = now_ticks();
+        armed_.cut_at = ticks_to_ns(now_ticks() + d.timeout_ticks);
+      } else {
+        armed_.left = std::max<uint32_t>(1, d.count);
+        // Commands under way count with what they have still to send.
+        for (const Slot& slot : slots_)
+          if (slot.busy) note_events(slot.ts_h2d, drive_.pending_completion(slot.seq), slot.desc.protocol, slot.fises);
+      }
       r.ts_status = now_ticks();
       break;
     default:
@@ -432,8 +505,8 @@ void EngineModel::link(const fisrig_cmd_desc& d) {
   r.user_tag = d.user_tag;
   r.ts_submit = now_ticks();
   if (d.command == FISRIG_LINK_COMRESET) {
-    drive_.comreset(now_);
     lose_outstanding(now_, FISRIG_RESULT_LINK_LOST);
+    drive_.comreset(now_);
     now_ = std::max(now_, drive_.ready_at());
   } else if (d.command == FISRIG_LINK_WAIT_UP) {
     // The wait's length is itself a result: a drive that does not come back within the
@@ -452,23 +525,51 @@ void EngineModel::link(const fisrig_cmd_desc& d) {
   complete(0, r);
 }
 
-void EngineModel::count_event(uint16_t event, SimTime at) {
-  if (!armed_.on || armed_.event != event || !armed_.left) return;
-  if (--armed_.left == 0) armed_.cut_at = at + armed_.delay;
+void EngineModel::note_events(uint64_t h2d_tick, const drive::Completion* c, uint8_t protocol,
+                              const std::vector<drive::Drive::DataFis>& fises) {
+  namespace fd = drive::fis_dwords;
+  auto due = [this](uint64_t tick) {
+    if (tick >= armed_.from_tick) armed_.due.push(tick);
+  };
+  switch (armed_.event) {
+    case FISRIG_EVENT_H2D: due(h2d_tick); return;
+    case FISRIG_EVENT_DATA:
+      for (const auto& f : fises) due(wire_.first_data_dword(f.start));
+      return;
+    default: break;
+  }
+  // The device's FISes: a command aborted into a halted queue sent none of its own, and
+  // a PIO-in command that succeeded ends in its PIO Setup, with no D2H.
+  if (!c || (c->aborted_by_ncq_error && c->t_complete == c->t_arrive)) return;
+  bool pio_in_ok = protocol == FISRIG_PROTO_PIO_IN && c->ok() && c->t_data_start;
+  switch (armed_.event) {
+    case FISRIG_EVENT_D2H:
+      if (c->queued && c->t_accept) due(wire_.first_dword(c->t_accept, fd::kRegD2H));
+      if (!c->queued && !pio_in_ok && c->t_complete) due(wire_.first_dword(c->t_complete, fd::kRegD2H));
+      break;
+    case FISRIG_EVENT_SDB:
+      if (c->queued && c->t_complete) due(wire_.first_dword(c->t_complete, fd::kSetDeviceBits));
+      break;
+    case FISRIG_EVENT_DMA_SETUP:
+      if (c->queued && c->t_data_start) due(wire_.first_dword(c->t_data_start, fd::kDmaSetup));
+      break;
+    default: break;
+  }
 }
 
 void EngineModel::cut_if_due(SimTime t) {
   if (armed_.cut_at > t) return;
   SimTime cut = std::max(armed_.cut_at, now_);
-  armed_ = Armed{};
-  now_ = cut;
-  drive_.power_off(cut);
-  lose_outstanding(cut, FISRIG_RESULT_LINK_LOST);
-  fisrig_cpl_record r{};
+  fisrig_cut_record r{};
   r.user_tag = FISRIG_USER_TAG_EVENT;
+  r.slot = FISRIG_EVENT_REC_POWER_CUT;
   r.result = FISRIG_RESULT_LINK_LOST;
   r.ts_submit = r.ts_status = ns_to_ticks(cut);
-  complete(0, r);
+  r.ts_trigger = armed_.trigger_tick;
+  armed_ = Armed{};
+  now_ = cut;
+  lose_outstanding(cut, FISRIG_RESULT_LINK_LOST, &r);
+  drive_.power_off(cut);
 }
 
 // ---- time ----
@@ -478,6 +579,16 @@ void EngineModel::cut_if_due(SimTime t) {
 void EngineModel::process_next_event(SimTime next) {
   if (next == armed_.cut_at) {
     cut_if_due(next);
+  } else if (next == next_due()) {
+    // The armed kind's next FIS crossed: the count-th sets the cut's tick.
+    uint64_t tick = armed_.due.top();
+    armed_.due.pop();
+    now_ = std::max(now_, next);
+    if (--armed_.left == 0) {
+      armed_.trigger_tick = tick;
+      armed_.cut_at = ticks_to_ns(tick + armed_.delay_ticks);
+      armed_.due = {};
+    }
   } else if (next == drive_.next_completion_time()) {
     drive::Completion c;
     drive_.pop_completion(c);
@@ -506,7 +617,7 @@ void EngineModel::process_next_event(SimTime next) {
 
 void EngineModel::wait(uint64_t until_ticks) {
   SimTime target = ticks_to_ns(until_ticks);
-  SimTime next = std::min({drive_.next_completion_time(), next_deadline(), armed_.cut_at});
+  SimTime next = std::min({drive_.next_completion_time(), next_deadline(), armed_.cut_at, next_due()});
   if (next <= target) {
     process_next_event(next);
     return;

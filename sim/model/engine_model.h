@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <deque>
+#include <functional>
+#include <queue>
 #include <unordered_map>
 #include <vector>
 
@@ -35,6 +37,9 @@ class EngineModel {
   static constexpr uint64_t kDefaultTimeoutTicks = FISRIG_DEFAULT_TIMEOUT_TICKS;  // as the gateware
 
   explicit EngineModel(drive::Drive& d);
+  ~EngineModel() { drive_.log_data_fises(nullptr); }
+  EngineModel(const EngineModel&) = delete;
+  EngineModel& operator=(const EngineModel&) = delete;
 
   // The ops the VM drives the engine through.
   fisrig_engine_ops ops();
@@ -64,14 +69,26 @@ class EngineModel {
     uint64_t ts_h2d = 0;
     SimTime deadline = drive::kNever;
     uint64_t generation = 0;  // completions of an earlier occupant are stale
+    SimTime h2d_end = 0;      // its H2D's reservation end (R_OK): the device had it
+    uint64_t seq = 0;         // the drive's sequence number for its completion
+    std::vector<drive::Drive::DataFis> fises;  // where its Data FISes end (a cut's record)
     std::vector<uint8_t> captured;  // capture_data_in: what the command returned
   };
+  // The power controller's cut, armed for the count-th FIS event of a kind: as the
+  // gateware's (engine/power.py, wire_tap.TapEvents), the events are counted in wire order
+  // at the tick of their first dword (a Data FIS's first payload dword, each Data FIS one),
+  // from the arming on, and the rails fall delay_ticks after the last one counted. The
+  // drive books a command's FISes when it takes it, so each command's events are known
+  // then and wait in `due` until the clock reaches them.
   struct Armed {
     bool on = false;
     uint16_t event = 0;
     uint32_t left = 0;
-    SimTime delay = 0;
+    uint64_t delay_ticks = 0;
+    uint64_t from_tick = 0;
+    uint64_t trigger_tick = 0;  // what the delay counts from (the cut's ts_trigger)
     SimTime cut_at = drive::kNever;
+    std::priority_queue<uint64_t, std::vector<uint64_t>, std::greater<uint64_t>> due;
   };
 
   void doorbell(uint32_t tail);
@@ -85,8 +102,16 @@ class EngineModel {
   void deliver(const drive::Completion& c);
   static uint32_t sectors_moved(const fisrig_cmd_desc& d, const drive::Completion& c);
   void complete(uint8_t slot, fisrig_cpl_record r);
-  void lose_outstanding(SimTime t, uint8_t result);
-  void count_event(uint16_t event, SimTime at);
+  // Ends every command in a slot at t (a cut, POWER OFF, COMRESET) with `result` and what
+  // had crossed the wire by then; a cut's own record (cut, non-null) goes out before
+  // theirs with the slots' state (engine_if.h's struct fisrig_cut_record), as the
+  // gateware's. Call it before the drive drops their completions.
+  void lose_outstanding(SimTime t, uint8_t result, fisrig_cut_record* cut = nullptr);
+  // The armed kind's events of a command the drive has booked (its H2D's first dword
+  // tick, its completion while pending, its Data FISes) into armed_.due.
+  void note_events(uint64_t h2d_tick, const drive::Completion* c, uint8_t protocol,
+                   const std::vector<drive::Drive::DataFis>& fises);
+  SimTime next_due() const { return armed_.due.empty() ? drive::kNever : ticks_to_ns(armed_.due.top()); }
   void cut_if_due(SimTime t);
   // NCQ error recovery, as the gateware does it (engine/sequencer.py, RECOVERED): the engine reads log
   // 10h itself, then ends the failing tag with the log's status, error and LBA and every
@@ -115,6 +140,7 @@ class EngineModel {
   int nonqueued_slot_ = -1;
   uint32_t busy_slots_ = 0;
   Armed armed_;
+  std::vector<drive::Drive::DataFis> fis_log_;  // the drive's, for the command it takes next
   std::FILE* capture_ = nullptr;
   bool remember_styles_ = false;
   std::unordered_map<uint32_t, uint16_t> styles_;  // word -> data_source << 8 | compress_pct

@@ -94,6 +94,34 @@ def test_what_the_run_leaves_reads_as_a_user_reads_it(tmp_path):
     assert "Power loss" in html and "lost_flushed" in html
 
 
+def test_cuts_parquet_says_the_slots_each_cut_caught(tmp_path):
+    """One row per cycle: the engine's record of the cut (engine_if.h's struct
+    fisrig_cut_record), its masks what the LINK_LOST records after it say each command had:
+    its H2D taken, its release, a whole Data FIS. The QD32 cuts at an SDB catch commands
+    queued, some with data crossed; power.json's summary is the same rows'."""
+    r, steps = _run(tmp_path, "plp-honest")
+    cuts = pd.read_parquet(r.run_dir / pv.CUTS)
+    assert list(cuts.columns) == ["step", "cycle", "t_cut_ns", "t_trigger_ns", *pv.SLOT_MASKS]
+    # The QD32 step cuts 0-200 us after the 36th SDB: its trigger, as the plan swept the delay.
+    qd = cuts[cuts["step"] == "cut QD32"]
+    assert ((qd["t_cut_ns"] - qd["t_trigger_ns"]).between(0, 200_001)).all()
+    assert (qd["t_cut_ns"] - qd["t_trigger_ns"]).iloc[-1] > 150_000
+    assert [len(cuts[cuts["step"] == s["label"]]) for s in steps] == [16, 12]
+    rec = pd.read_parquet(r.run_dir / "records.parquet")
+    lost = rec[(rec["kind"] == "command") & (rec["result"] == "link_lost")]
+    for _, c in cuts.iterrows():
+        # The cut's LINK_LOST records: after the cut's record, at its tick.
+        mine = lost[(lost["marker"] == c["step"]) & (lost["t_status_ns"] == c["t_cut_ns"])]
+        bits = lambda col: sum(1 << int(t) for t in mine.loc[mine[col] > 0, "tag"])  # noqa: E731
+        assert c["slots_issued"] == bits("t_h2d_ns") and c["slots_queued"] == bits("t_accept_ns")
+        assert c["slots_data"] == bits("data_dwords") and c["slots_done"] == 0
+        assert (mine["data_dwords"] % 2048 == 0).all()  # whole Data FISes only
+    qd32 = steps[0]["slots_at_cut"]
+    assert qd32["cuts_recorded"] == 16 and qd32["queued_mean"] > 1 and qd32["cuts_mid_data"] > 0
+    assert qd32["issued_mean"] == round(cuts[cuts["step"] == "cut QD32"]["slots_issued"]
+                                        .map(lambda m: bin(m).count("1")).mean(), 2)
+
+
 def test_report_makes_the_verdicts_again(tmp_path, capsys):
     from cli_in_process import fisrig
     r, steps = _run(tmp_path, "plp-tears")

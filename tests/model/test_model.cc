@@ -467,6 +467,55 @@ TEST(ModelPower, CutMidNcqWriteThenRecover) {
   EXPECT_EQ(commands_of(r).back().cpl.result, FISRIG_RESULT_OK);  // the read after power-up
 }
 
+// A cut's record (engine_if.h's struct fisrig_cut_record, carried by the VM as program.h
+// says) comes before the records of the commands it ended, and its masks are what those
+// records say they had: their H2D, their release, whole Data FISes. 64 KiB writes at QD32
+// (8 Data FISes each) are cut while data moves: some lose the cut part-way, with the
+// FISes that had ended counted, never a part of one.
+TEST(ModelPower, CutRecordNamesTheSlotsStateAndTheLostCommandsAgree) {
+  drive::Drive d(tiny());
+  ProgramBuilder p(d.user_sectors());
+  fisrig_cmd_desc arm = ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_OFF_AT_EVENT, 0, 0, FISRIG_EVENT_TIME);
+  arm.timeout_ticks = 150000;  // 1 ms into the writes
+  p.raw(arm, ProgramBuilder::ok());
+  fisrig_op_workload w = ProgramBuilder::random_4k(32, true, 0, 4000, 1 << 20);
+  w.size_sectors[0] = 128;
+  p.workload(w);
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << (r.error_text ? r.error_text : "");
+  size_t at = r.records.size();
+  for (size_t i = 0; i < r.records.size(); ++i)
+    if (r.records[i].cpl.user_tag == FISRIG_USER_TAG_EVENT) at = i;
+  ASSERT_LT(at, r.records.size());
+  const fisrig_run_record& cut = r.records[at];
+  EXPECT_EQ(cut.cpl.slot, FISRIG_EVENT_REC_POWER_CUT);
+  EXPECT_EQ(cut.cpl.sectors, 0u);  // the masks are in lba, lbas and seq, not in sectors
+  EXPECT_EQ(cut.cpl.ts_status - cut.cpl.ts_h2d, 150000u);  // ts_trigger: the arming, for a cut at a time
+  uint32_t issued = 0, queued = 0, data = 0;
+  int partial = 0, lost = 0;
+  for (size_t i = 0; i < r.records.size(); ++i) {
+    const fisrig_run_record& x = r.records[i];
+    if (x.kind != FISRIG_RECORD_COMMAND || x.cpl.result != FISRIG_RESULT_LINK_LOST) continue;
+    EXPECT_GT(i, at) << "a command the cut ended is recorded after the cut";
+    ++lost;
+    uint32_t bit = 1u << x.cpl.slot;
+    if (x.cpl.ts_h2d) issued |= bit;
+    if (x.cpl.ts_accept) queued |= bit;
+    if (x.cpl.data_dwords) data |= bit;
+    EXPECT_EQ(x.cpl.data_dwords % drive::fis_dwords::kMaxDataPayload, 0u) << "whole Data FISes only";
+    EXPECT_EQ(x.cpl.sectors, x.cpl.data_dwords / 128);
+    EXPECT_LE(x.cpl.ts_data_last, x.cpl.ts_status);
+    if (x.cpl.sectors && x.cpl.sectors < 128) ++partial;
+  }
+  EXPECT_GT(lost, 0);
+  EXPECT_EQ(uint32_t(cut.lba), issued);
+  EXPECT_EQ(uint32_t(cut.lba >> 32), queued);
+  EXPECT_EQ(cut.lbas, data);
+  EXPECT_EQ(cut.seq, 0u);  // the model writes a record the moment its status comes
+  EXPECT_NE(queued, 0u);
+  EXPECT_GT(partial, 0) << "no write was cut part-way through its data";
+}
+
 // A cut at a time (FISRIG_EVENT_TIME): the rails go off its delay after the arming, to the
 // tick, whatever the commands do meanwhile.
 TEST(ModelPower, CutAtATimeFallsItsDelayAfterTheArming) {

@@ -11,6 +11,8 @@ on the rig CPU's own pace (which the model does not spend: docs/power-loss.md). 
 of wall time a run once the SoC is built."""
 import json
 
+import pandas as pd
+
 import pytest
 
 from fisrig import plan
@@ -45,3 +47,31 @@ def test_the_gateware_names_the_lie_as_the_model_does(tmp_path, profile, lie, wh
     assert lie is None or lie in rtl["classes"]
     assert {n: c["sectors"] for n, c in rtl["classes"].items()} == \
         {n: c["sectors"] for n, c in model["classes"].items()}
+
+
+# Cuts 1 us into the 3rd Data FIS after the arming: inside the first 64 KiB write's data
+# (8 Data FISes of 8 KiB), at QD1 so that what is in flight does not hang on how fast each
+# target's firmware issues commands (the rig's CPU takes tens of us a command, the model's
+# none: docs/power-loss.md).
+MID_DATA = {"plan": PLAN["plan"], "step": [dict(PLAN["step"][0], cut_in="writes", event="data", count=3,
+                                                delay_ns=1000, delay_ns_to=1000, queue_depth=1, commands=4,
+                                                sizes_kib=[[64, 1]], lba_count=512)]}
+
+
+def test_the_cut_catches_the_slots_the_model_says(tmp_path):
+    """The engine's record of each cut (engine_if.h's struct fisrig_cut_record): on the
+    gateware the masks latched on the cut's cycle, on the model those computed from the
+    drive's timing, slot for slot; the write the cut ended had moved two whole Data FISes
+    (the third was on the wire) on both, and its record says so."""
+    seen = {}
+    for target in ("rtl", "model"):
+        r = run_plan(plan.from_dict(MID_DATA), tmp_path / target, target=target, profile="plp-honest", quiet=True)
+        assert r.status == "done", r.outcome
+        cuts = pd.read_parquet(r.run_dir / pv.CUTS)
+        rec = pd.read_parquet(r.run_dir / "records.parquet")
+        lost = rec[(rec["kind"] == "command") & (rec["result"] == "link_lost")]
+        seen[target] = (cuts[list(pv.SLOT_MASKS)].to_dict("records"), lost["data_dwords"].tolist())
+    assert seen["rtl"] == seen["model"]
+    masks, dwords = seen["rtl"]
+    assert len(masks) == 2 and all(m["slots_issued"] and m["slots_data"] for m in masks)
+    assert dwords == [2 * 2048] * 2

@@ -140,8 +140,18 @@ def test_power_cut_mid_ncq_writes_and_link_comes_back(rig_exe):
     for i, w in enumerate(writes):
         if w["result"] == RESULT_LINK_LOST:
             assert reads[i]["result"] == RESULT_CHECK_FAILED and reads[i]["check_errors"] == 64
-    # The engine had handed three Data FISes (48 sectors) of the first write to the link.
-    assert writes[0]["result"] == RESULT_LINK_LOST and writes[0]["sectors"] == 48
+    # The engine had handed three Data FISes (48 sectors) of the first write to the link;
+    # two had crossed the pins (the third was 100 ticks in): what the record counts.
+    assert writes[0]["result"] == RESULT_LINK_LOST and writes[0]["sectors"] == 32
+    # The cut's record: the slots' state on the cut's tick (engine_if.h's struct
+    # fisrig_cut_record), before the records of the commands it ended, and what they say.
+    m = events[1]["cut"]
+    order = [r["user_tag"] for r in run.records]
+    assert all(order.index(w["user_tag"]) > order.index(USER_TAG_EVENT) for w in lost)
+    bits = lambda key: sum(1 << w["slot"] for w in lost if w[key])
+    assert m["slots_issued"] == bits("ts_h2d") and m["slots_queued"] == bits("ts_accept")
+    assert m["slots_data"] == bits("data_dwords") and m["slots_data"] >> writes[0]["slot"] & 1
+    assert m["slots_done"] == 0 and events[2].get("cut") is None
 
 
 def test_power_cut_at_a_time_falls_its_delay_after_the_arming(rig_exe):

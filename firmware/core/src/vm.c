@@ -95,6 +95,16 @@ static int reap(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
       if (c->result == FISRIG_RESULT_LINK_LOST) vm->link_lost = 1;
       r.marker = vm->marker;
       r.kind = FISRIG_RECORD_POWER;
+      if (c->slot == FISRIG_EVENT_REC_POWER_CUT) { /* the slots at the cut: program.h */
+        struct fisrig_cut_record cut;
+        memcpy(&cut, c, sizeof cut); /* the same bytes, read as what a cut's say */
+        r.lba = (uint64_t)cut.slots_queued << 32 | cut.slots_issued;
+        r.lbas = cut.slots_data;
+        r.seq = cut.slots_done;
+        memset(r.cpl.lba, 0, sizeof r.cpl.lba);
+        r.cpl.check_errors = 0;
+        r.cpl.sectors = r.cpl.data_dwords = 0;
+      }
       vm->cq_head++;
       vm->ops.cq_consumed(vm->ops.ctx, vm->cq_head);
       n++;

@@ -62,6 +62,7 @@ class RawCommandEngine(Module):
         self.power_arm_count = Signal(16)
         self.power_arm_delay = Signal(32)
         self.power_cut = Signal()
+        self.power_trigger = Signal(64)  # the power controller's: the tick a cut counted from
         # Counters for the CSRs (stat_timeouts, stat_ncq_errors and stat_events_lost below).
         self.stat_rx_crc_errors = Signal(32)
         self.stat_tx_r_errs = Signal(32)
@@ -103,6 +104,7 @@ class RawCommandEngine(Module):
         ]
         self.comb += [
             writer.power_cut.eq(self.power_cut), writer.link_fell.eq(self.link_fell),
+            writer.power_trigger.eq(self.power_trigger),
             self.power_arm_event.eq(desc_field(self.desc.raw, "features")[:3]),
             self.power_arm_count.eq(desc_field(self.desc.raw, "count")),
             self.power_arm_delay.eq(desc_field(self.desc.raw, "timeout_ticks")),

@@ -39,6 +39,7 @@ class DataPhase(Module):
         # cut off by the link going down, not an empty Data FIS).
         self.done, self.ended = Signal(), Signal()
         self.header_sent = Signal()                # a Data FIS went to the transmitter's queue
+        self.out_dwords = Signal(12)               # its payload dwords (sent_frames counts them on the wire)
         self.crc_error = Signal()
         # The received frame's wire record (`tap_rx`, read here): taken, and not this FIS's.
         self.tap_pop, self.tap_bad = Signal(), Signal()
@@ -57,7 +58,7 @@ class DataPhase(Module):
         ctx_ram = Signal()          # data to/from RAM
         ctx_check = Signal()        # read data checked against the pattern
         ctx_addr = Signal(30)
-        n_dwords = Signal(12)       # this Data FIS, out
+        n_dwords = self.out_dwords  # this Data FIS, out
         idx = Signal(12)
         in_sector = Signal(7)
         mismatch = Signal()
@@ -205,8 +206,10 @@ class DataPhase(Module):
                 )
             )
         )
+        # Its dwords count once the frame has crossed the pins (sent_frames, ON-WIRE), not
+        # here: the link layer's buffer takes a whole FIS long before the wire has carried
+        # it (a cut 1 us into a write's 3rd Data FIS found 3 counted, 2 crossed).
         fsm.act("DOUT-END",
-            slots.dw_add.eq(1), slots.dw_slot.eq(ctx_slot), slots.dw_n.eq(n_dwords),
             self.done.eq(1), self.ended.eq(1),
             NextState("IDLE")
         )

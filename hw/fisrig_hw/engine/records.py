@@ -5,15 +5,16 @@ The record says what happened, not only what the device said: a transfer whose D
 failed its CRC ends DATA_CRC and one that moved other than its command asked for ends
 LENGTH, whatever the status. Events (a cut, the link falling or coming up) come at link
 speed or slower and wait in a queue while the record stream is held (a full completion
-ring); one that finds no room is counted, never silently dropped.
+ring); one that finds no room is counted, never silently dropped. A cut's record carries
+the 32 slots' state on the cut's cycle (struct fisrig_cut_record, engine_if.h).
 """
 
 from migen import *
 
 from litex.soc.interconnect import stream
 
-from fisrig_hw.descriptor import (CPL_DWORDS, EV_LINK_DOWN, EV_POWER_CUT, PROTO_DMA_IN, PROTO_DMA_OUT,
-                                  PROTO_FPDMA_IN, PROTO_FPDMA_OUT, RESULT_CHECK_FAILED, RESULT_DATA_CRC,
+from fisrig_hw.descriptor import (CPL_DWORDS, CUT_MASKS, CUT_TRIGGER, EV_LINK_DOWN, EV_POWER_CUT, PH_H2D, PROTO_DMA_IN, PROTO_DMA_OUT,
+                                  PROTO_FPDMA_IN, SLOTS, PROTO_FPDMA_OUT, RESULT_CHECK_FAILED, RESULT_DATA_CRC,
                                   RESULT_LENGTH, RESULT_LINK_LOST, RESULT_OK, USER_TAG_EVENT, desc_field)
 from fisrig_hw.direct_fsm import DirectFSM
 
@@ -28,6 +29,7 @@ class RecordWriter(Module):
         self.event_waiting = Signal()
         # Events: the cut and the link falling come from outside; the sequencer pushes the rest.
         self.power_cut, self.link_fell = Signal(), Signal()
+        self.power_trigger = Signal(64)  # the power controller's trigger tick (a cut's ts_trigger)
         self.push, self.push_code, self.push_result, self.push_time = Signal(), Signal(8), Signal(3), Signal(64)
         self.stat_events_lost = Signal(32)
 
@@ -55,6 +57,10 @@ class RecordWriter(Module):
         # What the record says: these are statements of the OUT state, not always-on logic,
         # so the simulator evaluates them only while a record is being written.
         idx, slot, event = Signal(5), Signal(5), Signal()
+        cut_masks = {name: Signal(SLOTS, name=name) for name in CUT_MASKS}
+        cut_trigger = Signal(64)
+        cut_issued, cut_queued, cut_data, cut_done = (cut_masks[n] for n in
+                                                      ("slots_issued", "slots_queued", "slots_data", "slots_done"))
         writing = Signal()
         desc = slots.desc_reader(slot, writing)
         ts_word = Signal(64)
@@ -86,6 +92,10 @@ class RecordWriter(Module):
                 Case(idx, {
                     0: cpl.data.eq(USER_TAG_EVENT),
                     1: cpl.data.eq(Cat(ev.code, ev.result, C(0, 21))),
+                    **{CUT_MASKS[name][0] // 4: cpl.data.eq(Mux(ev.code == EV_POWER_CUT, mask, 0))
+                       for name, mask in cut_masks.items()},
+                    CUT_TRIGGER // 4: cpl.data.eq(Mux(ev.code == EV_POWER_CUT, cut_trigger[:32], 0)),
+                    CUT_TRIGGER // 4 + 1: cpl.data.eq(Mux(ev.code == EV_POWER_CUT, cut_trigger[32:], 0)),
                     6: cpl.data.eq(ev.time[:32]), 7: cpl.data.eq(ev.time[32:]),
                     18: cpl.data.eq(ev.time[:32]), 19: cpl.data.eq(ev.time[32:]),
                 })
@@ -105,6 +115,19 @@ class RecordWriter(Module):
 
         self.submodules.fsm = fsm = DirectFSM(reset_state="IDLE")
         self.comb += writing.eq(fsm.ongoing("OUT"))
+        # The slots' state on the cut's cycle, latched there (only a POWER descriptor arms the
+        # next cut, and the sequencer writes this one's record before it takes another). The
+        # masks are evaluated only on that cycle, not every cycle of the simulation.
+        # A slot whose record the writer has begun goes out before the cut's: not in them.
+        held = slots.busy & ~Mux(~fsm.ongoing("IDLE") & ~event, 1 << slot, 0)
+        self.sync += If(self.power_cut,
+            cut_trigger.eq(self.power_trigger),
+            cut_issued.eq(Cat(*[slots.stamped[i][PH_H2D] for i in range(SLOTS)]) & held),
+            cut_queued.eq(slots.queued & held),
+            cut_data.eq(Cat(*[slots.dwords[i] != 0 for i in range(SLOTS)]) & held),
+            cut_done.eq(slots.cpl_pend & held),
+        )
+
         fsm.act("IDLE",
             If(self.start,
                 NextValue(idx, 0), NextValue(event, self.start_event), NextValue(slot, self.start_slot),

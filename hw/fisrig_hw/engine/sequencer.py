@@ -352,7 +352,7 @@ class Sequencer(Module):
             data.start_out.eq(1), data.start_slot.eq(data_slot_now),
             NextState("DATA"))
         fsm.act("DATA",
-            If(data.header_sent, frames.queue(TXK_DATA, data.slot)),
+            If(data.header_sent, frames.queue(TXK_DATA, data.slot, data.out_dwords)),
             If(data.done, NextState("IDLE")),
             If(data.ended,
                 If(data.remaining == 0, NextValue(data_phase, 0)),

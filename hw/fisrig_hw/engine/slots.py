@@ -81,6 +81,8 @@ class SlotTable(Module):
         self.fin_st, self.fin_er, self.fin_lba, self.fin_keep = Signal(8), Signal(8), Signal(48), Signal()
         # The data phase's counts, and the Data FISes that failed their CRC (either side's).
         self.dw_add, self.dw_slot, self.dw_n = Signal(), Signal(5), Signal(12)
+        # Sent Data FISes count when they have crossed the pins (sent_frames): a port of their own.
+        self.tx_dw_add, self.tx_dw_slot, self.tx_dw_n = Signal(), Signal(5), Signal(12)
         self.chk_inc, self.chk_slot = Signal(), Signal(5)
         self.bad_tx, self.bad_tx_slot, self.bad_rx, self.bad_rx_slot = Signal(), Signal(5), Signal(), Signal(5)
         self.queued_set = Signal(SLOTS)
@@ -114,6 +116,8 @@ class SlotTable(Module):
                    self.error[self.fin_slot].eq(self.fin_er), self.lba[self.fin_slot].eq(self.fin_lba)),
             ),
             If(self.dw_add, self.dwords[self.dw_slot].eq(self.dwords[self.dw_slot] + self.dw_n)),
+            # (Never the same slot as dw_add: a command's data goes one way.)
+            If(self.tx_dw_add, self.dwords[self.tx_dw_slot].eq(self.dwords[self.tx_dw_slot] + self.tx_dw_n)),
             If(self.chk_inc, self.check_errors[self.chk_slot].eq(self.check_errors[self.chk_slot] + 1)),
         ]
         fin_mask = Signal(SLOTS)

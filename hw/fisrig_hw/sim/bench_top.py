@@ -38,7 +38,7 @@ class EngineBenchTop(Module):
             power.arm_count.eq(engine.power_arm_count), power.arm_delay.eq(engine.power_arm_delay),
             power.event.eq(tap_events.event), power.event_kind.eq(tap_events.kind),
             power.event_time.eq(tap_events.time),
-            engine.power_cut.eq(power.cut),
+            engine.power_cut.eq(power.cut), engine.power_trigger.eq(power.trigger_time),
             self.rails.eq(power.rails),
         ]
         self.ports = dict(wire_ports)

@@ -9,9 +9,9 @@ import tempfile
 from dataclasses import dataclass, field
 
 from fisrig_hw import ROOT
-from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, FLAG_CHECK, LINK_WAIT_UP,
+from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, EV_POWER_CUT, FLAG_CHECK, LINK_WAIT_UP,
                                   PROTO_FPDMA_IN, PROTO_FPDMA_OUT, PROTO_LINK, USER_TAG_EVENT,
-                                  pack_desc, unpack_cpl)
+                                  pack_desc, unpack_cpl, unpack_cut)
 
 RUNNER = os.path.join(ROOT, "sim", "rtl", "rig_core_runner.cpp")
 PINS_HEADER = os.path.join(ROOT, "sim", "rtl", "device_pins.h")  # the runner includes it
@@ -219,8 +219,11 @@ def run(exe, script, profile="tiny-1gb", faults=None, timeout=900, wrapper=()):
         if not words:
             continue
         if words[0] == "rec":
-            rec = unpack_cpl(bytes.fromhex(words[1]))
+            raw = bytes.fromhex(words[1])
+            rec = unpack_cpl(raw)
             rec["d2h_lba"] = rec.pop("lba")
+            if rec["user_tag"] == USER_TAG_EVENT and rec["slot"] == EV_POWER_CUT:
+                rec["cut"] = unpack_cut(raw)
             records.append(rec)
         elif words[0] == "w":
             wire.append((int(words[1]), words[2], words[3]))

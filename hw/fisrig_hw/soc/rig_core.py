@@ -90,7 +90,7 @@ class RigCore(Module):
             ),
             power.event.eq(tap_events.event), power.event_kind.eq(tap_events.kind),
             power.event_time.eq(tap_events.time),
-            engine.power_cut.eq(power.cut),
+            engine.power_cut.eq(power.cut), engine.power_trigger.eq(power.trigger_time),
             phy.pins.power.eq(power.rails),
         ]
 

@@ -29,6 +29,7 @@ void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
     if (c.queued) go = send_fis(go, fis_dwords::kDmaActivate);
     c.c.t_data_end = link_.reserve(go + host_turnaround_, link_.data_ns(bytes));
     c.c.t_data_fis = c.c.t_data_end - link_.data_ns(bytes);  // where the wire had room for it
+    log_fises(c, c.c.t_data_end, bytes);
   }
   SimTime t = c.c.t_data_end;
 
@@ -76,6 +77,7 @@ void Drive::pio_in_page(Ctx& c, const std::vector<uint8_t>& page) {
   c.c.t_data_start = go;
   c.c.t_data_end = c.t = link_.reserve(go, link_.data_ns(page.size()));
   c.c.t_data_fis = c.t - link_.data_ns(page.size());  // where the wire had room for it
+  log_fises(c, c.t, page.size());
   c.c.sectors = 1;
   // PIO data-in ends with the PIO Setup's ending status: no D2H follows.
   c.c.t_complete = c.t;
@@ -93,6 +95,7 @@ void Drive::pio_out_block(Ctx& c) {
     c.c.t_data_start = go;
     c.c.t_data_end = c.t = link_.reserve(go + host_turnaround_, link_.data_ns(ata::kSectorBytes));
     c.c.t_data_fis = c.t - link_.data_ns(ata::kSectorBytes);  // where the wire had room for it
+    log_fises(c, c.t, ata::kSectorBytes);
   }
   c.c.sectors = 1;
 }
@@ -166,6 +169,7 @@ void Drive::do_read_log(Ctx& c) {
   c.c.t_data_start = go;
   c.c.t_data_end = c.t = link_.reserve(go, link_.data_ns(out.size()));
   c.c.t_data_fis = c.t - link_.data_ns(out.size());  // where the wire had room for it
+  log_fises(c, c.t, out.size());
   c.c.sectors = pages;
   if (!dma) c.c.t_complete = c.t;
   // Reading the NCQ error log is what lets the queue run again.

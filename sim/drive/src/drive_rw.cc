@@ -141,6 +141,7 @@ void Drive::do_read(Ctx& c) {
     if (chance(cfg_.faults.hold_storm_rate)) dur += cfg_.faults.hold_storm_ns;
     t = link_.reserve(r, dur);
     if (s == lba) c.c.t_data_fis = t - dur;  // where the wire had room for it
+    log_fis(c, t - dur, t, uint32_t((e - s) * 128));
     if (chance(cfg_.faults.data_fis_crc_error_rate)) {
       ++stats_.icrc_failures;
       ++stats_.r_err_data;
@@ -196,6 +197,7 @@ void Drive::do_write(Ctx& c) {
       if (chance(cfg_.faults.hold_storm_rate)) dur += cfg_.faults.hold_storm_ns;
       t = link_.reserve(at, dur);
       if (s == lba) c.c.t_data_fis = t - dur;  // where the wire had room for it
+      log_fis(c, t - dur, t, uint32_t((e - s) * 128));
     }
     if (s == lba && cmd.data_phase_done) c.c.t_data_start = go;
     if (chance(cfg_.faults.data_fis_crc_error_rate)) {

@@ -14,6 +14,7 @@
 #ifndef FISRIG_ENGINE_IF_H
 #define FISRIG_ENGINE_IF_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define FISRIG_ENGINE_IF_VERSION 1u
@@ -170,11 +171,45 @@ struct fisrig_cpl_record {
  * this user_tag; its ts_status is when it happened, result LINK_LOST for a cut.
  */
 #define FISRIG_USER_TAG_EVENT 0xFFFFFFFFu
-/* The gateware's event records say what happened in their slot field (the model target
- * writes only power cuts, with slot 0). */
+/* An event record says what happened in its slot field (the model target writes power
+ * cuts only: it has no link to fall). */
 #define FISRIG_EVENT_REC_POWER_CUT 0xF0u
 #define FISRIG_EVENT_REC_LINK_DOWN 0xF1u
 #define FISRIG_EVENT_REC_LINK_UP 0xF2u /* the signature D2H after power-on or COMRESET */
+
+/*
+ * A power cut's record (slot FISRIG_EVENT_REC_POWER_CUT) is a completion record whose
+ * LBA, check_errors, sectors and data_dwords bytes hold the state of the 32 slots at the
+ * cut's tick, on the counter that timed the cut: four masks, bit n for slot n. Each says
+ * what the rig had seen of the command in the slot by then, from whole frames as the
+ * stamps are:
+ *   slots_issued  the device had accepted its Register H2D (R_OK)
+ *   slots_queued  NCQ: the D2H that released it had come (the device held the command)
+ *   slots_data    a whole Data FIS of it had crossed the wire, either way
+ *   slots_done    its status had come and its record had not yet gone out (it follows
+ *                 the cut's record, with the result the status gave)
+ * A command whose record went out before the cut's is not in them; every one issued and
+ * not done ends in a LINK_LOST record after it, with the stamps and the data dwords it had
+ * by the cut: a frame counts once the device answered it (R_OK or R_ERR), so what the rig
+ * sent into a drive whose power had gone does not.
+ */
+struct fisrig_cut_record {
+  uint32_t user_tag;     /* FISRIG_USER_TAG_EVENT */
+  uint8_t slot;          /* FISRIG_EVENT_REC_POWER_CUT */
+  uint8_t result;        /* FISRIG_RESULT_LINK_LOST */
+  uint8_t status;
+  uint8_t error;
+  uint32_t slots_issued; /* where a completion record has lba[0..3] */
+  uint32_t slots_queued; /* lba[4..5], check_errors */
+  uint32_t slots_data;   /* sectors */
+  uint32_t slots_done;   /* data_dwords */
+  uint64_t ts_submit;    /* the cut's tick */
+  uint64_t ts_trigger;   /* where ts_h2d is: the tick the cut counted its delay from (the
+                            count-th FIS's first dword, a Data FIS's first payload dword;
+                            for FISRIG_EVENT_TIME the arming) */
+  uint64_t ts_unused[4]; /* 0 */
+  uint64_t ts_status;    /* the cut's tick */
+};
 
 /* The rings' sizes are powers of two; indexes run free and wrap by masking. */
 struct fisrig_ring_regs {
@@ -194,6 +229,12 @@ static inline uint64_t fisrig_ticks_to_ns(uint64_t ticks) {
 /* Layout checks that hold in C99 and C++ alike: a negative array size fails to build. */
 typedef char fisrig_desc_is_32_bytes[sizeof(struct fisrig_cmd_desc) == 32 ? 1 : -1];
 typedef char fisrig_cpl_is_80_bytes[sizeof(struct fisrig_cpl_record) == 80 ? 1 : -1];
+typedef char fisrig_cut_is_a_cpl[sizeof(struct fisrig_cut_record) == sizeof(struct fisrig_cpl_record) ? 1 : -1];
+typedef char fisrig_cut_masks_where_cpl_says[offsetof(struct fisrig_cut_record, slots_issued) == offsetof(struct fisrig_cpl_record, lba) &&
+                                             offsetof(struct fisrig_cut_record, slots_data) == offsetof(struct fisrig_cpl_record, sectors) &&
+                                             offsetof(struct fisrig_cut_record, slots_done) == offsetof(struct fisrig_cpl_record, data_dwords) &&
+                                             offsetof(struct fisrig_cut_record, ts_trigger) == offsetof(struct fisrig_cpl_record, ts_h2d) &&
+                                             offsetof(struct fisrig_cut_record, ts_status) == offsetof(struct fisrig_cpl_record, ts_status) ? 1 : -1];
 typedef char fisrig_tick_ns_is_exact[FISRIG_TICK_NS_NUM * FISRIG_TICK_HZ == FISRIG_TICK_NS_DEN * 1000000000ull ? 1 : -1];
 
 #endif /* FISRIG_ENGINE_IF_H */

@@ -227,7 +227,11 @@ struct fisrig_run_record {
 
 enum fisrig_record_kind {
   FISRIG_RECORD_COMMAND = 0,
-  FISRIG_RECORD_POWER = 1,
+  FISRIG_RECORD_POWER = 1,    /* a POWER descriptor's, or the engine's event record (cpl.user_tag
+                                 FISRIG_USER_TAG_EVENT, cpl.slot its FISRIG_EVENT_REC_*); a power
+                                 cut's carries the slots at the cut (struct fisrig_cut_record):
+                                 lba = slots_issued | slots_queued << 32, lbas = slots_data,
+                                 seq = slots_done, and its cpl's sectors and data_dwords are 0 */
   FISRIG_RECORD_LINK = 2,
   FISRIG_RECORD_END = 3,  /* the last record of a run: cpl.result holds the enum fisrig_vm_status,
                              lba the offset of the instruction that failed */

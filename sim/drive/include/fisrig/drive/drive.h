@@ -91,6 +91,18 @@ class Drive {
   // submit() then pop the command's completion (non-queued use, tools and tests).
   Completion execute(const AtaCommand& cmd, SimTime t);
 
+  // Where each Data FIS of a command ends on the wire, for a host that must say what had
+  // crossed when power was cut in mid-command (the model target's engine: the dwords and
+  // data stamps of a LINK_LOST record, engine_if.h). submit() appends one entry per Data
+  // FIS it books, in wire order, while a log is set; null turns it off.
+  struct DataFis {
+    uint64_t user_tag;
+    SimTime start;    // its reservation's start (X_RDY)
+    SimTime end;      // and end (R_OK)
+    uint32_t dwords;  // its payload
+  };
+  void log_data_fises(std::vector<DataFis>* log) { fis_log_ = log; }
+
   // Lets idle time pass up to t (background GC, idle flush).
   void idle_until(SimTime t);
   // Rails off at t: the volatile cache and every unfinished command are lost.
@@ -199,6 +211,10 @@ class Drive {
   uint64_t commands_seen_ = 0;
   CompletionQueue pending_;
   DriveStats stats_;
+  std::vector<DataFis>* fis_log_ = nullptr;
+  void log_fis(const Ctx& c, SimTime start, SimTime end, uint32_t dwords);
+  // The Data FISes of `bytes` booked back to back as one reservation ending at `end`.
+  void log_fises(const Ctx& c, SimTime end, uint64_t bytes);
 };
 
 }  // namespace fisrig::drive
