@@ -5,7 +5,7 @@ fisrig.compare (tests/rtl/test_targets_agree.py holds the same comparison to its
 
   model_vs_rtl.latency_err_pct     the worst difference of a plan phase's median or p99
                                    latency (ts_status - ts_h2d), in percent of the rtl's,
-                                   of those more than a tick (the stamps' resolution) apart
+                                   of those more than an ALIGN pair and a tick (3 ticks) apart
   model_vs_rtl.record_mismatches   records whose command, answer or phases differ
 
 The rtl run is about 30 ms of drive time: a minute of wall time once the SoC is built."""
@@ -36,9 +36,9 @@ def main() -> int:
     worst = [r for r in c.rows if r.what == "latency" and r.beyond_a_tick and r.diff_pct == c.worst_latency_pct]
     figure("model_vs_rtl.latency_err_pct", round(c.worst_latency_pct, 3), "%",
            f"worst model-vs-rtl difference of a phase's p50/p99 latency (h2d to status) of those "
-           f"more than a tick apart, plan targets-agree (goal {GOAL_PCT:g}%); worst: " +
+           f"more than an ALIGN pair and a tick apart, plan targets-agree (goal {GOAL_PCT:g}%); worst: " +
            (f"{worst[0].phase} {worst[0].stat}, {worst[0].a_ns} ns against {worst[0].b_ns} ns"
-            if worst else "none more than a tick apart"))
+            if worst else "none more than an ALIGN pair and a tick apart"))
     figure("model_vs_rtl.record_mismatches", len([m for m in c.mismatches if m.startswith("record ")]),
            "records", "records whose command, result, status, error, D2H LBA, sectors or phases "
                       "differ between the targets, plan targets-agree (goal 0)")

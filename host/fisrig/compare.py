@@ -17,8 +17,13 @@ from the ring, and what follows until the H2D goes out is the engine's fetch and
 the rig's CPU shares with it (on the rtl target) or nothing (on the model). It is shown as
 "submit->h2d", not gated: the plan's latency_ns (submit to status) differs by it.
 A difference is within tolerance when it is within `pct` percent of the reference run
-(`b`) or within one tick (a stamp's resolution: the model schedules in ns, so its ticks
-round where the gateware's count).
+(`b`) or within an ALIGN pair and a tick (3 ticks, 20 ns at Gen3): a tick is a stamp's
+resolution (the model schedules in ns, so its ticks round where the gateware's count), and
+LiteSATA's link sends an ALIGN pair every 256 dwords, which a short command's window holds
+or not depending on where in that period the rig's CPU happened to issue it; the model
+books ALIGNs by their average (WireStamps). A change to the firmware's code alone (its
+CPU timing) moved every FLUSH of targets-agree on the gateware from 107 to 120 ns, the
+model's 100 ns; the rig core runner's FLUSH, with no ALIGN inside, takes 107.
 """
 from __future__ import annotations
 
@@ -38,6 +43,7 @@ OUTCOME = ("result", "status", "error", "d2h_lba", "sectors", "data_dwords")
 STAMPS = ("t_accept_ns", "t_setup_ns", "t_data_first_ns", "t_data_last_ns", "t_status_ns")
 STATS = (50, 99)
 TICK_NS = pf.NS_PER_TICK
+ALIGN_PAIR_NS = 2 * TICK_NS  # two dwords at Gen3
 
 
 @dataclass
@@ -58,8 +64,8 @@ class Row:
 
     @property
     def beyond_a_tick(self) -> bool:
-        """Further apart than a stamp's resolution."""
-        return abs(self.a_ns - self.b_ns) > TICK_NS + 0.5
+        """Further apart than a stamp's resolution and an ALIGN pair (the module's docstring)."""
+        return abs(self.a_ns - self.b_ns) > TICK_NS + ALIGN_PAIR_NS + 0.5
 
     def within(self, pct: float) -> bool:
         return not self.gated or self.diff_pct <= pct or not self.beyond_a_tick
@@ -79,8 +85,8 @@ class Comparison:
     @property
     def worst_latency_pct(self) -> float:
         """The worst difference of a phase's median or p99 latency (status - h2d), percent,
-        of those more than a tick apart: a tick is the stamps' resolution, and on a FLUSH of
-        100 ns it alone is 6.7%."""
+        of those more than an ALIGN pair and a tick apart: a tick is the stamps'
+        resolution, and on a FLUSH of 100 ns it alone is 6.7%."""
         return max((r.diff_pct for r in self.rows if r.what == "latency" and r.beyond_a_tick), default=0.0)
 
     def table(self, only_failing: float | None = None) -> str:

@@ -274,6 +274,33 @@ class _Compiler:
         self.raw("power", pf.POWER_ON)
         self.raw("link", pf.LINK_WAIT_UP)
 
+    def do_rails(self, step: Step) -> None:
+        """How the power pins take the power edges from here on (engine_if.h
+        FISRIG_POWER_STAGE): the pins named switch, each its off_ms after a cut or power
+        off and its on_ms after power on; the others stay as the rig starts them (the
+        rails on, P3 released)."""
+        a = step.args
+        pins = a.get("pins")
+        if not pins:
+            raise self.err(step, "pins", "pins must name the pins the power edges switch, of "
+                           + ", ".join(f'"{p}"' for p in pf.POWER_PINS))
+        for p in pins:
+            self.one_of(step, "pins", p, pf.POWER_PINS)
+        if len(set(pins)) != len(pins):
+            raise self.err(step, "pins", "a pin is named twice")
+        offsets = {}
+        for key in ("off_ms", "on_ms"):
+            ms = a.get(key, [0] * len(pins))
+            if len(ms) != len(pins) or not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in ms):
+                raise self.err(step, key, f"{key} must give a time in ms for each of the {len(pins)} pins")
+            offsets[key] = [self.fits(step, key, "timeout_ticks", int(round(v * pf.TICK_HZ / 1e3)), "in 150 MHz ticks")
+                            for v in ms]
+        for name, pin in pf.POWER_PINS.items():
+            used = name in pins
+            i = pins.index(name) if used else 0
+            self.raw("power", pf.POWER_STAGE, features=pin, count=int(used),
+                     timeout_ticks=offsets["off_ms"][i] if used else 0, data_word=offsets["on_ms"][i] if used else 0)
+
     def do_power_cut_at(self, step: Step) -> None:
         a = step.args
         event = a.get("event", "h2d")
@@ -371,7 +398,9 @@ class _Compiler:
         after = b"".join([
             pf.op_raw(pf.desc("power", pf.POWER_OFF)),  # if the cut has not fired, now
             pf.op_idle(off),
-            pf.op_raw(pf.desc("power", pf.POWER_ON), **self.expectation("ok")),
+            # POWER ON waits for the link and the signature: a drive that never comes back
+            # ends it at the step's ready timeout, not the engine's 30 s default.
+            pf.op_raw(pf.desc("power", pf.POWER_ON, timeout_ticks=ready), **self.expectation("ok")),
             pf.op_raw(pf.desc("link", pf.LINK_WAIT_UP, timeout_ticks=ready), **self.expectation("ok")),
             verify])
         program_bytes = self.offset() + cycles * (len(arm(0)) + len(writes(0)) + len(cut_by) + len(pf.op_idle(0))

@@ -49,6 +49,7 @@ STEP_KEYS: dict[str, dict[str, Any]] = {
     "power_off": {},
     "power_on": {},
     "power_cut_at": {"event": str, "count": int, "delay_us": _NUM},
+    "rails": {"pins": list, "off_ms": list, "on_ms": list},
     "comreset": {},
     "power_loss": {"cycles": int, "cut_in": str, "event": str, "count": int, "delay_ticks": int,
                    "delay_ticks_to": int, "delay_ns": _NUM, "delay_ns_to": _NUM, "queue_depth": int,

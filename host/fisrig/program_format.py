@@ -60,6 +60,10 @@ PATTERN = {name: i for i, name in enumerate(_names("fisrig_pattern", "FISRIG_PAT
 # enum fisrig_power_op / fisrig_fis_event / fisrig_link_op
 POWER_OFF, POWER_ON, POWER_OFF_AT_EVENT = _c.FISRIG_POWER_OFF, _c.FISRIG_POWER_ON, _c.FISRIG_POWER_OFF_AT_EVENT
 FIS_EVENT = {m[len("FISRIG_EVENT_"):].lower(): getattr(_c, m) for m in _c.ENUMS["fisrig_fis_event"]}
+POWER_STAGE = _c.FISRIG_POWER_STAGE
+# The rig's power pins by the names plans give them (enum fisrig_power_pin: "3v3", "5v",
+# "12v", "p3").
+POWER_PINS = {m[len("FISRIG_PIN_"):].lower(): getattr(_c, m) for m in _c.ENUMS["fisrig_power_pin"]}
 LINK_COMRESET, LINK_WAIT_UP = _c.FISRIG_LINK_COMRESET, _c.FISRIG_LINK_WAIT_UP
 # enum fisrig_result
 RESULTS = _names("fisrig_result", "FISRIG_RESULT_")

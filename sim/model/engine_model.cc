@@ -376,72 +376,84 @@ void EngineModel::recovered(const drive::Completion& log) {
   recovery_ = Recovery{};
 }
 
-void EngineModel::lose_outstanding(SimTime t, uint8_t result, fisrig_cut_record* cut) {
+// What slot s's command had on the wire by t, from whole frames as the gateware's stamps
+// and dword counts are (engine_if.h): its H2D once the device had it, the releasing D2H
+// and setup FIS once they had ended, the Data FISes that had ended; and its bits of the
+// slots' masks (struct fisrig_cut_record).
+void EngineModel::crossed_by(uint8_t s, SimTime t, fisrig_cpl_record& r, CutMasks& m) const {
   namespace fd = drive::fis_dwords;
-  // Each slot's record says what had crossed by t, from whole frames as the gateware's
-  // stamps and dword counts are (engine_if.h): its H2D once the device had it, the
-  // releasing D2H and setup FIS once they had ended, the Data FISes that had ended.
-  fisrig_cpl_record lost[FISRIG_ENGINE_SLOTS];
-  uint32_t busy = 0, issued = 0, queued = 0, data = 0;
+  const Slot& slot = slots_[s];
+  r = fisrig_cpl_record{};
+  r.user_tag = slot.desc.user_tag;
+  r.ts_submit = slot.ts_submit;
+  const uint32_t bit = 1u << s;
+  if (slot.h2d_end > t) return;
+  r.ts_h2d = slot.ts_h2d;
+  m.issued |= bit;
+  // A command held for NCQ recovery had its completion already (its stamps are in the
+  // record held for it); any other's the drive still holds, timed ahead.
+  const drive::Completion* c = drive_.pending_completion(slot.seq);
+  for (const auto& [hs, hr] : recovery_.held)
+    if (hs == s) {
+      r.ts_accept = hr.ts_accept, r.ts_setup = hr.ts_setup;
+      r.ts_data_first = hr.ts_data_first, r.ts_data_last = hr.ts_data_last;
+      r.sectors = hr.sectors, r.data_dwords = hr.data_dwords;
+    }
+  if (!c) {
+    m.queued |= r.ts_accept ? bit : 0;
+    m.data |= r.data_dwords ? bit : 0;
+    return;
+  }
+  if (c->queued && c->t_accept && c->t_accept <= t) {
+    r.ts_accept = wire_.first_dword(c->t_accept, fd::kRegD2H);
+    m.queued |= bit;
+  }
+  uint32_t setup = setup_dwords(slot.desc.protocol);
+  if (setup && c->t_data_start && c->t_data_start <= t) r.ts_setup = wire_.first_dword(c->t_data_start, setup);
+  uint32_t dwords = 0;
+  SimTime last = 0;
+  for (const auto& f : slot.fises)
+    if (f.end <= t) dwords += f.dwords, last = f.end;
+  if (dwords) {
+    r.ts_data_first = wire_.first_data_dword(c->t_data_fis);
+    r.ts_data_last = wire_.last_data_dword(last);
+    r.data_dwords = dwords;
+    r.sectors = dwords / (ata::kSectorBytes / 4);
+    m.data |= bit;
+  }
+}
+
+void EngineModel::write_cut_record(SimTime t, uint64_t trigger_tick) {
+  fisrig_cut_record cut{};
+  cut.user_tag = FISRIG_USER_TAG_EVENT;
+  cut.slot = FISRIG_EVENT_REC_POWER_CUT;
+  cut.result = FISRIG_RESULT_LINK_LOST;
+  cut.ts_submit = cut.ts_status = ns_to_ticks(t);
+  cut.ts_trigger = trigger_tick;
+  CutMasks m;
+  fisrig_cpl_record scratch;
+  for (uint8_t s = 0; s < FISRIG_ENGINE_SLOTS; ++s)
+    if (slots_[s].busy) crossed_by(s, t, scratch, m);
+  cut.slots_issued = m.issued;
+  cut.slots_queued = m.queued;
+  cut.slots_data = m.data;
+  cut.slots_done = 0;  // the model writes a record the moment its status comes
+  fisrig_cpl_record r;
+  std::memcpy(&r, &cut, sizeof r);
+  cq_[cq_tail_++ & (kCqEntries - 1)] = r;
+}
+
+void EngineModel::lose_outstanding(SimTime t, uint8_t result) {
+  CutMasks m;
   for (uint8_t s = 0; s < FISRIG_ENGINE_SLOTS; ++s) {
     Slot& slot = slots_[s];
     if (!slot.busy) continue;
-    fisrig_cpl_record& r = lost[s];
-    r = fisrig_cpl_record{};
-    r.user_tag = slot.desc.user_tag;
-    r.result = result;
-    r.ts_submit = slot.ts_submit;
-    const uint32_t bit = 1u << s;
-    busy |= bit;
-    slot.busy = false;
-    if (slot.h2d_end > t) continue;
-    r.ts_h2d = slot.ts_h2d;
-    issued |= bit;
-    // A command held for NCQ recovery had its completion already (its stamps are in the
-    // record held for it); any other's the drive still holds, timed ahead.
-    const drive::Completion* c = drive_.pending_completion(slot.seq);
-    for (const auto& [hs, hr] : recovery_.held)
-      if (hs == s) {
-        r.ts_accept = hr.ts_accept, r.ts_setup = hr.ts_setup;
-        r.ts_data_first = hr.ts_data_first, r.ts_data_last = hr.ts_data_last;
-        r.sectors = hr.sectors, r.data_dwords = hr.data_dwords;
-      }
-    if (!c) {
-      queued |= r.ts_accept ? bit : 0;
-      data |= r.data_dwords ? bit : 0;
-      continue;
-    }
-    if (c->queued && c->t_accept && c->t_accept <= t) {
-      r.ts_accept = wire_.first_dword(c->t_accept, fd::kRegD2H);
-      queued |= bit;
-    }
-    uint32_t setup = setup_dwords(slot.desc.protocol);
-    if (setup && c->t_data_start && c->t_data_start <= t) r.ts_setup = wire_.first_dword(c->t_data_start, setup);
-    uint32_t dwords = 0;
-    SimTime last = 0;
-    for (const auto& f : slot.fises)
-      if (f.end <= t) dwords += f.dwords, last = f.end;
-    if (dwords) {
-      r.ts_data_first = wire_.first_data_dword(c->t_data_fis);
-      r.ts_data_last = wire_.last_data_dword(last);
-      r.data_dwords = dwords;
-      r.sectors = dwords / (ata::kSectorBytes / 4);
-      data |= bit;
-    }
-  }
-  if (cut) {
-    cut->slots_issued = issued;
-    cut->slots_queued = queued;
-    cut->slots_data = data;
-    cut->slots_done = 0;  // the model writes a record the moment its status comes
     fisrig_cpl_record r;
-    std::memcpy(&r, cut, sizeof r);
-    cq_[cq_tail_++ & (kCqEntries - 1)] = r;
-  }
-  for (uint8_t s = 0; s < FISRIG_ENGINE_SLOTS; ++s) {
-    if (!(busy >> s & 1)) continue;
-    lost[s].ts_status = ns_to_ticks(t);
-    complete(s, lost[s]);
+    crossed_by(s, t, r, m);
+    slot.busy = false;
+    r.result = result;
+    r.ts_status = ns_to_ticks(t);
+    complete(s, r);
   }
   busy_slots_ = 0;
   nonqueued_slot_ = -1;
@@ -467,13 +479,36 @@ void EngineModel::power(const fisrig_cmd_desc& d) {
   if (d.command == FISRIG_POWER_OFF || d.command == FISRIG_POWER_ON) armed_ = Armed{};
   switch (d.command) {
     case FISRIG_POWER_OFF:
-      lose_outstanding(now_, FISRIG_RESULT_LINK_LOST);
-      drive_.power_off(now_);
+      off_edge(now_);
       r.ts_status = now_ticks();
       break;
     case FISRIG_POWER_ON:
-      drive_.power_on(now_);
+      loss_at_ = drive::kNever;  // an off edge still staged is dropped, as the gateware's
+      if (drive_.powered()) {
+        // The drive never lost power (no pin it runs on was switched, or not yet): the
+        // rig waits for a signature that does not come, as the gateware does.
+        now_ += ticks_to_ns(d.timeout_ticks ? d.timeout_ticks : kDefaultTimeoutTicks);
+        r.result = FISRIG_RESULT_TIMEOUT;
+        r.ts_status = now_ticks();
+        break;
+      }
+      drive_.power_on(power_back_at(now_));
       r.ts_status = ns_to_ticks(drive_.ready_at());  // link up, signature received
+      if (drive_.ready_at() > now_ + ticks_to_ns(d.timeout_ticks ? d.timeout_ticks : kDefaultTimeoutTicks)) {
+        // Not back within the descriptor's timeout: as the gateware's slot, TIMEOUT then.
+        r.result = FISRIG_RESULT_TIMEOUT;
+        r.ts_status = now_ticks() + (d.timeout_ticks ? d.timeout_ticks : kDefaultTimeoutTicks);
+      }
+      break;
+    case FISRIG_POWER_STAGE:
+      if (d.features > FISRIG_PIN_P3 || d.count > 1) {
+        r.result = FISRIG_RESULT_REFUSED;
+      } else {
+        stage_.used[d.features] = d.count == 1;
+        stage_.off_ticks[d.features] = d.timeout_ticks;
+        stage_.on_ticks[d.features] = d.data_word;
+      }
+      r.ts_status = now_ticks();
       break;
     case FISRIG_POWER_OFF_AT_EVENT:
       armed_ = Armed{};
@@ -560,16 +595,32 @@ void EngineModel::note_events(uint64_t h2d_tick, const drive::Completion* c, uin
 void EngineModel::cut_if_due(SimTime t) {
   if (armed_.cut_at > t) return;
   SimTime cut = std::max(armed_.cut_at, now_);
-  fisrig_cut_record r{};
-  r.user_tag = FISRIG_USER_TAG_EVENT;
-  r.slot = FISRIG_EVENT_REC_POWER_CUT;
-  r.result = FISRIG_RESULT_LINK_LOST;
-  r.ts_submit = r.ts_status = ns_to_ticks(cut);
-  r.ts_trigger = armed_.trigger_tick;
+  write_cut_record(cut, armed_.trigger_tick);
   armed_ = Armed{};
   now_ = cut;
-  lose_outstanding(cut, FISRIG_RESULT_LINK_LOST, &r);
-  drive_.power_off(cut);
+  off_edge(cut);
+}
+
+void EngineModel::off_edge(SimTime t) {
+  uint64_t first = UINT64_MAX;
+  for (int pin = 0; pin < 4; ++pin)
+    if (takes_power(pin)) first = std::min(first, stage_.off_ticks[pin]);
+  loss_at_ = drive::kNever;
+  if (first == UINT64_MAX) return;  // no pin the drive runs on switches: it keeps running
+  SimTime at = ticks_to_ns(ns_to_ticks(t) + first);
+  if (at > t) {
+    loss_at_ = at;  // the drive runs on, and the link with it, until then
+    return;
+  }
+  lose_outstanding(t, FISRIG_RESULT_LINK_LOST);
+  drive_.power_off(t);
+}
+
+SimTime EngineModel::power_back_at(SimTime t) const {
+  uint64_t last = 0;
+  for (int pin = 0; pin < 4; ++pin)
+    if (takes_power(pin)) last = std::max(last, stage_.on_ticks[pin]);
+  return ticks_to_ns(ns_to_ticks(t) + last);
 }
 
 // ---- time ----
@@ -579,6 +630,12 @@ void EngineModel::cut_if_due(SimTime t) {
 void EngineModel::process_next_event(SimTime next) {
   if (next == armed_.cut_at) {
     cut_if_due(next);
+  } else if (next == loss_at_) {
+    // A staged off edge reached a pin the drive runs on.
+    now_ = std::max(now_, next);
+    loss_at_ = drive::kNever;
+    lose_outstanding(next, FISRIG_RESULT_LINK_LOST);
+    drive_.power_off(next);
   } else if (next == next_due()) {
     // The armed kind's next FIS crossed: the count-th sets the cut's tick.
     uint64_t tick = armed_.due.top();
@@ -617,7 +674,7 @@ void EngineModel::process_next_event(SimTime next) {
 
 void EngineModel::wait(uint64_t until_ticks) {
   SimTime target = ticks_to_ns(until_ticks);
-  SimTime next = std::min({drive_.next_completion_time(), next_deadline(), armed_.cut_at, next_due()});
+  SimTime next = std::min({drive_.next_completion_time(), next_deadline(), armed_.cut_at, next_due(), loss_at_});
   if (next <= target) {
     process_next_event(next);
     return;

@@ -102,11 +102,17 @@ class EngineModel {
   void deliver(const drive::Completion& c);
   static uint32_t sectors_moved(const fisrig_cmd_desc& d, const drive::Completion& c);
   void complete(uint8_t slot, fisrig_cpl_record r);
-  // Ends every command in a slot at t (a cut, POWER OFF, COMRESET) with `result` and what
-  // had crossed the wire by then; a cut's own record (cut, non-null) goes out before
-  // theirs with the slots' state (engine_if.h's struct fisrig_cut_record), as the
-  // gateware's. Call it before the drive drops their completions.
-  void lose_outstanding(SimTime t, uint8_t result, fisrig_cut_record* cut = nullptr);
+  // The slots' state at a cut (engine_if.h's struct fisrig_cut_record).
+  struct CutMasks {
+    uint32_t issued = 0, queued = 0, data = 0;
+  };
+  void crossed_by(uint8_t slot, SimTime t, fisrig_cpl_record& r, CutMasks& m) const;
+  // The cut's own record, with the slots' state at t, as the gateware's comes before the
+  // records of the commands it ends.
+  void write_cut_record(SimTime t, uint64_t trigger_tick);
+  // Ends every command in a slot at t (the drive's power gone, COMRESET) with `result`
+  // and what had crossed by then. Call it before the drive drops their completions.
+  void lose_outstanding(SimTime t, uint8_t result);
   // The armed kind's events of a command the drive has booked (its H2D's first dword
   // tick, its completion while pending, its Data FISes) into armed_.due.
   void note_events(uint64_t h2d_tick, const drive::Completion* c, uint8_t protocol,
@@ -140,6 +146,20 @@ class EngineModel {
   int nonqueued_slot_ = -1;
   uint32_t busy_slots_ = 0;
   Armed armed_;
+  // The power pins' staging (FISRIG_POWER_STAGE), as the gateware's power controller keeps
+  // it; the drive's power goes when the first pin it needs (a rail of its profile's
+  // power.rails, or P3) switches off after an edge, and comes back when the last is on.
+  struct Staging {
+    bool used[4] = {true, true, true, false};  // enum fisrig_power_pin
+    uint64_t off_ticks[4] = {}, on_ticks[4] = {};
+  };
+  Staging stage_;
+  SimTime loss_at_ = drive::kNever;  // an off edge's loss still to come
+  bool takes_power(int pin) const {
+    return stage_.used[pin] && (pin == FISRIG_PIN_P3 || (drive_.config().power.rails >> pin & 1));
+  }
+  void off_edge(SimTime t);        // POWER OFF or a cut at t
+  SimTime power_back_at(SimTime t) const;  // POWER ON at t
   std::vector<drive::Drive::DataFis> fis_log_;  // the drive's, for the command it takes next
   std::FILE* capture_ = nullptr;
   bool remember_styles_ = false;

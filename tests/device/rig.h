@@ -27,14 +27,14 @@ class Rig {
 
   explicit Rig(drive::DriveConfig cfg = tiny(), HostLinkOptions o = {})
       : dev(std::move(cfg)), host(o), engine(host) {
-    for (auto& p : to_dev_) p.power = 1;  // the rails are on from the start
+    for (auto& p : to_dev_) p.power = FISRIG_PINS_ON;  // the rails are on from the start
     for (auto& p : to_host_) p.rx_idle = 1;
   }
 
   device::SataDevice dev;
   HostLink host;
   HostEngine engine;
-  bool power = true;
+  uint8_t pins = FISRIG_PINS_ON;  // the power pins the host drives (pins.h)
   uint64_t cycles = 0;
   // The pins at the device, cycle by cycle (device cycle = index), once trace is on.
   bool trace = false;
@@ -44,7 +44,7 @@ class Rig {
   void step() {
     fisrig_pins_in h{};
     host.clock(to_host_[pos_], h);
-    h.power = power;
+    h.power = pins;
     engine.clock();
     fisrig_pins_in in = to_dev_[pos_];
     to_dev_[pos_] = h;

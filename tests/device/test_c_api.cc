@@ -30,7 +30,7 @@ TEST(DeviceCApi, BuildsFromAProfileAndFaultsAndLinksUp) {
   for (int i = 0; i < 200000 && !fisrig_device_link_up(dev); ++i) {
     fisrig_pins_in in{};
     host.clock(out, in);
-    in.power = 1;
+    in.power = FISRIG_PINS_ON;
     fisrig_device_clock(dev, &in, &out);
   }
   EXPECT_EQ(fisrig_device_link_up(dev), 1);
@@ -75,7 +75,7 @@ TEST(DeviceSpeed, AnIdleLinkedCycleCostsAFewNanoseconds) {
   r.run(100);  // the signature's R_OK
   // The device alone, linked and idle, fed what an idle host sends (SYNC, ALIGN pairs).
   fisrig_pins_in in{};
-  in.power = 1;
+  in.power = FISRIG_PINS_ON;
   in.tx_charisk = 1;
   fisrig_pins_out out{};
   constexpr uint64_t kCycles = 5'000'000;

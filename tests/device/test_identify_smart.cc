@@ -20,7 +20,7 @@ bool link_up_at(device::SataDevice& dev, int host_gen, uint64_t max_cycles) {
   const uint64_t period = device::cycles_per_dword(host_gen);
   for (uint64_t cycle = 0; cycle < max_cycles && !dev.link_up(); ++cycle) {
     fisrig_pins_in in{};
-    in.power = 1;
+    in.power = FISRIG_PINS_ON;
     in.dword_gap = cycle % period != 0;
     in.tx_comwake = dev.oob_state() == DeviceOob::State::kAwaitComwake;
     bool aligning = dev.oob_state() == DeviceOob::State::kSendAlign;

@@ -120,7 +120,7 @@ Negotiation negotiate(int device_max_gen, int host_gen, uint64_t max_cycles) {
   const uint64_t period = device::cycles_per_dword(host_gen);
   for (uint64_t cycle = 0; cycle < max_cycles; ++cycle) {
     fisrig_pins_in in{};
-    in.power = 1;
+    in.power = FISRIG_PINS_ON;
     in.dword_gap = cycle % period != 0;
     in.tx_comwake = oob.state() == DeviceOob::State::kAwaitComwake;
     bool aligning = oob.state() == DeviceOob::State::kSendAlign;

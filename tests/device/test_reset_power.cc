@@ -61,7 +61,7 @@ TEST(DevicePower, PowerCutMidNcqWritesThenPowerOnAndLinkUpAgain) {
   }
   for (auto& c : writes) r.engine.issue(&c);
   ASSERT_TRUE(r.run_until([&] { return writes[3].done; }, 3'000'000));
-  r.power = false;
+  r.pins = 0;
   r.run(20000);
   EXPECT_FALSE(r.dev.drive().powered());
   EXPECT_EQ(r.dev.counters().power_offs, 1u);
@@ -70,7 +70,7 @@ TEST(DevicePower, PowerCutMidNcqWritesThenPowerOnAndLinkUpAgain) {
   r.run(200000);
   EXPECT_FALSE(r.host.connected());
   EXPECT_EQ(r.host.counters.comresets, resets);  // waiting for a COMINIT that does not come
-  r.power = true;
+  r.pins = FISRIG_PINS_ON;
   ASSERT_TRUE(r.bring_up(3'000'000));
   EXPECT_EQ(r.dev.counters().power_ons, 1u);
   EXPECT_EQ(r.dev.counters().link_ups, 2u);
@@ -101,4 +101,43 @@ TEST(DevicePower, PowerCutMidNcqWritesThenPowerOnAndLinkUpAgain) {
   }
   EXPECT_GE(completed, 4u);
   EXPECT_LT(completed, 16u);
+}
+
+// The drive's power follows the rails it runs on (its profile's power.rails) and P3: a
+// 2.5-inch drive (5 V) keeps running when 12 V and 3.3 V fall, loses power when 5 V falls
+// or P3 is asserted, and has it back only once 5 V is on and P3 released.
+TEST(DevicePower, TheDriveRunsOnItsRailsAndP3DisablesIt) {
+  drive::DriveConfig cfg = tiny();
+  cfg.power.boot_ns = 2 * drive::kNsPerMs;
+  Rig r(cfg);
+  ASSERT_TRUE(r.bring_up());
+  r.pins = FISRIG_PINS_5V;  // 12 V and 3.3 V off
+  r.run(20000);
+  EXPECT_TRUE(r.dev.drive().powered());
+  EXPECT_EQ(r.dev.counters().power_offs, 0u);
+  r.pins = FISRIG_PINS_ON | FISRIG_PINS_P3;  // Power Disable
+  r.run(20000);
+  EXPECT_FALSE(r.dev.drive().powered());
+  r.pins = FISRIG_PINS_3V3 | FISRIG_PINS_12V;  // P3 released, but 5 V is down
+  r.run(20000);
+  EXPECT_FALSE(r.dev.drive().powered());
+  EXPECT_EQ(r.dev.counters().power_offs, 1u);
+  r.pins = FISRIG_PINS_5V;
+  ASSERT_TRUE(r.bring_up(3'000'000));
+  EXPECT_EQ(r.dev.counters().power_ons, 1u);
+  HostCommand rd = read_dma(0, 8);
+  ASSERT_TRUE(r.exec(rd));
+  EXPECT_EQ(rd.status, 0x40);
+}
+
+// A 3.5-inch drive's profile says it runs on 5 V and 12 V: 12 V falling cuts it.
+TEST(DevicePower, ADriveOnTwelveVoltsLosesPowerWhenTwelveVoltsFalls) {
+  drive::DriveConfig cfg = tiny();
+  cfg.power.rails = FISRIG_PINS_5V | FISRIG_PINS_12V;
+  Rig r(cfg);
+  ASSERT_TRUE(r.bring_up());
+  r.pins = FISRIG_PINS_5V | FISRIG_PINS_3V3;
+  r.run(20000);
+  EXPECT_FALSE(r.dev.drive().powered());
+  EXPECT_EQ(r.dev.counters().power_offs, 1u);
 }

@@ -34,6 +34,7 @@ LIES = {
     "plp-loses-map": "lost_at_rest",
     "plp-bit-errors": "corrupt",
     "plp-dies": "no_return",
+    "plp-8mib": "identity_changed",
 }
 
 

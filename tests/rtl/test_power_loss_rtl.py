@@ -1,8 +1,10 @@
 """Power-loss verdicts on the gateware, a shortened sweep (issue 16, section 3): cuts just
 after a FLUSH's H2D, on a drive that tears the pages it programs and on one that lies
 about FLUSH; cuts 3-4 ms after it (after the FLUSH has completed), on a drive that flips
-bits in what it made durable just before the cut and on one that misdirects its last
-pages. The rig's firmware (VexRiscv) decodes the read-back in RAM after each cut
+bits in what it made durable just before the cut, one that misdirects its last pages, one
+that loses a mapping segment (the 64-LBA span is all written each cycle, so what it loses
+was flushed: lost_flushed, where a wider span shows lost_at_rest too) and one that comes
+back 8 MiB large; and a drive that dies at its third cut. The rig's firmware (VexRiscv) decodes the read-back in RAM after each cut
 (vm.c run_verify); the verdicts must be the model target's, class by class and sector by
 sector. The early cuts fall before the NAND program the honest FLUSH starts (1.3 ms on
 tiny-1gb) ends and long before the lying drive's idle flush (50 ms); the late ones after
@@ -38,6 +40,7 @@ def _verdict(tmp_path, target: str, profile: str, p: dict = PLAN) -> dict:
 
 @pytest.mark.parametrize("profile,lie,when", [("plp-tears", "shorn", "early"), ("plp-lies-flush", "lost_flushed", "early"),
                                               ("plp-bit-errors", "corrupt", "late"), ("plp-misdirects", "flying", "late"),
+                                              ("plp-loses-map", "lost_flushed", "late"), ("plp-8mib", "identity_changed", "late"),
                                               ("plp-honest", None, "early"), ("plp-honest", None, "late")])
 def test_the_gateware_names_the_lie_as_the_model_does(tmp_path, profile, lie, when):
     p = PLAN if when == "early" else LATE
@@ -75,3 +78,17 @@ def test_the_cut_catches_the_slots_the_model_says(tmp_path):
     masks, dwords = seen["rtl"]
     assert len(masks) == 2 and all(m["slots_issued"] and m["slots_data"] for m in masks)
     assert dwords == [2 * 2048] * 2
+
+
+def test_a_drive_that_dies_ends_the_run_on_the_gateware_as_on_the_model(tmp_path):
+    """plp-dies never comes back after its third cut: the step has 3 cycles, the last
+    no_return, and the run says the drive did not come back, as on the model
+    (tests/host/test_power_loss.py). The wait for a drive that never comes is simulated
+    time: 10 ms here, not the plan's 1 s (the gateware's simulation runs about a ms a
+    second); the model's drive boots in its profile's 200 ms, the rtl target's in 100 us,
+    so the model is not run with this timeout."""
+    p = {"plan": PLAN["plan"], "step": [dict(LATE["step"][0], cycles=4, ready_timeout_ms=10)]}
+    r = run_plan(plan.from_dict(p), tmp_path / "rtl", target="rtl", profile="plp-dies", quiet=True)
+    assert r.status == "expect_failed", r.outcome
+    s = json.loads((r.run_dir / pv.POWER_JSON).read_text())["steps"][0]
+    assert s["cycles"] == 3 and "no_return" in s["classes"] and s["verdict"] == "failures", s

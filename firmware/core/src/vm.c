@@ -92,7 +92,9 @@ static int reap(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
     memset(&r, 0, sizeof r);
     r.cpl = *c;
     if (c->user_tag == FISRIG_USER_TAG_EVENT) { /* the engine's own: no descriptor behind it */
-      if (c->result == FISRIG_RESULT_LINK_LOST) vm->link_lost = 1;
+      /* The link's fall, not the cut: with staged rails the drive runs on after a cut
+         until a rail it needs falls (its commands' LINK_LOST records say when). */
+      if (c->result == FISRIG_RESULT_LINK_LOST && c->slot != FISRIG_EVENT_REC_POWER_CUT) vm->link_lost = 1;
       r.marker = vm->marker;
       r.kind = FISRIG_RECORD_POWER;
       if (c->slot == FISRIG_EVENT_REC_POWER_CUT) { /* the slots at the cut: program.h */

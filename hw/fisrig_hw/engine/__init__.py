@@ -61,6 +61,9 @@ class RawCommandEngine(Module):
         self.power_arm_event = Signal(3)
         self.power_arm_count = Signal(16)
         self.power_arm_delay = Signal(32)
+        self.power_stage = Signal()  # a POWER STAGE descriptor: its pin, used, offsets below
+        self.power_stage_pin, self.power_stage_used = Signal(2), Signal()
+        self.power_stage_off, self.power_stage_on = Signal(32), Signal(32)
         self.power_cut = Signal()
         self.power_trigger = Signal(64)  # the power controller's: the tick a cut counted from
         # Counters for the CSRs (stat_timeouts, stat_ncq_errors and stat_events_lost below).
@@ -108,6 +111,10 @@ class RawCommandEngine(Module):
             self.power_arm_event.eq(desc_field(self.desc.raw, "features")[:3]),
             self.power_arm_count.eq(desc_field(self.desc.raw, "count")),
             self.power_arm_delay.eq(desc_field(self.desc.raw, "timeout_ticks")),
+            self.power_stage_pin.eq(desc_field(self.desc.raw, "features")[:2]),
+            self.power_stage_used.eq(desc_field(self.desc.raw, "count") == 1),
+            self.power_stage_off.eq(desc_field(self.desc.raw, "timeout_ticks")),
+            self.power_stage_on.eq(desc_field(self.desc.raw, "data_word")),
         ]
         self.sync += [
             If(seq.hdr_crc_error | data.crc_error, self.stat_rx_crc_errors.eq(self.stat_rx_crc_errors + 1)),

@@ -3,19 +3,28 @@ set number of ticks after the Nth FIS of a kind crossed the wire (wire_tap.TapEv
 one tick after it), or after the arming itself (FISRIG_EVENT_TIME: a cut at a time), all on
 the engine's timestamp counter.
 
-In simulation `rails` powers the simulated drive; on a board it drives a GPIO to a load
-switch. The cut fires on the counter itself, so its place relative to the trigger is exact
-(rtl.power_cut_jitter_ticks measures that it stays so)."""
+`rails` is the power state the program asked for, switched at the edge (a cut, POWER OFF,
+POWER ON); `pins` are the drive's power pins (engine_if.h enum fisrig_power_pin: 3.3 V,
+5 V, 12 V and SATA 3.3's P3 Power Disable), each switched its own staged offset after the
+edge (FISRIG_POWER_STAGE), as a hot-plug connector or a power module stages them. In
+simulation `pins` power the simulated drive (sim/device pins.h); on a board they drive
+load switches and the P3 line. The cut fires on the counter itself, so its place relative
+to the trigger is exact (rtl.power_cut_jitter_ticks measures that it stays so); a pin with
+offset k switches k ticks after the edge, as a pin at offset 0 switches with it."""
 
 from migen import *
 
-from fisrig_hw.descriptor import EVENT_TIME
+from fisrig_hw.descriptor import EVENT_TIME, PIN_P3, PINS, PINS_ON
 
 
 class PowerController(Module):
     def __init__(self):
         self.now = Signal(64)
         self.rails = Signal(reset=1)
+        self.pins = Signal(PINS, reset=PINS_ON)
+        # POWER STAGE: how a pin takes the next edges (engine_if.h FISRIG_POWER_STAGE).
+        self.stage, self.stage_pin, self.stage_used = Signal(), Signal(2), Signal()
+        self.stage_off, self.stage_on = Signal(32), Signal(32)
         # From the engine: POWER descriptors and the FIS events it sees.
         self.off = Signal()
         self.on = Signal()
@@ -72,3 +81,35 @@ class PowerController(Module):
             ),
             If(self.off | self.on, self.armed.eq(0)),
         ]
+
+        # The pins: each follows the edge its staged offset later; an edge drops what the
+        # one before still had to do. Until staged, the rails switch with the edge, P3 never.
+        used = Signal(PINS, reset=PINS_ON)
+        off_at = Array(Signal(32) for _ in range(PINS))
+        on_at = Array(Signal(32) for _ in range(PINS))
+        pending = Signal(PINS)
+        going_off = Signal()
+        edge_t = Signal(64)
+        elapsed = Signal(64)
+        down = self.off | self.cut
+        self.comb += elapsed.eq(self.now - edge_t)
+        self.sync += If(self.stage,
+            used.eq(Mux(self.stage_used, used | (1 << self.stage_pin), used & ~(1 << self.stage_pin))),
+            off_at[self.stage_pin].eq(self.stage_off),
+            on_at[self.stage_pin].eq(self.stage_on),
+        )
+        self.sync += If(down | self.on,
+            edge_t.eq(self.now), going_off.eq(down),
+        )
+        for i in range(PINS):
+            # A rail is on (1) when not going off; P3 is asserted (1) when going off.
+            off_value, on_value = (1, 0) if i == PIN_P3 else (0, 1)
+            self.sync += If(down | self.on,
+                If(used[i] & (Mux(down, off_at[i], on_at[i]) == 0),
+                    self.pins[i].eq(Mux(down, off_value, on_value)), pending[i].eq(0),
+                ).Else(
+                    pending[i].eq(used[i]),
+                )
+            ).Elif(pending[i] & (elapsed >= Mux(going_off, off_at[i], on_at[i])),
+                self.pins[i].eq(Mux(going_off, off_value, on_value)), pending[i].eq(0),
+            )

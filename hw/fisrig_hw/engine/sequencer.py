@@ -170,6 +170,9 @@ class Sequencer(Module):
                         engine.power_on.eq(1),
                     ).Elif(in_command == POWER_OFF_AT_EVENT,
                         engine.power_arm.eq(1),
+                    ).Elif((in_command == POWER_STAGE) & (desc_field(in_raw, "features") <= PIN_P3) &
+                           (desc_field(in_raw, "count") <= 1),
+                        engine.power_stage.eq(1),
                     ),
                 ).Else(NextState("IDLE"))
             ).Elif(in_protocol == PROTO_LINK,
@@ -216,6 +219,9 @@ class Sequencer(Module):
                     NextValue(sig_seen, 0),
                     NextValue(wait_link, 1), NextValue(wait_link_slot, cur),
                 ).Elif((cur_command == POWER_OFF) | (cur_command == POWER_OFF_AT_EVENT),
+                    finish(cur, RESULT_OK),
+                ).Elif((cur_command == POWER_STAGE) & (desc_field(cur_desc, "features") <= PIN_P3) &
+                       (desc_field(cur_desc, "count") <= 1),
                     finish(cur, RESULT_OK),
                 ).Else(
                     finish(cur, RESULT_REFUSED),

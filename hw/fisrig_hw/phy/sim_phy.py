@@ -19,6 +19,7 @@ from litesata.common import phy_description
 from litesata.phy.ctrl import LiteSATAPHYCtrl
 from litesata.phy.datapath import LiteSATAPHYDatapath
 
+from fisrig_hw.descriptor import PINS
 from fisrig_hw.phy.phy_datapath import SameClockSATAPHYDatapath
 
 COMRESET_CYCLES = 384  # six bursts and gaps: 2.56 us at 150 MHz (pins.h)
@@ -48,7 +49,7 @@ class SimSATATransceiver(Module):
         # Pins to the simulated drive.
         self.pins = pins = Record([
             ("tx_data", 32), ("tx_charisk", 4), ("tx_idle", 1), ("tx_cominit", 1),
-            ("tx_comwake", 1), ("power", 1), ("dword_gap", 1),
+            ("tx_comwake", 1), ("power", PINS), ("dword_gap", 1),
             ("rx_data", 32), ("rx_charisk", 4), ("rx_idle", 1), ("rx_cominit", 1),
             ("rx_comwake", 1),
         ])

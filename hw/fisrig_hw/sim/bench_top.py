@@ -39,6 +39,9 @@ class EngineBenchTop(Module):
             power.event.eq(tap_events.event), power.event_kind.eq(tap_events.kind),
             power.event_time.eq(tap_events.time),
             engine.power_cut.eq(power.cut), engine.power_trigger.eq(power.trigger_time),
+            power.stage.eq(engine.power_stage), power.stage_pin.eq(engine.power_stage_pin),
+            power.stage_used.eq(engine.power_stage_used), power.stage_off.eq(engine.power_stage_off),
+            power.stage_on.eq(engine.power_stage_on),
             self.rails.eq(power.rails),
         ]
         self.ports = dict(wire_ports)
@@ -58,7 +61,7 @@ class EngineBenchTop(Module):
         for name in ["tx_ok", "tx_err", "comreset", "data_base", "stat_tap_mismatch"]:
             self.ports[name] = getattr(engine, name)
         self.ports.update(sys_clk=self.cd_sys.clk, sys_rst=self.cd_sys.rst, now=self.now, link_up=self.link_up, rails=self.rails,
-                          power_trigger_time=power.trigger_time,
+                          power_pins=power.pins, power_trigger_time=power.trigger_time,
                           power_cut_time=power.cut_time)
 
 

@@ -38,6 +38,7 @@ from litesata.core import LiteSATACore
 from litesata.frontend.arbitration import LiteSATACrossbar
 from litesata.frontend.bist import LiteSATABIST
 
+from fisrig_hw.descriptor import PINS_ON
 from fisrig_hw.phy.sim_phy import SimSATAPHY
 
 
@@ -51,7 +52,7 @@ class LiteSATAHost(Module):
         for cd in [self.cd_sata_tx, self.cd_sata_rx]:  # one clock, as in RigCore
             self.comb += [cd.clk.eq(ClockSignal("sys")), cd.rst.eq(ResetSignal("sys"))]
         self.submodules.phy = phy = SimSATAPHY(datapath=datapath, gen=gen)
-        self.comb += phy.pins.power.eq(1)  # no power controller: the drive is always on
+        self.comb += phy.pins.power.eq(PINS_ON)  # no power controller: the drive is always on
         self.submodules.core = core = LiteSATACore(phy)
         self.submodules.crossbar = crossbar = LiteSATACrossbar(core)
         self.submodules.bist = bist = LiteSATABIST(crossbar)

@@ -91,7 +91,10 @@ class RigCore(Module):
             power.event.eq(tap_events.event), power.event_kind.eq(tap_events.kind),
             power.event_time.eq(tap_events.time),
             engine.power_cut.eq(power.cut), engine.power_trigger.eq(power.trigger_time),
-            phy.pins.power.eq(power.rails),
+            power.stage.eq(engine.power_stage), power.stage_pin.eq(engine.power_stage_pin),
+            power.stage_used.eq(engine.power_stage_used), power.stage_off.eq(engine.power_stage_off),
+            power.stage_on.eq(engine.power_stage_on),
+            phy.pins.power.eq(power.pins),
         ]
 
 

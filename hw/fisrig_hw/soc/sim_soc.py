@@ -21,6 +21,7 @@ from litex.soc.integration.soc_core import SoCCore
 from litex.soc.interconnect import wishbone
 
 from fisrig_hw import ROOT, contract
+from fisrig_hw.descriptor import PINS
 from fisrig_hw.soc.bus_activity import BusActivity
 from fisrig_hw.soc.rig_core import RigCore
 from fisrig_hw.soc.rig_status import RigStatus
@@ -31,7 +32,7 @@ SATA_CLK_HZ = contract.FISRIG_TICK_HZ  # the stamps count this clock's cycles (e
 
 # The transceiver's pins, named as sim/device's pins.h (host drives tx_* and power).
 _sata_pins = [("tx_data", 32), ("tx_charisk", 4), ("tx_idle", 1), ("tx_cominit", 1),
-              ("tx_comwake", 1), ("power", 1), ("dword_gap", 1), ("rx_data", 32), ("rx_charisk", 4),
+              ("tx_comwake", 1), ("power", PINS), ("dword_gap", 1), ("rx_data", 32), ("rx_charisk", 4),
               ("rx_idle", 1), ("rx_cominit", 1), ("rx_comwake", 1)]
 
 _io = [

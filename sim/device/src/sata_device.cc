@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstdio>
 
+extern "C" {
+#include "fisrig/engine_if.h"
+}
+
 namespace fisrig::device {
 
 namespace {
@@ -48,10 +52,22 @@ void SataDevice::power_edge(bool on, uint64_t cycle) {
   reset_link();
 }
 
+// The drive has power while every rail it runs on is on and P3 is not asserted.
+static_assert(FISRIG_PINS_3V3 == 1u << FISRIG_PIN_3V3 && FISRIG_PINS_5V == 1u << FISRIG_PIN_5V &&
+              FISRIG_PINS_12V == 1u << FISRIG_PIN_12V && FISRIG_PINS_P3 == 1u << FISRIG_PIN_P3,
+              "pins.h's bits are engine_if.h's pins");
+bool SataDevice::powered_by(uint8_t pins) const {
+  uint32_t needs = drive_.config().power.rails;
+  return (pins & needs) == needs && !(pins & FISRIG_PINS_P3);
+}
+
 void SataDevice::clock(const fisrig_pins_in& in, fisrig_pins_out& out) {
   uint64_t cycle = cycle_++;
   ++counters_.cycles;
-  if (bool(in.power) != power_) power_edge(in.power, cycle);
+  if (in.power != pins_) {  // an edge on a pin: the drive's power follows its rails and P3
+    pins_ = in.power;
+    if (powered_by(pins_) != power_) power_edge(!power_, cycle);
+  }
   if (!(cycle & kIdleTickMask) && power_) drive_.idle_until(cycle_ns(cycle));
 
   // Once linked, only a COMRESET concerns the OOB state machine (the common, fast path).

@@ -72,6 +72,23 @@ std::vector<LbaRange> as_ranges(const toml::node& n) {
   return out;
 }
 
+// A list of rail names ("3v3", "5v", "12v") as PowerConfig::rails' bits.
+uint32_t as_rails(const toml::node& n) {
+  static const std::pair<const char*, uint32_t> names[] = {{"3v3", 0x1}, {"5v", 0x2}, {"12v", 0x4}};
+  const toml::array* a = n.as_array();
+  if (!a || a->empty()) throw Bad("expected a list of rails, of \"3v3\", \"5v\", \"12v\"");
+  uint32_t bits = 0;
+  for (const toml::node& e : *a) {
+    std::string name = as_string(e);
+    uint32_t bit = 0;
+    for (auto [k, v] : names)
+      if (name == k) bit = v;
+    if (!bit) throw Bad("unknown rail '" + name + "': expected \"3v3\", \"5v\" or \"12v\"");
+    bits |= bit;
+  }
+  return bits;
+}
+
 using Setter = std::function<void(DriveConfig&, const toml::node&)>;
 
 const std::map<std::string, Setter>& profile_keys() {
@@ -116,12 +133,14 @@ const std::map<std::string, Setter>& profile_keys() {
       {"gc.background_max_valid_pct", [](DriveConfig& c, const toml::node& n) { c.gc.background_max_valid_pct = as_number(n); }},
       {"interface.max_gen", [](DriveConfig& c, const toml::node& n) { c.interface.max_gen = as_u32(n); }},
       {"power.boot_ms", [](DriveConfig& c, const toml::node& n) { c.power.boot_ns = as_time(n, 1e6); }},
+      {"power.rails", [](DriveConfig& c, const toml::node& n) { c.power.rails = as_rails(n); }},
       {"power.torn_reads_unc", [](DriveConfig& c, const toml::node& n) { c.power.torn_reads_unc = as_bool(n); }},
       {"power.reorders", [](DriveConfig& c, const toml::node& n) { c.power.reorders = as_bool(n); }},
       {"power.misdirected_pages", [](DriveConfig& c, const toml::node& n) { c.power.misdirected_pages = as_u32(n); }},
       {"power.loses_map_segment", [](DriveConfig& c, const toml::node& n) { c.power.loses_map_segment = as_bool(n); }},
       {"power.bit_errors_ms", [](DriveConfig& c, const toml::node& n) { c.power.bit_errors_ns = as_time(n, 1e6); }},
       {"power.dies_after_cycles", [](DriveConfig& c, const toml::node& n) { c.power.dies_after_cycles = as_u32(n); }},
+      {"power.shrinks_to_8mib_after_cycles", [](DriveConfig& c, const toml::node& n) { c.power.shrinks_to_8mib_after_cycles = as_u32(n); }},
   };
   return keys;
 }

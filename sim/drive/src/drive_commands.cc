@@ -42,7 +42,7 @@ void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
     uint32_t n = uint32_t(e >> 48);
     uint64_t lba = e & 0xFFFFFFFFFFFFull;
     if (!n) continue;
-    if (lba + n > cfg_.user_sectors) {
+    if (lba + n > visible_sectors_) {
       c.t = t;
       return fail(c, ata::kErrorAbrt, lba);
     }

@@ -31,7 +31,7 @@ void seal_checksum(std::vector<uint8_t>& page) {
 
 std::array<uint16_t, 256> Drive::identify_words() const {
   std::array<uint16_t, 256> w{};
-  uint64_t max_lba = cfg_.user_sectors;
+  uint64_t max_lba = visible_sectors_;
   w[0] = 0x0040;  // ATA device, fixed
   w[1] = 16383;
   w[2] = 0xC837;  // device spun up, IDENTIFY complete

@@ -73,7 +73,7 @@ bool Drive::sectors_in_range(Ctx& c, uint64_t& lba, uint32_t& n) {
   n = sector_count(c.cmd, c.queued);
   c.c.lba = lba;
   c.c.sectors = n;
-  if (lba + n > cfg_.user_sectors) {
+  if (lba + n > visible_sectors_) {
     fail(c, ata::kErrorIdnf, lba);
     return false;
   }

@@ -265,6 +265,58 @@ async def power_cut_at_the_third_data_fis(dut):
 
 
 @cocotb.test()
+async def staged_pins_switch_their_offsets_after_the_edge(dut):
+    """POWER STAGE (engine_if.h): off, 12 V at once, 5 V 40 ticks on, 3.3 V 80, P3 asserted
+    at 120; on, 3.3 V at once, 5 V 10, 12 V 30, P3 released at 0. Each pin switches its
+    offset after the edge, to the tick, where the commanded rails switch with it; a pin
+    staged unused stays as it is; an edge drops what the one before had still to do."""
+    b = Bench(dut)
+    await b.start()
+    stage = {PIN_12V: (0, 30), PIN_5V: (40, 10), PIN_3V3: (80, 0), PIN_P3: (120, 0)}
+    for tag, (pin, (off, on)) in enumerate(stage.items(), 1):
+        await b.submit(protocol=PROTO_POWER, command=POWER_STAGE, features=pin, count=1,
+                       timeout_ticks=off, data_word=on, user_tag=tag)
+    assert [r["result"] for r in await b.records(4)] == [RESULT_OK] * 4
+    assert int(dut.power_pins.value) == PINS_ON
+
+    async def edges(cycles):
+        """The tick each pin and the commanded rails changed at, over `cycles` cycles."""
+        seen, last, rails = {}, int(dut.power_pins.value), int(dut.rails.value)
+        for _ in range(cycles):
+            await RisingEdge(b.clock)
+            now, pins = int(dut.now.value), int(dut.power_pins.value)
+            for p in range(PINS):
+                if (pins ^ last) >> p & 1:
+                    seen.setdefault(p, now)
+            if int(dut.rails.value) != rails:
+                seen.setdefault("rails", now)
+                seen["rails_edges"] = seen.get("rails_edges", 0) + 1
+            last, rails = pins, int(dut.rails.value)
+        return seen, last
+
+    await b.submit(protocol=PROTO_POWER, command=POWER_OFF, user_tag=10)
+    seen, pins = await edges(300)
+    t0 = seen["rails"]
+    assert {p: seen[p] - t0 for p in stage} == {p: off for p, (off, _) in stage.items()}, seen
+    assert pins == 1 << PIN_P3  # every rail off, P3 asserted
+    assert [r["result"] for r in await b.records(1)] == [RESULT_OK]
+    # (The bench's device sends no signature: POWER ON ends at its timeout.)
+    await b.submit(protocol=PROTO_POWER, command=POWER_ON, user_tag=11, timeout_ticks=500)
+    seen, pins = await edges(300)
+    t0 = seen["rails"]
+    assert {p: seen[p] - t0 for p in stage} == {p: on for p, (_, on) in stage.items()}, seen
+    assert pins == PINS_ON
+    await b.records(1)
+    # 12 V left alone; an off edge that an on edge overtakes: 5 V (40) never falls.
+    await b.submit(protocol=PROTO_POWER, command=POWER_STAGE, features=PIN_12V, count=0, user_tag=12)
+    await b.submit(protocol=PROTO_POWER, command=POWER_OFF, user_tag=13)
+    await b.submit(protocol=PROTO_POWER, command=POWER_ON, user_tag=14, timeout_ticks=500)
+    seen, pins = await edges(300)
+    assert seen.get("rails_edges") == 2, seen
+    assert PIN_12V not in seen and PIN_5V not in seen and pins == PINS_ON, seen
+
+
+@cocotb.test()
 async def refused_and_ram_sourced_dsm(dut):
     b = Bench(dut)
     await b.start()

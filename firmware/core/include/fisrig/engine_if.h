@@ -61,10 +61,27 @@ enum fisrig_data_source {
 enum fisrig_power_op {
   FISRIG_POWER_OFF = 1,          /* rails off now */
   FISRIG_POWER_ON = 2,           /* rails on now (the link comes up by itself) */
-  FISRIG_POWER_OFF_AT_EVENT = 3  /* rails off timeout_ticks after the count-th FIS of kind
+  FISRIG_POWER_OFF_AT_EVENT = 3, /* rails off timeout_ticks after the count-th FIS of kind
                                     features (enum fisrig_fis_event), counted from now; with
                                     FISRIG_EVENT_TIME, timeout_ticks after the arming itself
                                     (its record's ts_submit) */
+  FISRIG_POWER_STAGE = 4         /* how pin `features` (enum fisrig_power_pin) takes the power
+                                    edges from now on: count 1, it switches (0: it stays as
+                                    the rig starts it: a rail on, P3 not asserted);
+                                    timeout_ticks after an off edge (POWER_OFF, a cut) a rail
+                                    goes off and P3 is asserted, data_word ticks after an on
+                                    edge (POWER_ON) a rail comes on and P3 is released. An
+                                    edge drops what the one before still had to do. Until
+                                    staged, the three rails switch at the edge, P3 never. */
+};
+/* The rig's power pins: the drive's three rails and SATA 3.3's P3 Power Disable pin (a
+   drive held disabled while it is asserted). A pin mask has bit 1 << pin; the simulated
+   drive's pins (sim/device pins.h, FISRIG_PINS_*) are the same bits. */
+enum fisrig_power_pin {
+  FISRIG_PIN_3V3 = 0,
+  FISRIG_PIN_5V = 1,
+  FISRIG_PIN_12V = 2,
+  FISRIG_PIN_P3 = 3
 };
 enum fisrig_fis_event {
   FISRIG_EVENT_H2D = 1,

@@ -21,7 +21,7 @@ struct fisrig_pins_in {
   uint8_t tx_idle;     /* host transmitter in electrical idle (tx_data meaningless) */
   uint8_t tx_cominit;  /* 1 for one cycle: the host starts COMRESET (bursts for 384 cycles) */
   uint8_t tx_comwake;  /* 1 for one cycle: the host starts COMWAKE (192 cycles) */
-  uint8_t power;       /* drive rails: 1 on, 0 off (the rig's power controller) */
+  uint8_t power;       /* the power pins (the rig's power controller): FISRIG_PINS_* bits */
   uint8_t dword_gap;   /* 1 on a cycle that carries no dword either way: the host's transceiver
                           runs at Gen2 (every 2nd cycle carries one) or Gen1 (every 4th); 0 at Gen3 */
 };
@@ -34,6 +34,15 @@ struct fisrig_pins_out {
   uint8_t rx_cominit;  /* 1 while the host's receiver detects the device's COMINIT (384 cycles) */
   uint8_t rx_comwake;  /* 1 while the host detects the device's COMWAKE (192 cycles) */
 };
+
+/* The power pins, a bit each (engine_if.h's enum fisrig_power_pin, bit 1 << pin: the
+   device side holds the two to each other). A rail's bit is 1 while it is on; P3's while
+   the rig asserts Power Disable. */
+#define FISRIG_PINS_3V3 0x1u
+#define FISRIG_PINS_5V 0x2u
+#define FISRIG_PINS_12V 0x4u
+#define FISRIG_PINS_P3 0x8u
+#define FISRIG_PINS_ON 0x7u /* as the rig starts: the three rails on, P3 not asserted */
 
 #define FISRIG_COMRESET_CYCLES 384u /* a COMRESET/COMINIT burst sequence, 2.56 us */
 #define FISRIG_COMWAKE_CYCLES 192u  /* a COMWAKE burst sequence, 1.28 us */

@@ -66,6 +66,8 @@ class SataDevice {
   uint64_t cycle_ = 0;
   uint64_t ready_cycle_ = 0;  // power-on: the first cycle the drive answers OOB
   bool power_ = true;         // the Drive starts powered and ready
+  uint8_t pins_ = FISRIG_PINS_ON;
+  bool powered_by(uint8_t pins) const;
   bool up_ = false;
   fisrig_pins_out held_{};    // the last dword sent, on the wire through the dword gaps
 };

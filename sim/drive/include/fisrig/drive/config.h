@@ -97,6 +97,11 @@ struct InterfaceConfig {
 // Zheng et al. (FAST 2013) found in real SSDs, one knob each, so that a checker can be held
 // to finding every one (docs/power-loss.md).
 struct PowerConfig {
+  // The rails the drive runs on, a bit each as the rig's power pins (engine_if.h's enum
+  // fisrig_power_pin: 3.3 V 1, 5 V 2, 12 V 4): it loses power when one of them falls (or P3
+  // is asserted) and has it back once all are on (and P3 released). A 2.5-inch SATA SSD
+  // takes 5 V alone; an M.2 one 3.3 V; a 3.5-inch drive 5 V and 12 V.
+  uint32_t rails = 0x2;
   SimTime boot_ns = 200 * kNsPerMs;  // power on to ready (after OOB)
   bool torn_reads_unc = true;        // a program cut mid-way reads UNC (else old data)
   bool reorders = false;             // persists later buffered units and loses earlier ones
@@ -105,6 +110,10 @@ struct PowerConfig {
                                      // before a cut is lost: its LBAs read zeros
   SimTime bit_errors_ns = 0;         // pages made durable this soon before a cut read a bit flipped
   uint32_t dies_after_cycles = 0;    // the drive never comes ready after this many cuts (0: never)
+  // After this many cuts the drive comes back 8 MiB large (IDENTIFY's capacity 16,384
+  // sectors, LBAs past it IDNF), as Intel's 320 series did after power loss in 2011 (its
+  // "8MB bug"); 0: never.
+  uint32_t shrinks_to_8mib_after_cycles = 0;
 };
 
 struct IdentityConfig {

@@ -146,6 +146,9 @@ class Drive {
   const WriteCache& cache() const { return *cache_; }
   const NcqErrorLog& ncq_error_log() const { return ncq_log_; }
   uint64_t user_sectors() const { return cfg_.user_sectors; }
+  // What it says it holds now (IDENTIFY, range checks): user_sectors, unless a power
+  // fault shrank it (PowerConfig::shrinks_to_8mib_after_cycles).
+  uint64_t visible_sectors() const { return visible_sectors_; }
 
  private:
   struct Ctx;  // one command being processed
@@ -212,6 +215,7 @@ class Drive {
   CompletionQueue pending_;
   DriveStats stats_;
   std::vector<DataFis>* fis_log_ = nullptr;
+  uint64_t visible_sectors_ = cfg_.user_sectors;
   void log_fis(const Ctx& c, SimTime start, SimTime end, uint32_t dwords);
   // The Data FISes of `bytes` booked back to back as one reservation ending at `end`.
   void log_fises(const Ctx& c, SimTime end, uint64_t bytes);
