@@ -51,8 +51,8 @@ def headline(run_dir: Path) -> list[str]:
 def slots_at_cut(a: dict) -> str:
     """power.json's slots_at_cut in words."""
     return (f"slots at the cut, on average: {a['issued_mean']:g} issued, {a['queued_mean']:g} released by the "
-            f"drive, {a['data_mean']:g} with data crossed; {a['cuts_mid_data']} of {a['cuts_recorded']} cuts inside "
-            "a command's data (cuts.parquet)")
+            f"drive, {a['data_mean']:g} with data crossed; {a['cuts_mid_data']} of {a['cuts_recorded']} cuts between "
+            "a command's first Data FIS and its status (cuts.parquet)")
 
 
 def html_section(run_dir: Path) -> str:
