@@ -101,7 +101,7 @@ def _timeline(r: dict, verdicts, out: Path, caption: str) -> bool:
         ax.set_yticks([])
         state = v.cuts[v.example_cycle - 1] if v.example_cycle <= len(v.cuts) else None
         slots = "" if state is None else "; at the cut " + ", ".join(
-            f"{bin(state[k]).count('1')} {k[6:]}" for k in pv.SLOT_MASKS[:3]) + " (slots)"
+            f"{pv.slots_in(state[k])} {k[6:]}" for k in pv.SLOT_MASKS[:3]) + " (slots)"
         ax.set_title(f"{v.label}: cycle {v.example_cycle} of {v.cycles}{slots}", fontsize=9)
         ax.legend(fontsize=7, loc="upper left")
         drew = True

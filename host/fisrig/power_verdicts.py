@@ -93,7 +93,7 @@ class StepVerdict:
         if not cuts:
             return {"cuts_recorded": 0}
         m = np.array([[c[k] for k in SLOT_MASKS] for c in cuts], dtype=np.uint64)
-        count = np.array([[bin(int(x)).count("1") for x in row] for row in m])
+        count = np.array([[slots_in(int(x)) for x in row] for row in m])
         return {"cuts_recorded": len(cuts),
                 "issued_mean": round(float(count[:, 0].mean()), 2),
                 "queued_mean": round(float(count[:, 1].mean()), 2),
@@ -149,6 +149,11 @@ def cut_rows(r: dict, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     kind, proto, cmd = r["kind"][idx], r["protocol"][idx], r["command"][idx]
     power = kind == "power"
     return idx[power & (proto != pf.PROTO["power"])], idx[power & (proto == pf.PROTO["power"]) & (cmd == pf.POWER_OFF)]
+
+
+def slots_in(mask: int) -> int:
+    """How many slots a cut record's mask names."""
+    return int(mask).bit_count()
 
 
 def cut_state(r: dict, idx: np.ndarray) -> dict | None:

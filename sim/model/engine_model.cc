@@ -40,6 +40,10 @@ uint32_t setup_dwords(uint8_t proto) {
     default: return 0;
   }
 }
+// A descriptor's timeout, the engine's default when it says 0 (engine_if.h).
+uint64_t timeout_ticks_of(const fisrig_cmd_desc& d) {
+  return d.timeout_ticks ? d.timeout_ticks : EngineModel::kDefaultTimeoutTicks;
+}
 constexpr uint64_t kSectorsPerDataFis = drive::fis_dwords::kMaxDataPayload / (drive::ata::kSectorBytes / 4);
 }  // namespace
 
@@ -124,8 +128,7 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   slot.desc = d;
   slot.generation++;
   slot.ts_submit = now_ticks();
-  uint64_t timeout = d.timeout_ticks ? d.timeout_ticks : kDefaultTimeoutTicks;
-  slot.deadline = now_ + ticks_to_ns(timeout);
+  slot.deadline = now_ + ticks_to_ns(timeout_ticks_of(d));
   ++busy_slots_;
   if (!queued) nonqueued_slot_ = s;
 
@@ -487,17 +490,17 @@ void EngineModel::power(const fisrig_cmd_desc& d) {
       if (drive_.powered()) {
         // The drive never lost power (no pin it runs on was switched, or not yet): the
         // rig waits for a signature that does not come, as the gateware does.
-        now_ += ticks_to_ns(d.timeout_ticks ? d.timeout_ticks : kDefaultTimeoutTicks);
+        now_ += ticks_to_ns(timeout_ticks_of(d));
         r.result = FISRIG_RESULT_TIMEOUT;
         r.ts_status = now_ticks();
         break;
       }
       drive_.power_on(power_back_at(now_));
       r.ts_status = ns_to_ticks(drive_.ready_at());  // link up, signature received
-      if (drive_.ready_at() > now_ + ticks_to_ns(d.timeout_ticks ? d.timeout_ticks : kDefaultTimeoutTicks)) {
+      if (drive_.ready_at() > now_ + ticks_to_ns(timeout_ticks_of(d))) {
         // Not back within the descriptor's timeout: as the gateware's slot, TIMEOUT then.
         r.result = FISRIG_RESULT_TIMEOUT;
-        r.ts_status = now_ticks() + (d.timeout_ticks ? d.timeout_ticks : kDefaultTimeoutTicks);
+        r.ts_status = now_ticks() + timeout_ticks_of(d);
       }
       break;
     case FISRIG_POWER_STAGE:
@@ -546,7 +549,7 @@ void EngineModel::link(const fisrig_cmd_desc& d) {
   } else if (d.command == FISRIG_LINK_WAIT_UP) {
     // The wait's length is itself a result: a drive that does not come back within the
     // timeout (or at all: powered off, or dead) ends it TIMEOUT at the timeout.
-    SimTime give_up = now_ + ticks_to_ns(d.timeout_ticks ? d.timeout_ticks : kDefaultTimeoutTicks);
+    SimTime give_up = now_ + ticks_to_ns(timeout_ticks_of(d));
     if (drive_.powered() && drive_.ready_at() <= give_up) {
       now_ = std::max(now_, drive_.ready_at());
     } else {

@@ -26,6 +26,13 @@ from fisrig_hw.engine.transport import link_layout
 
 
 
+
+def stage_ok(desc):
+    """A POWER STAGE descriptor the engine takes (engine_if.h): a pin that exists, count 0
+    or 1; any other is refused. (Its protocol is POWER where this is asked.)"""
+    return ((desc_field(desc, "command") == POWER_STAGE) & (desc_field(desc, "features") <= PIN_P3) &
+            (desc_field(desc, "count") <= 1))
+
 class Sequencer(Module):
     def __init__(self, engine, slots, stamps, writer, data, frames):
         now = engine.now
@@ -170,8 +177,7 @@ class Sequencer(Module):
                         engine.power_on.eq(1),
                     ).Elif(in_command == POWER_OFF_AT_EVENT,
                         engine.power_arm.eq(1),
-                    ).Elif((in_command == POWER_STAGE) & (desc_field(in_raw, "features") <= PIN_P3) &
-                           (desc_field(in_raw, "count") <= 1),
+                    ).Elif(stage_ok(in_raw),
                         engine.power_stage.eq(1),
                     ),
                 ).Else(NextState("IDLE"))
@@ -220,8 +226,7 @@ class Sequencer(Module):
                     NextValue(wait_link, 1), NextValue(wait_link_slot, cur),
                 ).Elif((cur_command == POWER_OFF) | (cur_command == POWER_OFF_AT_EVENT),
                     finish(cur, RESULT_OK),
-                ).Elif((cur_command == POWER_STAGE) & (desc_field(cur_desc, "features") <= PIN_P3) &
-                       (desc_field(cur_desc, "count") <= 1),
+                ).Elif(stage_ok(cur_desc),
                     finish(cur, RESULT_OK),
                 ).Else(
                     finish(cur, RESULT_REFUSED),
