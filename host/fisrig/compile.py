@@ -82,8 +82,9 @@ class _Compiler:
         self.power_loss: list[dict] = []
 
     def one_of(self, step: Step, key: str, value, valid) -> None:
-        """A named choice: refused with the closest valid name and all of them."""
-        if value not in valid:
+        """A named choice: refused with the closest valid name and all of them (a value
+        that is no name at all, a list or a table, too)."""
+        if not isinstance(value, str) or value not in valid:
             raise self.err(step, key, f"{key} = {value!r} is not valid {closest(value, valid)}")
 
     def fits(self, step: Step, key: str | None, field: str, value: int, what: str | None = None) -> int:
