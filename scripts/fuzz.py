@@ -60,6 +60,13 @@ def vm_seeds(out: Path) -> Path:
         {"do": "replay", "generator": "client", "commands": 300, "seed": 3, "queue_depth": 8, "ncq": True},
         {"do": "replay", "generator": "enterprise", "commands": 200, "seed": 4, "queue_depth": 1, "ncq": False,
          "trims": "dsm"}]}, "<fuzz seeds>")
+    # Error policies: commands sent again, lost links waited for (behind the faulty engine).
+    plans["errors-retried"] = plan.from_dict({"plan": {"name": "errors-retried", "profile": "tiny-1gb",
+                                                       "on_error": "retry", "retries": 2, "timeout_ms": 1}, "step": [
+        {"do": "workload", "read_pct": 40, "trim_pct": 10, "flush_pct": 5, "queue_depth": 32, "ncq": True,
+         "commands": 500, "span_pct": 1},
+        {"do": "replay", "generator": "client", "commands": 200, "seed": 5, "queue_depth": 4, "on_error": "requeue"}]},
+        "<fuzz seeds>")
     for name, p in plans.items():
         try:
             program = bytes(compile_plan(p, CAPACITY).program)

@@ -8,6 +8,7 @@ import numpy as np
 from fisrig_hw import contract
 
 from . import limits, trace
+from . import plan as plan_mod
 from . import program_format as pf
 from .data_out import MAX_SECTORS, SECTOR, problem as data_out_problem
 from .errors import closest
@@ -42,6 +43,10 @@ MAX_ZONES = 1 << 16
 TRIM_SECTORS_PER_CMD = contract.FISRIG_VM_DSM_BYTES // 8 * 0xFFFF
 # The queue depth each step kind keeps when its plan does not say (sweeps and TRIM go one
 # command at a time); the report compares the depth a phase held with this.
+# How many times a command goes again when the plan asks for "requeue" or "retry" without
+# saying: libata's EH tries a command 5 times in all; 3 more sends is a rig's habit that still
+# ends a drive that fails every command quickly.
+DEFAULT_RETRIES = 3
 DEFAULT_QUEUE_DEPTH = {"fill": 32, "replay": 32, "workload": 1, "sweep": 1, "trim": 1, "pts_iops": 32}
 
 
@@ -80,6 +85,7 @@ class _Compiler:
         self.cost_markers: list[int] = []
         self.traces: dict = {}  # what a trace's entries came from -> (program offset, entries)
         self.power_loss: list[dict] = []
+        self.policy_now = ("fail", 0, 0, 0)  # the VM's at a run's start
 
     def one_of(self, step: Step, key: str, value, valid) -> None:
         """A named choice: refused with the closest valid name and all of them (a value
@@ -662,9 +668,37 @@ class _Compiler:
         except OSError as e:
             raise self.err(step, "data_out", f"{path}: {e.strerror or e}") from None
 
+    def policy(self, step: Step) -> None:
+        """The error policy for a step that generates commands (the step's `on_error` and
+        `retries`, else the plan's), as a POLICY instruction when it changes. A power_loss
+        step's writes go once: its verdicts judge what each write's one send did."""
+        if step.do == "power_loss":
+            want = ("fail", 0, 0, 0)
+        elif "on_error" in plan_mod.STEP_KEYS[step.do]:
+            on_error = step.args.get("on_error", self.plan.on_error)
+            retries = step.args.get("retries", self.plan.retries)
+            timeout = step.args.get("timeout_ms", self.plan.timeout_ms)
+            link_timeout = step.args.get("link_timeout_ms", self.plan.link_timeout_ms)
+            for key, value in (("on_error", on_error), ("retries", retries), ("timeout_ms", timeout),
+                               ("link_timeout_ms", link_timeout)):
+                if value is not None and (why := plan_mod.policy_problem(key, value)):
+                    raise self.err(step, key, why)  # the plan's own were checked when it loaded
+            if on_error == "fail" and retries:
+                raise self.err(step, "retries" if "retries" in step.args else None,
+                               f"retries = {retries} with on_error = \"fail\": nothing is sent again "
+                               "(on_error = \"requeue\" or \"retry\")")
+            want = (on_error, 0 if on_error == "fail" else DEFAULT_RETRIES if retries is None else retries,
+                    *(int(round(t * pf.TICK_HZ / 1e3)) for t in (timeout, link_timeout)))
+        else:
+            return
+        if want != self.policy_now:
+            self.ops.append(pf.op_policy(*want))
+            self.policy_now = want
+
     def run(self) -> Compiled:
         for step in self.plan.steps:
             self.mark(phase_label(step.label, self.current, step.do))
+            self.policy(step)
             getattr(self, f"do_{step.do}")(step)
         size = sum(map(len, self.ops)) + 64  # the header and the END instruction, with room
         if size > limits.top("program_bytes"):

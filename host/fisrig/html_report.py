@@ -141,7 +141,9 @@ def phase_row(label: str, j: dict) -> list[object]:
     # A rate over one command is 1 / its latency: the latency says it (as the headline).
     mbps = (f"{j['sweep']['mb_per_s']:.1f} ({j['sweep']['zones']} zones)" if "sweep" in j
             else f"{j['data_mb_per_s']:.1f}" if j["commands"] > 1 else "")
-    return [label, j["kind"], f"{j['commands']:,}", j["errors"], f"{j['seconds']:,.3f}",
+    errors = (f"{j['errors']} ({j['sent_again']} sent again, {j['failed']} failed)" if j.get("sent_again")
+              else j["errors"])
+    return [label, j["kind"], f"{j['commands']:,}", errors, f"{j['seconds']:,.3f}",
             f"{j['iops']:.0f}" if j["commands"] > 1 else "one command", mbps,
             f"{j['trimmed_lbas']:,}" if j["trimmed_lbas"] else "", qd["asked"] if qd["asked"] else "",
             f"{qd['held_mean']:.2f}", qd["held_max"], f"{j['issue_rate']:.0f}" if j["commands"] > 1 else ""] + \

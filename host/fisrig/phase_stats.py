@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from . import program_format as pf
 from .compile import asked_queue_depth, phase_label
 from .phase_rows import (OP_READ, OP_TRIM, OP_WRITE, PhaseRows, depth_after_submits, is_sorted, masked,
                          split, sum_diff)
@@ -30,7 +31,7 @@ QD_WARN_FRACTION = 0.9
 # The step kinds that issue a stream of commands; the others issue a command or a few.
 STREAM_KINDS = ("sweep", "fill", "workload", "replay", "trim", "pts_iops")
 HEADLINE_PERCENTILES = (50, 99, 99.9)
-COLUMNS = ["marker", "kind", "result", "lba", "lbas", "sectors", "t_submit_ns", "t_status_ns", "latency_ns", "command"]
+COLUMNS = ["marker", "kind", "result", "lba", "lbas", "sectors", "t_submit_ns", "t_status_ns", "latency_ns", "command", "detail"]
 
 
 def queue_depth_held(t0: np.ndarray, t1: np.ndarray, depth: np.ndarray | None = None) -> tuple[float, int]:
@@ -105,8 +106,8 @@ class PhaseStats:
     label: str
     kind: str  # the plan's step kind ("sweep", "workload", ...), "mixed", or "unknown"
     steps: list[str]
-    commands: int
-    errors: int
+    commands: int  # records: a command the error policy sent again has one per attempt
+    errors: int    # records that did not end OK ...
     seconds: float
     data_bytes: int  # sectors read and written
     trimmed_lbas: int
@@ -121,6 +122,7 @@ class PhaseStats:
     zone_seconds: float = 0.0
     zones_asked: int = 0
     warnings: list[str] = field(default_factory=list)
+    sent_again: int = 0  # ... of which the plan's error policy sent the command again
     # The phase's records (phase_rows), for summary.json and the plots to read without
     # taking them out of the run's records again.
     rows: PhaseRows | None = field(default=None, repr=False, compare=False)
@@ -131,8 +133,14 @@ class PhaseStats:
         return self.kind == "sweep"
 
     @property
+    def failed(self) -> int:
+        """Commands whose last attempt did not end OK."""
+        return self.errors - self.sent_again
+
+    @property
     def iops(self) -> float:
-        return self.commands / self.seconds if self.seconds else 0.0
+        """Commands per second, each once: an attempt the error policy sent again is not one."""
+        return (self.commands - self.sent_again) / self.seconds if self.seconds else 0.0
 
     @property
     def mbps(self) -> float:
@@ -158,6 +166,7 @@ class PhaseStats:
         """summary.json's "fisrig" block of the phase's job; the headline prints these."""
         out = {
             "kind": self.kind, "steps": self.steps, "commands": self.commands, "errors": self.errors,
+            "sent_again": self.sent_again, "failed": self.failed,
             "seconds": self.seconds, "iops": self.iops, "data_bytes": self.data_bytes,
             "data_mb_per_s": self.mbps, "trimmed_lbas": self.trimmed_lbas,
             "trimmed_lbas_per_s": self.trimmed_lbas_per_s,
@@ -238,7 +247,8 @@ def compute(table: pa.Table, meta: dict) -> list[PhaseStats]:
             trimmed_lbas=int(masked(r["lbas"], ok & (op == OP_TRIM)).sum(dtype=np.int64)),
             qd_asked=asked[0] if len(asked) == 1 else None, qd_mean=qd_mean, qd_max=qd_max,
             issue_rate=float(issue_rate), latency_ns=masked(r["latency_ns"], ok),
-            t_status_ns=t1, zones=[], zones_asked=pp.zones, rows=r)
+            t_status_ns=t1, zones=[], zones_asked=pp.zones, rows=r,
+            sent_again=int(np.count_nonzero(r["detail"] & pf.DETAIL_SENT_AGAIN)))
         if p.is_sweep:
             p.zones, p.zone_bytes, p.zone_seconds = _zones(
                 *(masked(c, data) for c in (r["lba"], r["sectors"], t0, t1)))

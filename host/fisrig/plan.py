@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import program_format as pf
 from .errors import InputError, closest
 
 
@@ -62,7 +63,15 @@ STEP_KEYS: dict[str, dict[str, Any]] = {
                  "window": int, "range_pct": int, "slope_pct": int, "track_kib": _NUM, "track_read_pct": int,
                  "queue_depth": int, "data": str, "compress_pct": int, "span_pct": _NUM},
 }
-PLAN_KEYS = {"name": str, "description": str, "profile": str, "seed": int, "data": str, "compress_pct": int}
+# What a generator's commands do on an error (program.h, struct fisrig_op_policy): the plan's
+# for every step that generates commands, or a step's own.
+POLICY_KEYS = {"on_error": str, "retries": int, "timeout_ms": _NUM, "link_timeout_ms": _NUM}
+ON_ERROR = tuple(pf.ON_ERROR)  # enum fisrig_on_error: "fail", "requeue", "retry"
+MAX_RETRIES = pf.MAX_RETRIES  # the attempt fits the record's detail bits
+for _kind in ("sweep", "fill", "workload", "replay", "pts_iops"):
+    STEP_KEYS[_kind].update(POLICY_KEYS)
+PLAN_KEYS = {"name": str, "description": str, "profile": str, "seed": int, "data": str, "compress_pct": int,
+             **POLICY_KEYS}
 
 
 @dataclass
@@ -83,6 +92,10 @@ class Plan:
     seed: int = 1
     data: str = "stamp"       # what writes carry, unless a step says (`data`, `compress_pct`)
     compress_pct: int = 100
+    on_error: str = "fail"    # the error policy, unless a step says (`on_error`, `retries`,
+    retries: int | None = None  # `timeout_ms`: each generated command's, 0 the engine's 30 s;
+    timeout_ms: float = 0       # `link_timeout_ms`: a lost link's wait, 10 s)
+    link_timeout_ms: float = 10_000
     source: str = "<plan>"
     lines: dict[tuple, int] = field(default_factory=dict)
 
@@ -175,12 +188,14 @@ def from_dict(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None 
             raise PlanError(source, where, f"[plan]: {key} = {problem}")
     name = head.get("name", Path(source).stem)
     _check_name(name, source, lines.get(("plan", 0, "name")))
-    for key in ("data", "compress_pct"):
-        if key in head and (why := _written_problem(key, head[key])):
+    for key in ("data", "compress_pct", *POLICY_KEYS):
+        if key in head and (why := _setting_problem(key, head[key])):
             raise PlanError(source, lines.get(("plan", 0, key)), f"[plan]: {why}")
     plan = Plan(name=name, steps=[], source=source, lines=lines,
                 description=head.get("description", ""), profile=head.get("profile", "consumer-256gb"),
-                seed=head.get("seed", 1), data=head.get("data", "stamp"), compress_pct=head.get("compress_pct", 100))
+                seed=head.get("seed", 1), data=head.get("data", "stamp"), compress_pct=head.get("compress_pct", 100),
+                on_error=head.get("on_error", "fail"), retries=head.get("retries"),
+                timeout_ms=head.get("timeout_ms", 0), link_timeout_ms=head.get("link_timeout_ms", 10_000))
     steps = data.get("step")
     if not steps:
         raise PlanError(source, None, "the plan has no [[step]]")
@@ -219,12 +234,26 @@ def from_dict(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None 
 DATA_SOURCES = ("stamp", "zeros", "lfsr")
 
 
-def _written_problem(key: str, value: Any) -> str | None:
-    """What is wrong with a plan-wide `data` or `compress_pct` (what writes carry), or None."""
+def _setting_problem(key: str, value: Any) -> str | None:
+    """What is wrong with a plan-wide `data` or `compress_pct` (what writes carry) or
+    `on_error` or `retries` (the error policy), or None."""
     if key == "data" and value not in DATA_SOURCES:
         return f"data = {value!r} is not valid {closest(value, DATA_SOURCES)}"
     if key == "compress_pct" and not 0 <= value <= 100:
         return f"compress_pct = {value}: must be 0..100"
+    return policy_problem(key, value)
+
+
+def policy_problem(key: str, value: Any) -> str | None:
+    """What is wrong with an `on_error` or `retries` value (a plan's or a step's), or None."""
+    if key == "on_error" and value not in ON_ERROR:
+        return f"on_error = {value!r} is not valid {closest(value, ON_ERROR)}"
+    if key == "retries" and not 0 <= value <= MAX_RETRIES:
+        return f"retries = {value}: must be 0..{MAX_RETRIES}"
+    if key in ("timeout_ms", "link_timeout_ms") and (value * pf.TICK_HZ / 1e3 >= 1 << 32 or
+                                                     0 < value * pf.TICK_HZ / 1e3 < 0.5):
+        return (f"{key} = {value}: a timeout is over one tick and at most "
+                f"{((1 << 32) - 1) / pf.TICK_HZ * 1e3:.0f} ms (0 means the engine's 30 s)")
     return None
 
 
@@ -250,7 +279,7 @@ def with_settings(plan: Plan, settings: list[str]) -> Plan:
             raise InputError(where, f"{key} = {problem}")
         if key == "name":
             _check_name(parsed, where, None)
-        if key in ("data", "compress_pct") and (why := _written_problem(key, parsed)):
+        if key in ("data", "compress_pct", *POLICY_KEYS) and (why := _setting_problem(key, parsed)):
             raise InputError(where, why)
         setattr(plan, key, parsed)
     return plan

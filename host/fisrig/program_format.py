@@ -45,9 +45,13 @@ def _dtype(struct_name: str, rename: dict[str, str]) -> np.dtype:
 
 # enum fisrig_opcode
 (OP_END, OP_MARK, OP_LOOP, OP_END_LOOP, OP_IDLE, OP_RAW, OP_WORKLOAD, OP_TRIM, OP_DRAIN,
- OP_TRACE, OP_VERIFY) = (_c.FISRIG_OP_END, _c.FISRIG_OP_MARK, _c.FISRIG_OP_LOOP, _c.FISRIG_OP_END_LOOP,
-                         _c.FISRIG_OP_IDLE, _c.FISRIG_OP_RAW, _c.FISRIG_OP_WORKLOAD, _c.FISRIG_OP_TRIM,
-                         _c.FISRIG_OP_DRAIN, _c.FISRIG_OP_TRACE, _c.FISRIG_OP_VERIFY)
+ OP_TRACE, OP_VERIFY, OP_POLICY) = (_c.FISRIG_OP_END, _c.FISRIG_OP_MARK, _c.FISRIG_OP_LOOP,
+                                    _c.FISRIG_OP_END_LOOP, _c.FISRIG_OP_IDLE, _c.FISRIG_OP_RAW,
+                                    _c.FISRIG_OP_WORKLOAD, _c.FISRIG_OP_TRIM, _c.FISRIG_OP_DRAIN,
+                                    _c.FISRIG_OP_TRACE, _c.FISRIG_OP_VERIFY, _c.FISRIG_OP_POLICY)
+# enum fisrig_on_error, by the names plans use ("fail", "requeue", "retry")
+ON_ERROR = {name: i for i, name in enumerate(_names("fisrig_on_error", "FISRIG_ON_ERROR_"))}
+MAX_RETRIES = _c.FISRIG_POLICY_MAX_RETRIES
 # enum fisrig_trace_op, by the letter a trace file uses
 TRACE_OPS = {"R": _c.FISRIG_TRACE_READ, "W": _c.FISRIG_TRACE_WRITE, "T": _c.FISRIG_TRACE_TRIM,
              "F": _c.FISRIG_TRACE_FLUSH}
@@ -74,6 +78,8 @@ RECORD_KINDS = _names("fisrig_record_kind", "FISRIG_RECORD_")
 # enum fisrig_finding (a STAMP record's detail): "stamp", "zeros", "other_lba", ...
 FINDINGS = _names("fisrig_finding", "FISRIG_FOUND_")
 DETAIL_FUA = _c.FISRIG_DETAIL_FUA
+DETAIL_SENT_AGAIN = _c.FISRIG_DETAIL_SENT_AGAIN
+DETAIL_ATTEMPT_SHIFT, DETAIL_ATTEMPT_MASK = _c.FISRIG_DETAIL_ATTEMPT_SHIFT, _c.FISRIG_DETAIL_ATTEMPT_MASK
 VERIFY_MAX_SECTORS = _c.FISRIG_VERIFY_MAX_SECTORS
 # enum fisrig_vm_status (the END record's result), as fisrig_vm_status_name spells them
 VM_STATUS = _names("fisrig_vm_status", "FISRIG_VM_")
@@ -164,6 +170,12 @@ def op_trace(entries: np.ndarray | int, *, queue_depth: int, ncq: bool, data: st
     if entries_at:
         return fixed
     return fixed + np.ascontiguousarray(entries.astype(TRACE_ENTRY)).tobytes()
+
+
+def op_policy(on_error: str, retries: int, timeout_ticks: int = 0, link_timeout_ticks: int = 0) -> bytes:
+    """What the commands of the workloads and traces that follow do on an error, their
+    timeout and a lost link's (struct fisrig_op_policy)."""
+    return _op(OP_POLICY, struct.pack("<BB2xII", ON_ERROR[on_error], retries, timeout_ticks, link_timeout_ticks))
 
 
 def op_verify(lba_start: int, sectors: int, *, sectors_per_read: int = VERIFY_MAX_SECTORS,

@@ -57,7 +57,8 @@ def headline(ph: list[PhaseStats]) -> list[str]:
                                       for k in phase_stats.HEADLINE_PERCENTILES)) if pct else "no latency (no command completed OK)"
         issued = f", issued {j['issue_rate']:.0f}/s" if j["commands"] > 1 else ""
         lines.append(f"{p.label:<18} {j['commands']:>10} cmds  {what}  {depth}{issued}  {lat}"
-                     + (f"  {j['errors']} errors" if j["errors"] else ""))
+                     + (f"  {j['errors']} errors" if j["errors"] else "")
+                     + (f" ({j['sent_again']} sent again, {j['failed']} failed)" if j.get("sent_again") else ""))
         lines += [f"  ! {p.label}: {w}" for w in j["warnings"]]
     return lines
 

@@ -655,7 +655,10 @@ void EngineModel::process_next_event(SimTime next) {
     now_ = std::max(now_, c.t_complete);
     deliver(c);
   } else {
-    // A slot past its timeout: report it; a late answer from the drive is ignored.
+    // A slot past its timeout ends TIMEOUT and the others by a COMRESET, as the gateware's
+    // sequencer does (TIMEOUT state): a drive that does not answer one command cannot be
+    // trusted with the rest, and a hung drive answers nothing until it is reset. A late
+    // answer from the drive is dropped with its queue.
     now_ = std::max(now_, next);
     for (uint8_t s = 0; s < FISRIG_ENGINE_SLOTS; ++s) {
       Slot& slot = slots_[s];
@@ -670,7 +673,10 @@ void EngineModel::process_next_event(SimTime next) {
       --busy_slots_;
       if (nonqueued_slot_ == s) nonqueued_slot_ = -1;
       complete(s, r);
+      break;  // one a time, as the gateware's
     }
+    lose_outstanding(now_, FISRIG_RESULT_LINK_LOST);
+    drive_.comreset(now_);
   }
   issue_waiting();
 }

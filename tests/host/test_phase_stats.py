@@ -33,7 +33,7 @@ def _table(rows):
         "result": pa.array(["ok"] * len(rows)).dictionary_encode(),
         "lba": np.array(cols[3], dtype=np.uint64), "sectors": np.array(cols[4], dtype=np.uint32), "lbas": np.array(cols[4], dtype=np.uint32),
         "t_submit_ns": t0, "t_status_ns": t1, "latency_ns": t1 - t0,
-        "command": np.array(cols[2], dtype=np.uint8)})
+        "command": np.array(cols[2], dtype=np.uint8), "detail": np.zeros(len(rows), dtype=np.uint8)})
 
 
 def _meta(*steps):

@@ -56,7 +56,7 @@ def _table(rows):
         "result": pa.array(list(cols[5]) if len(cols) > 5 else ["ok"] * n).dictionary_encode(),
         "lba": np.arange(n, dtype=np.uint64) * 8, "lbas": np.array(cols[2], dtype=np.uint32),
         "sectors": np.array(cols[2], dtype=np.uint32), "t_submit_ns": t0, "t_status_ns": t1,
-        "latency_ns": t1 - t0, "command": np.array(cols[1], dtype=np.uint8)})
+        "latency_ns": t1 - t0, "command": np.array(cols[1], dtype=np.uint8), "detail": np.zeros(n, dtype=np.uint8)})
 
 
 def _workloads(*labels):

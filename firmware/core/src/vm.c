@@ -80,6 +80,27 @@ static int emit(struct fisrig_vm *vm, const struct fisrig_run_record *r) {
   return vm->sink.emit(vm->sink.ctx, r) != 0;
 }
 
+/* Whether the error policy (struct fisrig_op_policy) sends a command that ended with
+   `result` again, only while a workload or trace runs, never after the plan's own cut.
+   A command ended for another's sake goes again without spending one of its retries, as
+   libata's EH does (ata_eh_qc_retry gives such a command its try back): only its own
+   failures spend them, so each round of errors spends some command's retry and the
+   rounds end. Its attempts are still bounded by what a record can say. */
+static int goes_again(struct fisrig_vm *vm, struct fisrig_vm_inflight *f, uint8_t result) {
+  if (!vm->requeue_on || vm->on_error == FISRIG_ON_ERROR_FAIL || f->attempt >= FISRIG_POLICY_MAX_RETRIES)
+    return 0;
+  switch (result) {
+    case FISRIG_RESULT_NCQ_ABORTED: return 1;
+    case FISRIG_RESULT_LINK_LOST: return !vm->power_cut;
+    case FISRIG_RESULT_ATA_ERROR: case FISRIG_RESULT_TIMEOUT: case FISRIG_RESULT_DATA_CRC:
+    case FISRIG_RESULT_LENGTH: case FISRIG_RESULT_CHECK_FAILED:
+      if (vm->on_error != FISRIG_ON_ERROR_RETRY || f->retried >= vm->retries) return 0;
+      f->retried++;
+      return 1;
+    default: return 0;
+  }
+}
+
 /* Hands every completion record waiting in the ring to the sink; returns how many, or
    -1 when the sink refused one. *last gets the last record reaped. */
 static int reap(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
@@ -95,6 +116,7 @@ static int reap(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
       /* The link's fall, not the cut: with staged rails the drive runs on after a cut
          until a rail it needs falls (its commands' LINK_LOST records say when). */
       if (c->result == FISRIG_RESULT_LINK_LOST && c->slot != FISRIG_EVENT_REC_POWER_CUT) vm->link_lost = 1;
+      if (c->slot == FISRIG_EVENT_REC_POWER_CUT) vm->power_cut = 1; /* the plan's own: what it ends stays so */
       r.marker = vm->marker;
       r.kind = FISRIG_RECORD_POWER;
       if (c->slot == FISRIG_EVENT_REC_POWER_CUT) { /* the slots at the cut: program.h */
@@ -120,8 +142,7 @@ static int reap(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
     r.lba = f->lba;
     r.lbas = f->lbas;
     r.seq = f->seq;
-    r.detail = f->detail;
-    f->used = 0;
+    r.detail = (uint8_t)(f->detail | f->attempt << FISRIG_DETAIL_ATTEMPT_SHIFT);
     if (vm->outstanding) vm->outstanding--;
     vm->commands++;
     vm->bytes += (uint64_t)c->sectors * 512u;
@@ -129,6 +150,15 @@ static int reap(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
     if (c->result != FISRIG_RESULT_OK) {
       vm->errors++;
       vm->last_failed = *c;
+    } else {
+      vm->recoveries_in_row = 0;
+    }
+    if (goes_again(vm, f, c->result)) { /* its record says it failed; it waits to go again */
+      r.detail |= FISRIG_DETAIL_SENT_AGAIN;
+      f->requeued = 1;
+      vm->requeue[vm->requeue_tail++ % FISRIG_VM_INFLIGHT] = (uint8_t)(c->user_tag % FISRIG_VM_INFLIGHT);
+    } else {
+      f->used = 0;
     }
     if (last) *last = *c;
     vm->cq_head++;
@@ -183,6 +213,14 @@ static uint32_t lbas_of(const struct fisrig_cmd_desc *d, const uint8_t *data, ui
   return dma_sectors(d);
 }
 
+/* Sends in-flight entry idx's descriptor: the submission ring, then the doorbell. */
+static void send(struct fisrig_vm *vm, uint32_t idx) {
+  vm->ops.sq[vm->sq_tail & (vm->ops.sq_entries - 1)] = vm->inflight[idx].desc;
+  vm->sq_tail++;
+  vm->outstanding++;
+  vm->ops.doorbell(vm->ops.ctx, vm->sq_tail);
+}
+
 /* Puts one descriptor in the submission ring; `data` (data_bytes) is staged for it. */
 static void submit(struct fisrig_vm *vm, struct fisrig_cmd_desc *d, uint8_t kind,
                    const uint8_t *data, uint32_t data_bytes) {
@@ -194,6 +232,9 @@ static void submit(struct fisrig_vm *vm, struct fisrig_cmd_desc *d, uint8_t kind
   vm->next_tag = idx + 1;
   f = &vm->inflight[idx];
   f->used = 1;
+  f->attempt = 0;
+  f->retried = 0;
+  f->requeued = 0;
   f->marker = vm->marker;
   f->command = d->command;
   f->protocol = d->protocol;
@@ -211,10 +252,100 @@ static void submit(struct fisrig_vm *vm, struct fisrig_cmd_desc *d, uint8_t kind
     d->data_source = FISRIG_DATA_RAM;
     d->data_word = idx * FISRIG_VM_DSM_BYTES;
   }
-  vm->ops.sq[vm->sq_tail & (vm->ops.sq_entries - 1)] = *d;
-  vm->sq_tail++;
-  vm->outstanding++;
-  vm->ops.doorbell(vm->ops.ctx, vm->sq_tail);
+  f->desc = *d; /* the staged data stays at idx's place while the entry is used */
+  send(vm, idx);
+}
+
+/* ---- the error policy: commands sent again, a lost link recovered ---- */
+
+static int requeue_waiting(const struct fisrig_vm *vm) { return vm->requeue_head != vm->requeue_tail; }
+
+/* The oldest command waiting to go again goes, its attempt one more. */
+static void resend(struct fisrig_vm *vm) {
+  uint32_t idx = vm->requeue[vm->requeue_head++ % FISRIG_VM_INFLIGHT];
+  struct fisrig_vm_inflight *f = &vm->inflight[idx];
+  f->requeued = 0;
+  f->attempt++;
+  send(vm, idx);
+}
+
+/* Commands that were to go again and will not (the instruction ended): their records
+   said how they failed. */
+static void drop_requeued(struct fisrig_vm *vm) {
+  while (requeue_waiting(vm)) vm->inflight[vm->requeue[vm->requeue_head++ % FISRIG_VM_INFLIGHT]].used = 0;
+}
+
+/* One LINK descriptor (a LINK record), waited for; its completion in *done. */
+static enum fisrig_vm_status link_op(struct fisrig_vm *vm, uint8_t op, struct fisrig_cpl_record *done) {
+  struct fisrig_cmd_desc d;
+  memset(&d, 0, sizeof d);
+  d.protocol = FISRIG_PROTO_LINK;
+  d.command = op;
+  d.timeout_ticks = vm->link_timeout_ticks;
+  submit(vm, &d, FISRIG_RECORD_LINK, NULL, 0);
+  return drain(vm, done);
+}
+
+/* A link lost without the plan's cut, nothing outstanding: wait for it to come back (the
+   engine resets the drive itself after a timeout, and its PHY goes through OOB again after
+   a fall: a second reset would cost the drive another power-on handshake), and reset it
+   with a COMRESET when it does not come back within the policy's link timeout. Each is a
+   LINK record. A link that falls again and again with no command ending OK between is given
+   up (the instruction ends, link_lost still set). */
+static enum fisrig_vm_status recover_link(struct fisrig_vm *vm) {
+  struct fisrig_cpl_record done;
+  enum fisrig_vm_status s;
+  if (vm->recoveries_in_row >= FISRIG_VM_RECOVERIES_MAX) return FISRIG_VM_DONE;
+  vm->recoveries_in_row++;
+  s = link_op(vm, FISRIG_LINK_WAIT_UP, &done);
+  if (s == FISRIG_VM_DONE && done.result != FISRIG_RESULT_OK) s = link_op(vm, FISRIG_LINK_COMRESET, &done);
+  if (s == FISRIG_VM_DONE && done.result == FISRIG_RESULT_OK) vm->link_lost = 0;
+  return s;
+}
+
+/* What a generator (workload, trace) does next, its queue depth and mode given and `more`
+   saying whether it has new commands to draw: a new one (NEXT_NEW), something else done
+   (a command sent again, the link recovered, a completion waited for: NEXT_AGAIN), or the
+   end (NEXT_END; *s says whether the run goes on). */
+enum next_step { NEXT_NEW, NEXT_AGAIN, NEXT_END };
+
+static enum next_step next_step(struct fisrig_vm *vm, int more, uint32_t queue_depth, int ncq,
+                                enum fisrig_vm_status *s) {
+  /* After the plan's cut the drive may run on (staged rails) until its link falls: the
+     generator goes on until then, and ends there. */
+  int halt = (vm->power_cut && vm->link_lost) || vm->stop_requested;
+  int room = vm->outstanding < queue_depth && (ncq || vm->outstanding == 0);
+  *s = FISRIG_VM_DONE;
+  if (vm->link_lost && !halt) {
+    if (!vm->outstanding) { /* everything in flight has ended: recover, or give up */
+      *s = recover_link(vm);
+      return *s != FISRIG_VM_DONE || vm->link_lost ? NEXT_END : NEXT_AGAIN;
+    }
+  } else if (!halt && room && requeue_waiting(vm)) {
+    resend(vm);
+    return NEXT_AGAIN;
+  } else if (!halt && room && more) {
+    return NEXT_NEW;
+  } else if (!vm->outstanding && (halt || !requeue_waiting(vm))) {
+    return NEXT_END;
+  }
+  *s = wait_some(vm, NULL);
+  return *s == FISRIG_VM_DONE ? NEXT_AGAIN : NEXT_END;
+}
+
+/* A generator starts: its commands follow the policy, nothing lost or cut yet. */
+static void generator_begin(struct fisrig_vm *vm) {
+  vm->link_lost = 0;
+  vm->power_cut = 0;
+  vm->recoveries_in_row = 0;
+  vm->requeue_on = 1;
+}
+
+static enum fisrig_vm_status generator_end(struct fisrig_vm *vm, enum fisrig_vm_status s) {
+  drop_requeued(vm);
+  vm->requeue_on = 0;
+  if (s != FISRIG_VM_DONE) return s;
+  return vm->stop_requested ? FISRIG_VM_STOPPED : FISRIG_VM_DONE;
 }
 
 /* ---- instructions ---- */
@@ -409,6 +540,7 @@ static uint64_t issue(struct fisrig_vm *vm, const struct issue_mode *m, uint8_t 
   uint8_t block[FISRIG_VM_DSM_BYTES];
   memset(&d, 0, sizeof d);
   d.device = 0x40;
+  d.timeout_ticks = vm->timeout_ticks;
   *status = FISRIG_VM_DONE;
   switch (op) {
     case FISRIG_TRACE_TRIM: {
@@ -416,6 +548,7 @@ static uint64_t issue(struct fisrig_vm *vm, const struct issue_mode *m, uint8_t 
       /* A DSM among NCQ commands: the engine holds it until every slot is free and the
          commands after it until it ends (docs/model-target.md), so no drain is needed. */
       trim_desc(&d, m->ncq && m->trims == FISRIG_TRIMS_AS_QUEUE);
+      d.timeout_ticks = vm->timeout_ticks;
       dsm_block(block, &at, lba + sectors);
       put_lba(d.lba, lba);
       submit(vm, &d, FISRIG_RECORD_COMMAND, block, sizeof block);
@@ -463,16 +596,16 @@ static enum fisrig_vm_status run_workload(struct fisrig_vm *vm, struct cursor *c
   mode.data_source = w->data_source;
   mode.compress_pct = w->compress_pct;
   mode.trims = FISRIG_TRIMS_AS_QUEUE;
-  vm->link_lost = 0; /* a cut or link loss during the workload ends it */
+  enum fisrig_vm_status s = FISRIG_VM_DONE;
+  generator_begin(vm); /* the plan's cut ends it once the link falls; a link lost otherwise is recovered */
   workload_divisors_init(&dv, w);
   for (;;) {
-    enum fisrig_vm_status s;
-    int stop_issuing = (w->stop_commands && issued >= w->stop_commands) ||
-                       (w->stop_bytes && bytes >= w->stop_bytes) ||
-                       (w->stop_ticks && vm->ops.now(vm->ops.ctx) - t0 >= w->stop_ticks) ||
-                       vm->link_lost || vm->stop_requested;
-    int room = vm->outstanding < w->queue_depth && (w->ncq || vm->outstanding == 0);
-    if (!stop_issuing && room) {
+    int more = !((w->stop_commands && issued >= w->stop_commands) ||
+                 (w->stop_bytes && bytes >= w->stop_bytes) ||
+                 (w->stop_ticks && vm->ops.now(vm->ops.ctx) - t0 >= w->stop_ticks));
+    enum next_step n = next_step(vm, more, w->queue_depth, w->ncq, &s);
+    if (n == NEXT_END) break;
+    if (n == NEXT_NEW) {
       uint32_t size = pick_size(w, &dv, &rng), sectors = w->size_sectors[size];
       const struct fisrig_divisor *blocks = &dv.blocks[size];
       uint64_t lba;
@@ -493,21 +626,19 @@ static enum fisrig_vm_status run_workload(struct fisrig_vm *vm, struct cursor *c
         lba = w->lba_start + fisrig_modulo(rng_next(&rng), blocks) * sectors;
       }
       bytes += issue(vm, &mode, op, lba, sectors, &s);
-      if (s != FISRIG_VM_DONE) return s;
+      if (s != FISRIG_VM_DONE) break;
       issued++;
-      continue;
     }
-    if (stop_issuing && !vm->outstanding) break;
-    s = wait_some(vm, NULL);
-    if (s != FISRIG_VM_DONE) return s;
   }
+  s = generator_end(vm, s);
+  if (s != FISRIG_VM_DONE) return s;
   if (c->steady_depth && steady_loop(c).steady_pc == c->pc) { /* what its loop measures */
     c->steady_ran = 1;
     c->steady_commands = issued;
     c->steady_t0 = t0;
     c->steady_t1 = vm->ops.now(vm->ops.ctx);
   }
-  return vm->stop_requested ? FISRIG_VM_STOPPED : FISRIG_VM_DONE;
+  return FISRIG_VM_DONE;
 }
 
 static enum fisrig_vm_status run_trace(struct fisrig_vm *vm, struct cursor *c) {
@@ -522,11 +653,12 @@ static enum fisrig_vm_status run_trace(struct fisrig_vm *vm, struct cursor *c) {
   mode.data_source = t->data_source;
   mode.compress_pct = t->compress_pct;
   mode.trims = t->trims;
-  vm->link_lost = 0;
+  enum fisrig_vm_status s = FISRIG_VM_DONE;
+  generator_begin(vm);
   for (;;) {
-    enum fisrig_vm_status s;
-    int stop_issuing = next >= t->entries || vm->link_lost || vm->stop_requested;
-    if (!stop_issuing && vm->outstanding < t->queue_depth && (t->ncq || vm->outstanding == 0)) {
+    enum next_step n = next_step(vm, next < t->entries, t->queue_depth, t->ncq, &s);
+    if (n == NEXT_END) break;
+    if (n == NEXT_NEW) {
       struct fisrig_trace_entry e;
       memcpy(&e, entries + (uint64_t)next * sizeof e, sizeof e);
       if (e.op == FISRIG_TRACE_TRIM && t->trims == FISRIG_TRIMS_SKIP) {
@@ -534,15 +666,11 @@ static enum fisrig_vm_status run_trace(struct fisrig_vm *vm, struct cursor *c) {
         continue;
       }
       issue(vm, &mode, e.op, e.lba, e.sectors, &s);
-      if (s != FISRIG_VM_DONE) return s;
+      if (s != FISRIG_VM_DONE) break;
       next++;
-      continue;
     }
-    if (stop_issuing && !vm->outstanding) break;
-    s = wait_some(vm, NULL);
-    if (s != FISRIG_VM_DONE) return s;
   }
-  return vm->stop_requested ? FISRIG_VM_STOPPED : FISRIG_VM_DONE;
+  return generator_end(vm, s);
 }
 
 /* ---- the verify pass (struct fisrig_op_verify) ---- */
@@ -817,6 +945,24 @@ static const char *check_verify(struct cursor *c) {
   return NULL;
 }
 
+static const char *check_policy(struct cursor *c) {
+  struct fisrig_op_policy p;
+  op_at(c, &p, sizeof p);
+  if (p.on_error > FISRIG_ON_ERROR_RETRY) return "unknown error policy";
+  if (p.retries > FISRIG_POLICY_MAX_RETRIES) return "more than 15 retries";
+  return NULL;
+}
+
+static enum fisrig_vm_status run_policy(struct fisrig_vm *vm, struct cursor *c) {
+  struct fisrig_op_policy p;
+  op_at(c, &p, sizeof p);
+  vm->on_error = p.on_error;
+  vm->retries = p.retries;
+  vm->timeout_ticks = p.timeout_ticks;
+  vm->link_timeout_ticks = p.link_timeout_ticks;
+  return FISRIG_VM_DONE;
+}
+
 static const char *check_loop(struct cursor *c) {
   struct fisrig_op_loop l;
   op_at(c, &l, sizeof l);
@@ -961,6 +1107,7 @@ static const struct op_desc op_table[] = {
   [FISRIG_OP_DRAIN] = {sizeof(struct fisrig_op_head), NULL, run_drain},
   [FISRIG_OP_TRACE] = {sizeof(struct fisrig_op_trace), check_trace, run_trace},
   [FISRIG_OP_VERIFY] = {sizeof(struct fisrig_op_verify), check_verify, run_verify},
+  [FISRIG_OP_POLICY] = {sizeof(struct fisrig_op_policy), check_policy, run_policy},
 };
 
 /* The opcode's entry, or NULL for an instruction this VM does not know. */
@@ -1023,6 +1170,9 @@ static enum fisrig_vm_status execute(struct fisrig_vm *vm, const uint8_t *p, uin
 enum fisrig_vm_status fisrig_vm_run(struct fisrig_vm *vm, const uint8_t *p, uint32_t size) {
   struct fisrig_run_record end;
   enum fisrig_vm_status s = fisrig_vm_validate(vm, p, size);
+  vm->on_error = FISRIG_ON_ERROR_FAIL; /* until a POLICY says otherwise */
+  vm->retries = 0;
+  vm->timeout_ticks = vm->link_timeout_ticks = 0;
   if (s == FISRIG_VM_DONE) s = execute(vm, p, size);
   /* Whatever happened, wait for what is outstanding so no record taken is lost. */
   if (s != FISRIG_VM_ENGINE_STUCK && s != FISRIG_VM_RECORDS_LOST) drain(vm, NULL);

@@ -137,8 +137,8 @@ void Drive::do_read(Ctx& c) {
       if (c.queued) r = send_fis(r, fis_dwords::kDmaSetup);
       c.c.t_data_start = r;
     }
+    // No HOLD storm: that knob is the device holding what it receives (writes).
     SimTime dur = link_.fis_ns(uint32_t((e - s) * 128) + fis_dwords::kDataHeader);
-    if (chance(cfg_.faults.hold_storm_rate)) dur += cfg_.faults.hold_storm_ns;
     t = link_.reserve(r, dur);
     if (s == lba) c.c.t_data_fis = t - dur;  // where the wire had room for it
     log_fis(c, t - dur, t, uint32_t((e - s) * 128));
@@ -200,9 +200,11 @@ void Drive::do_write(Ctx& c) {
       log_fis(c, t - dur, t, uint32_t((e - s) * 128));
     }
     if (s == lba && cmd.data_phase_done) c.c.t_data_start = go;
-    if (chance(cfg_.faults.data_fis_crc_error_rate)) {
-      // The device answers R_ERR; the command ends with an interface CRC error.
-      ++stats_.icrc_failures;
+    bool bad_crc = chance(cfg_.faults.data_fis_crc_error_rate);
+    if (bad_crc || (!cmd.data_phase_done && chance(cfg_.faults.r_err_rate))) {
+      // The device answers R_ERR (a CRC it found bad, or the r_err_rate knob, as sim/device's
+      // link answers any FIS the host sends); the command ends with an interface CRC error.
+      if (bad_crc) ++stats_.icrc_failures;
       ++stats_.r_err_data;
       c.c.t_data_end = c.t = t;
       last_host_write_ = t;

@@ -36,7 +36,8 @@ enum fisrig_opcode {
   FISRIG_OP_TRIM = 7,      /* struct fisrig_op_trim: DSM TRIM of an LBA range */
   FISRIG_OP_DRAIN = 8,     /* head only: wait until nothing is outstanding */
   FISRIG_OP_TRACE = 9,     /* struct fisrig_op_trace, then its entries: a trace replay */
-  FISRIG_OP_VERIFY = 10    /* struct fisrig_op_verify: read a span back, say what each sector holds */
+  FISRIG_OP_VERIFY = 10,   /* struct fisrig_op_verify: read a span back, say what each sector holds */
+  FISRIG_OP_POLICY = 11    /* struct fisrig_op_policy: what the commands that follow do on an error */
 };
 
 struct fisrig_op_head {
@@ -191,6 +192,43 @@ struct fisrig_op_verify {
   uint32_t reserved2;
 };
 
+/*
+ * What a workload's or a trace's commands do when one does not end OK, and how long each
+ * may take, from this instruction on (the VM starts with FAIL, no retries and the engine's
+ * default timeout). Every attempt has its record,
+ * whatever the policy: a command sent again is a new record whose detail carries its
+ * attempt (FISRIG_DETAIL_ATTEMPT). Commands a plan's own power cut ended are never sent
+ * again (the verify pass after it is the point). Whatever the policy, a link lost without
+ * the plan cutting the power (a drive that dropped it, or the engine's COMRESET after a
+ * timeout) is recovered before the instruction goes on: the VM lets what is outstanding
+ * end, waits for the link (LINK WAIT_UP, link_timeout_ticks), sends a COMRESET if it
+ * did not come back, and goes on (each a LINK record); a link not had back ends the
+ * instruction, and the plan goes on with the next.
+ */
+enum fisrig_on_error {
+  FISRIG_ON_ERROR_FAIL = 0,    /* a command that did not end OK stays failed */
+  FISRIG_ON_ERROR_REQUEUE = 1, /* commands ended for another's sake go again: NCQ_ABORTED (an
+                                  NCQ error of another tag), LINK_LOST (a link lost, or the
+                                  engine's COMRESET after another's timeout); as libata's
+                                  EH, without spending a retry (at most 15 sends more) */
+  FISRIG_ON_ERROR_RETRY = 2    /* those, and the failing command itself, `retries` times:
+                                  ATA_ERROR, TIMEOUT, DATA_CRC, LENGTH, CHECK_FAILED
+                                  (REFUSED never: the rig refused it, it would again) */
+};
+
+/* The most a command is sent again, for any reason: its attempt fits the record's detail
+   bits 7:4. */
+#define FISRIG_POLICY_MAX_RETRIES 15u
+
+struct fisrig_op_policy {
+  struct fisrig_op_head head;
+  uint8_t on_error;   /* enum fisrig_on_error */
+  uint8_t retries;    /* RETRY: times a command's own failure goes again (0..15) */
+  uint8_t reserved[2];
+  uint32_t timeout_ticks; /* each generated command's (descriptor timeout_ticks; 0: the engine's) */
+  uint32_t link_timeout_ticks; /* a lost link's wait and COMRESET, each (0: the engine's) */
+};
+
 /* What a verify pass found in a run of sectors (the STAMP record's finding). */
 enum fisrig_finding {
   FISRIG_FOUND_NONE = 0,       /* not a STAMP record */
@@ -214,7 +252,8 @@ struct fisrig_run_record {
   uint8_t command;
   uint8_t protocol;
   uint8_t kind;         /* enum fisrig_record_kind */
-  uint8_t detail;       /* STAMP records: enum fisrig_finding; writes: FISRIG_DETAIL_FUA if FUA */
+  uint8_t detail;       /* STAMP records: enum fisrig_finding; commands: their attempt
+                           (FISRIG_DETAIL_ATTEMPT_*) and, writes, FISRIG_DETAIL_FUA if FUA */
   uint64_t lba;         /* the command's LBA */
   uint32_t lbas;        /* LBAs the command covers: its sector count, or the total of a DSM
                            TRIM's ranges (cpl.sectors counts the range list's blocks moved) */
@@ -224,6 +263,13 @@ struct fisrig_run_record {
 };
 
 #define FISRIG_DETAIL_FUA 1u /* a write command's detail: it was FUA (durable when acknowledged) */
+/* A workload's or trace's command record: detail bits 7:4 are its attempt, 0 for the first
+   send, n for the nth time the error policy sent it again (struct fisrig_op_policy), and
+   FISRIG_DETAIL_SENT_AGAIN says this attempt failed and the command goes again (a record
+   without it that did not end OK is the command's last word). */
+#define FISRIG_DETAIL_SENT_AGAIN 2u
+#define FISRIG_DETAIL_ATTEMPT_SHIFT 4u
+#define FISRIG_DETAIL_ATTEMPT_MASK 0xF0u
 
 enum fisrig_record_kind {
   FISRIG_RECORD_COMMAND = 0,

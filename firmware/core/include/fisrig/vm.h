@@ -17,6 +17,9 @@
 #define FISRIG_VM_STEADY_WINDOW_MAX 8u /* passes an until-steady loop's window can hold */
 #define FISRIG_VM_TRACES_SHARED 16u    /* of a program's traces, the first this many can be replayed again */
 #define FISRIG_VM_DSM_BYTES 512u    /* one TRIM range block per in-flight descriptor */
+/* Lost links recovered in a row with no command ending OK between, before a
+   generator gives the link up (program.h, struct fisrig_op_policy). */
+#define FISRIG_VM_RECOVERIES_MAX 4u
 
 /* How the platform reaches the engine. */
 struct fisrig_engine_ops {
@@ -58,6 +61,7 @@ enum fisrig_vm_status {
 };
 
 struct fisrig_vm_inflight {
+  struct fisrig_cmd_desc desc;    /* as submitted: what goes again if the policy says so */
   uint32_t marker;
   uint64_t lba;
   uint32_t lbas;
@@ -68,6 +72,9 @@ struct fisrig_vm_inflight {
   uint8_t protocol;
   uint8_t kind;
   uint8_t used;
+  uint8_t attempt;                /* 0: its first send */
+  uint8_t retried;                /* retries its own failures spent (struct fisrig_op_policy) */
+  uint8_t requeued;               /* waiting in the VM's requeue list to go again */
 };
 
 struct fisrig_vm {
@@ -85,6 +92,14 @@ struct fisrig_vm {
   uint32_t write_seq;             /* the stamp word of the next write */
   uint64_t drive_sectors;
   int link_lost;                  /* a record said the link went down */
+  int power_cut;                  /* the plan's cut fired (its event record came) */
+  uint8_t on_error, retries;      /* the error policy (struct fisrig_op_policy) */
+  uint32_t timeout_ticks;         /* its generated commands' timeout (0: the engine's) */
+  uint32_t link_timeout_ticks;    /* its wait for a lost link, and COMRESET (0: the engine's) */
+  uint8_t requeue_on;             /* the running instruction sends commands again */
+  uint32_t recoveries_in_row;     /* lost links recovered since a command last ended OK */
+  uint32_t requeue_head, requeue_tail; /* the requeue list: inflight indices */
+  uint8_t requeue[FISRIG_VM_INFLIGHT];
   struct fisrig_vm_inflight inflight[FISRIG_VM_INFLIGHT];
 
   /* what a run did */

@@ -22,8 +22,8 @@ struct LbaRange {
 // ones (CRC, R_ERR, HOLD) are also read by the device-side link layer of the RTL rig.
 struct FaultKnobs {
   double data_fis_crc_error_rate = 0;  // per Data FIS: the command fails with ICRC|ABRT
-  double r_err_rate = 0;               // per non-data FIS: the FIS is retried once
-  double hold_storm_rate = 0;          // per Data FIS: the receiver holds for hold_storm_ns
+  double r_err_rate = 0;               // per FIS the host sends: R_ERR (H2D sent again, write data fails ICRC)
+  double hold_storm_rate = 0;          // per Data FIS the device receives: it holds for hold_storm_ns
   SimTime hold_storm_ns = 0;
   double busy_rate = 0;                // per command: the device stays busy busy_ns longer
   SimTime busy_ns = 0;

@@ -61,10 +61,17 @@ class Drive {
 
   // The host starts sending a Register H2D FIS at t: it waits for the wire, which the
   // device's own FISes share. Returns when the FIS has arrived (the time to submit at).
+  // An H2D the device answers R_ERR (the r_err_rate knob, as sim/device's link does it to
+  // every FIS the host sends) is sent again: it has arrived at the end of the second.
   SimTime receive_h2d(SimTime t) {
     host_now_ = t;  // the host asks no earlier than this again: older wire history can go
     link_.retire_before(t);
-    return link_.reserve(t, link_.fis_ns(fis_dwords::kRegH2D));
+    SimTime end = link_.reserve(t, link_.fis_ns(fis_dwords::kRegH2D));
+    if (chance(cfg_.faults.r_err_rate)) {
+      ++stats_.r_err_non_data;
+      end = link_.reserve(end, link_.fis_ns(fis_dwords::kRegH2D));
+    }
+    return end;
   }
   // The command's Register H2D FIS was received at t. Its completion becomes available
   // through pop_completion(). Submitting while powered off or hung does nothing.
@@ -173,15 +180,9 @@ class Drive {
   void raise_ncq_error(const Completion& failed);
   void secure_erase(Ctx& c);
   bool chance(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
-  // A non-data FIS the device sends; an R_ERR answer (fault knob) costs a resend.
-  SimTime send_fis(SimTime t, uint32_t dwords) {
-    SimTime end = link_.reserve(t, link_.fis_ns(dwords));
-    if (chance(cfg_.faults.r_err_rate)) {
-      ++stats_.r_err_non_data;
-      end = link_.reserve(end, link_.fis_ns(dwords));
-    }
-    return end;
-  }
+  // A non-data FIS the device sends (the host answers R_OK: the fault knobs are the
+  // device's, R_ERR on what it receives).
+  SimTime send_fis(SimTime t, uint32_t dwords) { return link_.reserve(t, link_.fis_ns(dwords)); }
 
   DriveConfig cfg_;
   NandBackend nand_;
