@@ -89,6 +89,7 @@ void EngineModel::doorbell(uint32_t tail) {
 void EngineModel::issue_waiting() {
   while (!waiting_.empty() && !recovery_.on) {  // nothing new while an NCQ error recovers
     const fisrig_cmd_desc& d = waiting_.front();
+    if (drive_.link_drop_at() != drive::kNever) return;  // the link falls: nothing more goes first
     if (d.protocol == FISRIG_PROTO_POWER) {
       power(d);
     } else if (d.protocol == FISRIG_PROTO_LINK) {
@@ -105,7 +106,7 @@ void EngineModel::issue_waiting() {
 }
 
 void EngineModel::start(const fisrig_cmd_desc& d) {
-  if (!drive_.powered()) {
+  if (!drive_.powered() || now_ < link_back_at_) {
     // No link: the engine fails the descriptor at once rather than time it out.
     fisrig_cpl_record r{};
     r.user_tag = d.user_tag;
@@ -633,6 +634,13 @@ SimTime EngineModel::power_back_at(SimTime t) const {
 void EngineModel::process_next_event(SimTime next) {
   if (next == armed_.cut_at) {
     cut_if_due(next);
+  } else if (next == drive_.link_drop_at()) {
+    // The drive reset its port (link_drop_after_commands): the link falls, what was in
+    // flight ends LINK_LOST, and it is down until the drive is ready again.
+    now_ = std::max(now_, next);
+    drive_.link_drop_seen();
+    lose_outstanding(next, FISRIG_RESULT_LINK_LOST);
+    link_back_at_ = drive_.ready_at();
   } else if (next == loss_at_) {
     // A staged off edge reached a pin the drive runs on.
     now_ = std::max(now_, next);
@@ -677,13 +685,15 @@ void EngineModel::process_next_event(SimTime next) {
     }
     lose_outstanding(now_, FISRIG_RESULT_LINK_LOST);
     drive_.comreset(now_);
+    link_back_at_ = drive_.ready_at();  // what is sent meanwhile meets a link going through OOB
   }
   issue_waiting();
 }
 
 void EngineModel::wait(uint64_t until_ticks) {
   SimTime target = ticks_to_ns(until_ticks);
-  SimTime next = std::min({drive_.next_completion_time(), next_deadline(), armed_.cut_at, next_due(), loss_at_});
+  SimTime next = std::min({drive_.next_completion_time(), next_deadline(), armed_.cut_at, next_due(), loss_at_,
+                           drive_.link_drop_at()});
   if (next <= target) {
     process_next_event(next);
     return;

@@ -155,6 +155,9 @@ class EngineModel {
   };
   Staging stage_;
   SimTime loss_at_ = drive::kNever;  // an off edge's loss still to come
+  // Until then the link is down (the drive reset its port, or the engine's COMRESET after a
+  // timeout): a descriptor fails at once, as on the gateware.
+  SimTime link_back_at_ = 0;
   bool takes_power(int pin) const {
     return stage_.used[pin] && (pin == FISRIG_PIN_P3 || (drive_.config().power.rails >> pin & 1));
   }

@@ -31,6 +31,7 @@ CASES = {
     "unc": dict(faults=["unc=512+128"], seen={"ata_error"}, error=UNC, gives_up=True),
     "idnf": dict(faults=["idnf=1024+128"], seen={"ata_error"}, error=IDNF, gives_up=True),
     "hang": dict(faults=["hang_after_commands=24"], seen={"timeout", "link_lost"}, link_waits=True),
+    "link_drop": dict(faults=["link_drop_after_commands=24"], seen={"link_lost"}, link_waits=True),
 }
 
 

@@ -105,6 +105,17 @@ void SataDevice::clock(const fisrig_pins_in& in, fisrig_pins_out& out) {
   DeviceLink::Events ev;
   link::LinkWord tx = link_.clock(have, rx, ev);
   if (ev.received) commands_.on_fis(link_.rx_fis(), link_.rx_len(), ev.rx_ok, cycle);
+  if (drive_.link_drop_at() != drive::kNever) {
+    // The drive reset its port (link_drop_after_commands): its transmitter goes idle, as
+    // while it boots, and it sends COMINIT when it is ready again; the host sees its link
+    // fall and goes through OOB (its COMRESETs are not answered before then).
+    drive_.link_drop_seen();
+    oob_.power_on();
+    ready_cycle_ = first_cycle_at(drive_.ready_at());
+    reset_link();
+    oob_.drive_pins(out);
+    return;
+  }
   if (ev.sent) commands_.on_sent(ev.sent_ok);
   if (link_.can_load() && cycle >= commands_.wake_cycle() && commands_.next_fis(link_.frame(), cycle)) link_.load();
   out.rx_data = tx.data;

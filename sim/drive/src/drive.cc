@@ -80,6 +80,14 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
     ++stats_.ignored_while_hung;
     return;
   }
+  if (cfg_.faults.link_drop_after_commands && commands_seen_ >= cfg_.faults.link_drop_after_commands) {
+    // The drive resets its port: this command and what was in flight are lost (as by a
+    // COMRESET, the cache kept), and it is back as after one.
+    ++stats_.link_drops;
+    reset_port(t);
+    link_drop_at_ = t;
+    return;
+  }
   ++commands_seen_;
   t = std::max(t, ready_at_);
   // Hosts submit in time order; one that sends its own H2D (receive_h2d) may have more
@@ -234,6 +242,10 @@ void Drive::power_on(SimTime t) {
 
 void Drive::comreset(SimTime t) {
   ++stats_.comresets;
+  reset_port(t);
+}
+
+void Drive::reset_port(SimTime t) {
   pending_.drop_after(t);
   tag_busy_until_.fill(0);
   nonqueued_busy_until_ = 0;

@@ -32,6 +32,7 @@ struct FaultKnobs {
   std::vector<LbaRange> unc;           // reads touching these fail UNC
   std::vector<LbaRange> idnf;          // any access touching these fails IDNF
   uint64_t hang_after_commands = 0;    // 0 = never; else the drive stops answering after N
+  uint64_t link_drop_after_commands = 0;  // 0 = never; else after N it resets its link itself
   uint64_t seed = 1;
 
   // Sets one knob from its profile/CLI name, e.g. ("busy_ns", "20000") or

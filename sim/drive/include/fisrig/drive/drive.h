@@ -37,6 +37,7 @@ struct DriveStats {
   uint64_t r_err_data = 0;         // 0x003/0x004
   uint64_t r_err_non_data = 0;     // 0x005
   uint64_t comresets = 0;          // 0x00A
+  uint64_t link_drops = 0;         // the drive reset its port itself (link_drop_after_commands)
   uint64_t power_cycles = 0;        // rails cut while on (power_off)
   uint64_t dropped_at_power_loss = 0;
   uint64_t ignored_while_off = 0;
@@ -121,6 +122,12 @@ class Drive {
   bool powered() const { return powered_; }
   bool hung() const { return hung_; }
   SimTime ready_at() const { return ready_at_; }
+  // When the drive dropped its link of itself (the link_drop_after_commands knob: a
+  // firmware that resets its SATA port), kNever if it has not since the host last asked:
+  // its commands in flight are lost, and it sends COMINIT once ready_at() comes. The host
+  // side (the model's engine, sim/device's OOB) takes it with link_drop_seen().
+  SimTime link_drop_at() const { return link_drop_at_; }
+  void link_drop_seen() { link_drop_at_ = kNever; }
 
   // The SATA speed the link came up at (1..3), which IDENTIFY word 77 reports; the device
   // side tells it at each link-up. Until then (and on the model target, whose link runs at
@@ -178,6 +185,7 @@ class Drive {
   void finish(Ctx& c);
   void push(const Completion& c);
   void raise_ncq_error(const Completion& failed);
+  void reset_port(SimTime t);  // a COMRESET's effect: what is in flight dropped, ready 1 ms on
   void secure_erase(Ctx& c);
   bool chance(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
   // A non-data FIS the device sends (the host answers R_OK: the fault knobs are the
@@ -203,6 +211,7 @@ class Drive {
   SimTime powered_ns_ = 0;     // power-on time of the periods before the current one
   SimTime powered_since_ = 0;
   SimTime ready_at_ = 0;
+  SimTime link_drop_at_ = kNever;
   SimTime host_now_ = kNever;  // set by receive_h2d: commands then arrive after the host's now
   SimTime cpu_free_ = 0;
   SimTime host_turnaround_ = 0;  // set_host_data_turnaround
