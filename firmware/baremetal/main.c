@@ -190,6 +190,7 @@ int main(void) {
   rings_cq_base_write((uint32_t)(uintptr_t)RINGS->cq);
   rings_cq_entries_write(CQ_ENTRIES);
   rings_data_base_write((uint32_t)(uintptr_t)data_window);
+  rings_data_bytes_write(sizeof data_window); /* the engine refuses RAM data past it */
   rings_sq_tail_write(0);
   rings_cq_head_write(0);
   rings_enable_write(1);

@@ -27,6 +27,17 @@ uint32_t sectors_of(const fisrig_cmd_desc& d) {
   uint32_t n = is_queued(d) ? d.features : d.count;
   return n ? n : 65536;
 }
+// Bytes a descriptor's data takes in RAM, as the gateware's sequencer counts them: DMA and
+// FPDMA their sectors, PIO a DRQ block a COUNT (at least one), the rest none.
+uint64_t ram_bytes_of(const fisrig_cmd_desc& d) {
+  switch (d.protocol) {
+    case FISRIG_PROTO_PIO_IN:
+    case FISRIG_PROTO_PIO_OUT: return 512ull * (d.count ? d.count : 1u);
+    case FISRIG_PROTO_DMA_IN: case FISRIG_PROTO_DMA_OUT:
+    case FISRIG_PROTO_FPDMA_IN: case FISRIG_PROTO_FPDMA_OUT: return 512ull * sectors_of(d);
+    default: return 0;
+  }
+}
 // The dwords of the FIS that asks for a protocol's data (the ts_setup stamp's); 0 for READ
 // DMA EXT and non-data commands, which have none.
 uint32_t setup_dwords(uint8_t proto) {
@@ -105,16 +116,20 @@ void EngineModel::issue_waiting() {
   }
 }
 
+void EngineModel::end_at_once(const fisrig_cmd_desc& d, uint8_t result) {
+  fisrig_cpl_record r{};
+  r.user_tag = d.user_tag;
+  r.result = result;
+  r.ts_submit = r.ts_status = now_ticks();
+  complete(0, r);
+}
+
 void EngineModel::start(const fisrig_cmd_desc& d) {
-  if (!drive_.powered() || now_ < link_back_at_) {
-    // No link: the engine fails the descriptor at once rather than time it out.
-    fisrig_cpl_record r{};
-    r.user_tag = d.user_tag;
-    r.result = FISRIG_RESULT_LINK_LOST;
-    r.ts_submit = r.ts_status = now_ticks();
-    complete(0, r);
-    return;
-  }
+  // Data past the RAM window the firmware gave the engine: refused, nothing on the wire.
+  if (d.data_source == FISRIG_DATA_RAM && d.data_word + ram_bytes_of(d) > data_window_.size())
+    return end_at_once(d, FISRIG_RESULT_REFUSED);
+  // No link: the engine fails the descriptor at once rather than time it out.
+  if (!drive_.powered() || now_ < link_back_at_) return end_at_once(d, FISRIG_RESULT_LINK_LOST);
   // The drive's page-table entry for this LBA is a cache miss at random LBAs: start
   // loading it before the slot and link bookkeeping. The main job's model run: 33.6 s of
   // CPU without this, 24.4 s with it (the miss was 22% of its profile).

@@ -94,6 +94,8 @@ class EngineModel {
   void doorbell(uint32_t tail);
   void issue_waiting();
   void start(const fisrig_cmd_desc& d);
+  // Ends a descriptor the engine does not start (refused, or no link) with `result`, now.
+  void end_at_once(const fisrig_cmd_desc& d, uint8_t result);
   void render_sector(uint32_t word, uint64_t lba, uint8_t* out) const;
   void power(const fisrig_cmd_desc& d);
   void link(const fisrig_cmd_desc& d);

@@ -168,6 +168,7 @@ int main(int argc, char** argv) {
   Vrig_core top;
   top.sys_rst = 1;
   top.data_base = 0;
+  top.data_bytes = uint32_t(ram.size() * 4);  // a descriptor past the window is refused
   top.cpl_ready = 1;
   top.ram_wr_ready = 1;
   top.ram_rd_addr_ready = 1;

@@ -579,6 +579,34 @@ TEST(ModelFaults, HangTimesOutAndComresetRecovers) {
   EXPECT_EQ(cmds[4].cpl.result, FISRIG_RESULT_OK);
 }
 
+// The engine refuses a descriptor whose data in RAM would run past its data window, as the
+// gateware's does (tests/rtl/test_rig_core.py): the VM never sends one, another firmware
+// might. Nothing goes on the wire; the next descriptor runs.
+TEST(ModelEngine, DataPastTheRamWindowIsRefused) {
+  drive::Drive d(tiny());
+  model::EngineModel engine(d);
+  fisrig_engine_ops ops = engine.ops();
+  fisrig_cmd_desc rd = ProgramBuilder::desc(FISRIG_PROTO_DMA_IN, 0x25, 0, 2);
+  rd.data_source = FISRIG_DATA_RAM;
+  rd.data_word = ops.data_window_bytes - 512;
+  rd.user_tag = 7;
+  uint32_t tail = ops.sq_head(ops.ctx), done = ops.cq_tail(ops.ctx);
+  ops.sq[tail++ & (ops.sq_entries - 1)] = rd;
+  rd.count = 1;  // its one sector fits
+  rd.user_tag = 8;
+  ops.sq[tail++ & (ops.sq_entries - 1)] = rd;
+  ops.doorbell(ops.ctx, tail);
+  while (ops.cq_tail(ops.ctx) - done < 2) ops.wait(ops.ctx, ops.now(ops.ctx) + 150000);
+  const fisrig_cpl_record& refused = ops.cq[done & (ops.cq_entries - 1)];
+  const fisrig_cpl_record& ran = ops.cq[(done + 1) & (ops.cq_entries - 1)];
+  EXPECT_EQ(refused.user_tag, 7u);
+  EXPECT_EQ(refused.result, FISRIG_RESULT_REFUSED);
+  EXPECT_EQ(refused.ts_h2d, 0u);
+  EXPECT_EQ(ran.user_tag, 8u);
+  EXPECT_EQ(ran.result, FISRIG_RESULT_OK);
+  EXPECT_EQ(ran.sectors, 1u);
+}
+
 // The rings outlive a program: a second run on the same engine starts where the first
 // left the ring indexes, as firmware re-reads them from the engine's registers.
 TEST(ModelProgram, SecondRunOnTheSameEngine) {

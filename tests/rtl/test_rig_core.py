@@ -107,6 +107,29 @@ def test_commands_through_litesata_to_the_simulated_drive(rig_exe):
     assert_stamps_in_order(run)
 
 
+def test_a_descriptor_with_data_past_the_ram_window_is_refused(rig_exe):
+    """The engine checks a descriptor's RAM data against the window it was given (the
+    harness's 4 MiB, as the firmware gives the SoC's): a read whose last sector would land
+    past it, a PIO read past it and a write from past it end REFUSED, nothing on the wire
+    (no H2D stamp); the same read one sector shorter and everything after them run."""
+    end = 4 << 20
+    s = link_up()
+    s.desc(PROTO_DMA_IN, READ_DMA_EXT, user_tag=1, lba=0, sectors=2, data_source=DATA_RAM, data_word=end - 512)
+    s.desc(PROTO_PIO_IN, IDENTIFY, user_tag=2, data_source=DATA_RAM, data_word=end)
+    s.ncq(True, 64, 8, 3, data_word=end - 1024, data_source=DATA_RAM)
+    s.wait()
+    s.desc(PROTO_DMA_IN, READ_DMA_EXT, user_tag=4, lba=0, sectors=1, data_source=DATA_RAM, data_word=end - 512)
+    s.desc(PROTO_PIO_IN, IDENTIFY, user_tag=5, data_source=DATA_RAM, data_word=0)
+    run = run_rig(rig_exe, s)
+    assert run.returncode == 0, run.output
+    recs = run.commands
+    for t in (1, 2, 3):
+        assert recs[t]["result"] == RESULT_REFUSED and recs[t]["ts_h2d"] == 0, recs[t]
+        assert 0 < recs[t]["ts_status"] - recs[t]["ts_submit"] <= 2, recs[t]  # taken, refused at once
+    assert recs[4]["result"] == RESULT_OK and recs[4]["sectors"] == 1, recs[4]
+    assert recs[5]["result"] == RESULT_OK, recs[5]
+
+
 def test_power_cut_mid_ncq_writes_and_link_comes_back(rig_exe):
     """Rails cut 100 ticks after the 3rd Data FIS of eight queued 64-sector writes; POWER
     ON; the same LBAs read back checked."""

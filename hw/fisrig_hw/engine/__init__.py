@@ -87,7 +87,7 @@ class RawCommandEngine(Module):
                                                      self.tap_tx)
         self.submodules.sequencer = seq = Sequencer(self, slots, seq_stamps, writer, data, frames)
         # Data to and from main RAM.
-        self.data_base, self.ram_wr = data.data_base, data.ram_wr
+        self.data_base, self.data_bytes, self.ram_wr = data.data_base, data.data_bytes, data.ram_wr
         self.ram_rd_addr, self.ram_rd_data = data.ram_rd_addr, data.ram_rd_data
         self.cpl = writer.cpl
         self.stat_timeouts, self.stat_ncq_errors = seq.stat_timeouts, seq.stat_ncq_errors

@@ -86,6 +86,24 @@ class Sequencer(Module):
         sweep_st, sweep_er = Signal(8), Signal(8)
         after_sweep_comreset = Signal()
         is_fpdma_in = (in_protocol == PROTO_FPDMA_IN) | (in_protocol == PROTO_FPDMA_OUT)
+        # A descriptor whose data in RAM would run past the data window: refused, whatever
+        # the firmware (the VM checks its own; another could DMA over its own memory).
+        # Its bytes: DMA 512 x COUNT, FPDMA 512 x FEATURES (0 is 65536), PIO a DRQ block a
+        # COUNT (at least one); as vm.c's ram_bytes.
+        in_count, in_features = desc_field(in_raw, "count"), desc_field(in_raw, "features")
+        in_sectors = Signal(17)
+        self.comb += Case(in_protocol, {
+            PROTO_DMA_IN: in_sectors.eq(Mux(in_count == 0, 1 << 16, in_count)),
+            PROTO_DMA_OUT: in_sectors.eq(Mux(in_count == 0, 1 << 16, in_count)),
+            PROTO_FPDMA_IN: in_sectors.eq(Mux(in_features == 0, 1 << 16, in_features)),
+            PROTO_FPDMA_OUT: in_sectors.eq(Mux(in_features == 0, 1 << 16, in_features)),
+            PROTO_PIO_IN: in_sectors.eq(Mux(in_count == 0, 1, in_count)),
+            PROTO_PIO_OUT: in_sectors.eq(Mux(in_count == 0, 1, in_count)),
+            "default": in_sectors.eq(0),
+        })
+        outside_window = Signal()
+        self.comb += outside_window.eq((desc_field(in_raw, "data_source") == DATA_RAM) & (data.data_bytes != 0) &
+                                       (desc_field(in_raw, "data_word") + Cat(C(0, 9), in_sectors) > data.data_bytes))
         no_data_phase = ~data_phase & ~accept_pending
         can_queue = no_data_phase & ~nq_active & ~ncq_error & ~wait_link & slots.any_free
         can_nonqueued = can_queue & (slots.queued == 0)
@@ -159,15 +177,15 @@ class Sequencer(Module):
         )
 
         # ---- taking a descriptor ----
-        def take(then, stamped=True):
+        def take(then):
             """The descriptor into the free slot: its submit stamp, and the state it goes to."""
-            return [slots.take.eq(1), engine.desc.ready.eq(1),
-                    stamp(free_slot, PH_SUBMIT) if stamped else [],
+            return [slots.take.eq(1), engine.desc.ready.eq(1), stamp(free_slot, PH_SUBMIT),
                     NextValue(cur, free_slot), then]
         fsm.act("ISSUE",
             slots.find_free(),
-            If(in_protocol > PROTO_LINK,
-                If(slots.any_free, take(NextState("REFUSE"), stamped=False)).Else(NextState("IDLE"))
+            If((in_protocol > PROTO_LINK) | outside_window,
+                # Stamped when taken: unstamped, its record carried the slot's last ts_submit.
+                If(slots.any_free, take(NextState("REFUSE"))).Else(NextState("IDLE"))
             ).Elif(in_protocol == PROTO_POWER,
                 If(slots.any_free & ~wait_link,
                     take(NextState("POWER-DONE")),

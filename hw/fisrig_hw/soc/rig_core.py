@@ -114,7 +114,8 @@ class HarnessPorts(Module):
             self.comb += buf.source.connect(inner) if inward else inner.connect(buf.sink)
             self.ports[name] = buf.sink if inward else buf.source
         self.data_base = Signal(len(engine.data_base))
-        self.sync += engine.data_base.eq(self.data_base)
+        self.data_bytes = Signal(len(engine.data_bytes))
+        self.sync += [engine.data_base.eq(self.data_base), engine.data_bytes.eq(self.data_bytes)]
 
 
 def write_verilog(path, datapath="same_clock", gen=3):
@@ -133,8 +134,9 @@ def write_verilog(path, datapath="same_clock", gen=3):
             sig = getattr(ep, name)
             sig.name_override = prefix + "_" + name
             ios.add(sig)
-    harness.data_base.name_override = "data_base"
-    ios.add(harness.data_base)
+    for name in ("data_base", "data_bytes"):
+        getattr(harness, name).name_override = name
+        ios.add(getattr(harness, name))
     core.now.name_override = "now"  # the harness relates its trace's cycles to the stamps
     ios.add(core.now)
     core.engine.stat_tap_mismatch.name_override = "tap_mismatch"

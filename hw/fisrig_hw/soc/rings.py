@@ -51,6 +51,7 @@ class EngineRings(LiteXModule):
         self.ram_rd_addr = stream.Endpoint([("address", 30)])
         self.ram_rd_data = stream.Endpoint([("data", 32)])
         self.data_base = Signal(32)
+        self.data_bytes = Signal(32)
         # CPU side (CSRs, or driven directly when with_csr=False).
         self.enable = Signal()
         self.sq_base, self.sq_entries, self.sq_tail = Signal(32), Signal(32), Signal(32)
@@ -169,6 +170,7 @@ class EngineRings(LiteXModule):
                 engine.ram_rd_addr.connect(self.ram_rd_addr),
                 self.ram_rd_data.connect(engine.ram_rd_data),
                 engine.data_base.eq(self.data_base),
+                engine.data_bytes.eq(self.data_bytes),
             ]
         if with_csr:
             self.add_csr()
@@ -196,5 +198,7 @@ class EngineRings(LiteXModule):
         storage("cq_head", "Records the CPU has consumed, free-running.")
         storage("data_base", "Byte address of the data window (the engine's data_word 0 "
                 "for FISRIG_DATA_RAM).")
+        storage("data_bytes", "Bytes of the data window: a descriptor whose data in RAM would "
+                "run past it ends REFUSED (0: not checked).")
         status("cq_stalls", "Records that found the completion ring full and held the "
                "engine until the CPU advanced cq_head.")

@@ -128,7 +128,9 @@ enum fisrig_result {
   FISRIG_RESULT_TIMEOUT = 3,       /* no answer within timeout_ticks */
   FISRIG_RESULT_LINK_LOST = 4,     /* COMRESET, link down or power cut before it ended */
   FISRIG_RESULT_CHECK_FAILED = 5,  /* read data did not match (check_errors sectors) */
-  FISRIG_RESULT_REFUSED = 6,       /* the engine refused it: malformed descriptor */
+  FISRIG_RESULT_REFUSED = 6,       /* the engine refused it: a protocol or LINK/POWER operation it
+                                      does not know, or data in RAM past the data window the
+                                      CPU gave it (rings data_bytes); nothing went on the wire */
   /* The device's status said success, but the transfer did not: an exerciser reports what
      moved, whatever the drive claims. (An ERR status stays ATA_ERROR.) */
   FISRIG_RESULT_DATA_CRC = 7,      /* a Data FIS of the command failed its CRC: the host
