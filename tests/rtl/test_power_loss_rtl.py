@@ -41,6 +41,7 @@ def _verdict(tmp_path, target: str, profile: str, p: dict = PLAN) -> dict:
 @pytest.mark.parametrize("profile,lie,when", [("plp-tears", "shorn", "early"), ("plp-lies-flush", "lost_flushed", "early"),
                                               ("plp-bit-errors", "corrupt", "late"), ("plp-misdirects", "flying", "late"),
                                               ("plp-loses-map", "lost_flushed", "late"), ("plp-8mib", "identity_changed", "late"),
+                                              ("plp-reorders", "unserializable", "early"),
                                               ("plp-honest", None, "early"), ("plp-honest", None, "late")])
 def test_the_gateware_names_the_lie_as_the_model_does(tmp_path, profile, lie, when):
     p = PLAN if when == "early" else LATE
@@ -48,8 +49,17 @@ def test_the_gateware_names_the_lie_as_the_model_does(tmp_path, profile, lie, wh
     model = _verdict(tmp_path, "model", profile, p)
     assert rtl["cycles"] == 2 and rtl["verdict"] == ("failures" if lie else "clean")
     assert lie is None or lie in rtl["classes"]
-    assert {n: c["sectors"] for n, c in rtl["classes"].items()} == \
-        {n: c["sectors"] for n, c in model["classes"].items()}
+    sectors = {t: {n: c["sectors"] for n, c in v["classes"].items()} for t, v in (("rtl", rtl), ("model", model))}
+    if profile == "plp-reorders":
+        # The same sectors lost and kept, but whether a lost write counts as unserializable
+        # hangs on whether the surviving later write was sent after its acknowledgement: the
+        # rig's CPU sends the second cycle's writes one at a time (tens of us each), the
+        # model's firmware all four at once (docs/power-loss.md), so one LBA that is
+        # lost_cached on the model is unserializable here (8 sectors).
+        assert set(sectors["rtl"]) == set(sectors["model"]), sectors
+        assert sum(sectors["rtl"].values()) == sum(sectors["model"].values()), sectors
+    else:
+        assert sectors["rtl"] == sectors["model"]
 
 
 # Cuts 1 us into the 3rd Data FIS after the arming: inside the first 64 KiB write's data
