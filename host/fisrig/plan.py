@@ -93,9 +93,9 @@ class Plan:
     data: str = "stamp"       # what writes carry, unless a step says (`data`, `compress_pct`)
     compress_pct: int = 100
     on_error: str = "fail"    # the error policy, unless a step says (`on_error`, `retries`,
-    retries: int | None = None  # `timeout_ms`: each generated command's, 0 the engine's 30 s;
-    timeout_ms: float = 0       # `link_timeout_ms`: a lost link's wait, 10 s)
-    link_timeout_ms: float = 10_000
+    retries: int | None = None  # `timeout_ms`: each generated command's, `link_timeout_ms`: a
+    timeout_ms: float = 0       # lost link's wait; 0 the engine's 30 s)
+    link_timeout_ms: float = 0
     source: str = "<plan>"
     lines: dict[tuple, int] = field(default_factory=dict)
 
@@ -195,7 +195,7 @@ def from_dict(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None 
                 description=head.get("description", ""), profile=head.get("profile", "consumer-256gb"),
                 seed=head.get("seed", 1), data=head.get("data", "stamp"), compress_pct=head.get("compress_pct", 100),
                 on_error=head.get("on_error", "fail"), retries=head.get("retries"),
-                timeout_ms=head.get("timeout_ms", 0), link_timeout_ms=head.get("link_timeout_ms", 10_000))
+                timeout_ms=head.get("timeout_ms", 0), link_timeout_ms=head.get("link_timeout_ms", 0))
     steps = data.get("step")
     if not steps:
         raise PlanError(source, None, "the plan has no [[step]]")

@@ -385,7 +385,10 @@ void EngineModel::recovered(const drive::Completion& log) {
       r.error = e.error;
       put_lba(r.lba, e.lba);
     } else {
+      // As the gateware's sweep: the status and error of the error SDB that ended it.
       r.result = FISRIG_RESULT_NCQ_ABORTED;
+      r.status = e.status;
+      r.error = e.error;
     }
     r.ts_status = at;
     slots_[s].busy = false;

@@ -82,12 +82,15 @@ TEST(Errors, HungDriveAnswersNothingUntilComreset) {
   EXPECT_TRUE(exec(d, read_dma(0, 8), now).ok());
 }
 
+// The knob is a read's: the device sends a Data FIS with a bad CRC. A write's data fails
+// when the device answers it R_ERR (r_err_rate), as sim/device's link does.
 TEST(Errors, DataFisCrcErrorsAreIcrcAndCounted) {
   drive::DriveConfig cfg = tiny();
   cfg.faults.data_fis_crc_error_rate = 1.0;
   Drive d(cfg);
   SimTime now = 0;
-  Completion w = exec(d, write_dma(0, 32, 1), now);
+  EXPECT_TRUE(exec(d, write_dma(0, 32, 1), now).ok());
+  Completion w = exec(d, read_dma(0, 32), now);
   EXPECT_EQ(w.error, ata::kErrorIcrc | ata::kErrorAbrt);
   EXPECT_EQ(w.lba, 0u);  // the first Data FIS failed
   std::vector<uint8_t> log;
@@ -98,6 +101,19 @@ TEST(Errors, DataFisCrcErrorsAreIcrcAndCounted) {
   uint32_t value = uint32_t(log[6] | log[7] << 8 | log[8] << 16 | log[9] << 24);
   EXPECT_EQ(id & 0x0FFF, 0x001);
   EXPECT_EQ(value, 1u);
+}
+
+// r_err_rate: the device answers R_ERR to what the host sends. An H2D goes again (it has
+// arrived a FIS later); a write's Data FIS ends the command ICRC|ABRT; reads are untouched.
+TEST(Errors, RErrResendsAnH2dAndFailsAWritesData) {
+  drive::DriveConfig cfg = tiny();
+  cfg.faults.r_err_rate = 1.0;
+  Drive d(cfg), clean(tiny());
+  EXPECT_EQ(d.receive_h2d(0), 2 * clean.receive_h2d(0));
+  SimTime now = 0;
+  Completion w = exec(d, write_dma(0, 32, 1), now);
+  EXPECT_EQ(w.error, ata::kErrorIcrc | ata::kErrorAbrt);
+  EXPECT_TRUE(exec(d, read_dma(0, 32), now).ok());
 }
 
 TEST(Errors, BusyAndOutlierKnobsDelayCompletions) {

@@ -191,15 +191,21 @@ void Drive::raise_ncq_error(const Completion& failed) {
   ncq_error_at_ = at;
   ncq_log_ = NcqErrorLog{true, !failed.queued, failed.tag, failed.status, failed.error,
                          failed.lba, uint16_t(failed.sectors)};
-  // Every queued command still outstanding at that point is aborted with it.
+  // Every queued command still outstanding at that point is aborted with it; so is one a
+  // later error (timed ahead, before this one was known) had aborted already: it ends at
+  // this error now, or it would hold its tag busy past the host's log read, which the
+  // drive would then abort (the queue halted until the later error's time: every command
+  // sent meanwhile aborted at once).
   pending_.update_all([&](Completion& c) {
-    if (!c.queued || c.t_complete <= at || c.aborted_by_ncq_error) return;
-    c.status = ata::kStatusDrdy | ata::kStatusErr;
-    c.error = ata::kErrorAbrt;
-    c.t_complete = at;
-    c.aborted_by_ncq_error = true;
-    tag_busy_until_[c.tag] = at;
-    ++stats_.ncq_aborted;
+    if (!c.queued || c.t_complete <= at) return;
+    if (!c.aborted_by_ncq_error) {
+      c.status = ata::kStatusDrdy | ata::kStatusErr;
+      c.error = ata::kErrorAbrt;
+      c.aborted_by_ncq_error = true;
+      ++stats_.ncq_aborted;
+    }
+    c.t_complete = std::max(at, c.t_arrive);  // one sent into the halted queue ends where it came
+    tag_busy_until_[c.tag] = c.t_complete;
   });
 }
 

@@ -200,10 +200,13 @@ void Drive::do_write(Ctx& c) {
       log_fis(c, t - dur, t, uint32_t((e - s) * 128));
     }
     if (s == lba && cmd.data_phase_done) c.c.t_data_start = go;
-    bool bad_crc = chance(cfg_.faults.data_fis_crc_error_rate);
+    // data_fis_crc_error_rate is a read's (the device sends the bad CRC): a write's Data FIS
+    // fails here when the device answered it R_ERR, by the r_err_rate knob on the model (as
+    // sim/device's link answers any FIS the host sends), and on the device side when its
+    // link did (it sets this knob to 1 for that command: sim/device command_layer.cc).
+    bool bad_crc = cmd.data_phase_done && chance(cfg_.faults.data_fis_crc_error_rate);
     if (bad_crc || (!cmd.data_phase_done && chance(cfg_.faults.r_err_rate))) {
-      // The device answers R_ERR (a CRC it found bad, or the r_err_rate knob, as sim/device's
-      // link answers any FIS the host sends); the command ends with an interface CRC error.
+      // The device answers R_ERR; the command ends with an interface CRC error.
       if (bad_crc) ++stats_.icrc_failures;
       ++stats_.r_err_data;
       c.c.t_data_end = c.t = t;
