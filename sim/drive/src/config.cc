@@ -141,6 +141,11 @@ const std::map<std::string, Setter>& profile_keys() {
       {"power.bit_errors_ms", [](DriveConfig& c, const toml::node& n) { c.power.bit_errors_ns = as_time(n, 1e6); }},
       {"power.dies_after_cycles", [](DriveConfig& c, const toml::node& n) { c.power.dies_after_cycles = as_u32(n); }},
       {"power.shrinks_to_8mib_after_cycles", [](DriveConfig& c, const toml::node& n) { c.power.shrinks_to_8mib_after_cycles = as_u32(n); }},
+      {"power.idle_ma", [](DriveConfig& c, const toml::node& n) { c.power.idle_ma = as_number(n); }},
+      {"power.read_ma", [](DriveConfig& c, const toml::node& n) { c.power.read_ma = as_number(n); }},
+      {"power.program_ma", [](DriveConfig& c, const toml::node& n) { c.power.program_ma = as_number(n); }},
+      {"power.erase_ma", [](DriveConfig& c, const toml::node& n) { c.power.erase_ma = as_number(n); }},
+      {"power.gc_ma", [](DriveConfig& c, const toml::node& n) { c.power.gc_ma = as_number(n); }},
   };
   return keys;
 }

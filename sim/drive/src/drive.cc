@@ -246,6 +246,16 @@ void Drive::power_on(SimTime t) {
   last_activity_ = std::max(last_activity_, ready_at_);
 }
 
+double Drive::current_ma(SimTime t) {
+  if (!tracking_current_) {
+    nand_.keep_activity(true);
+    tracking_current_ = true;
+  }
+  if (!powered_) return 0;
+  const PowerConfig& p = cfg_.power;
+  return p.idle_ma + nand_.draw_ma(t, {p.read_ma, p.program_ma, p.erase_ma, p.gc_ma});
+}
+
 void Drive::comreset(SimTime t) {
   ++stats_.comresets;
   reset_port(t);

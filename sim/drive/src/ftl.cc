@@ -109,6 +109,7 @@ void Ftl::invalidate(uint64_t lpn) {
 
 void Ftl::program_unit(Frontier& f) {
   uint32_t unit = (f.next - 1) / unit_slots_;
+  NandBackend::GcScope gc(nand_, !f.host);  // a relocation unit's program is GC's
   SimTime done = nand_.program(die_of_unit(unit), unit_slots_ * slot_bytes_, f.unit_ready);
   if (f.host) {
     unit_done_ring_[f.unit_seq & ring_mask_] = done;
@@ -240,6 +241,7 @@ SimTime Ftl::read(uint64_t lpn, SimTime t, ReadBatch& batch) {
 // ---- garbage collection ----
 
 bool Ftl::collect_one(SimTime t, bool background) {
+  NandBackend::GcScope gc(nand_);
   uint32_t victim = pick_victim();
   if (victim == kNone || sb_valid_[victim] >= slots_per_sb_) return false;
   bucket_remove(victim);

@@ -23,6 +23,7 @@ SimTime NandBackend::program(uint32_t die, uint32_t bytes, SimTime t_ready) {
   SimTime done = start + transfer_ns(bytes) + timing_.program_ns;
   counters_.die_busy_ns += done - start;
   die_free_[die] = done;
+  note(die, start, done, Activity::kProgram);
   ++counters_.page_programs;
   counters_.bytes_programmed += bytes;
   return done;
@@ -33,6 +34,7 @@ SimTime NandBackend::read(uint32_t die, uint32_t bytes, SimTime t_issue) {
   SimTime done = start + timing_.read_ns + transfer_ns(bytes);
   counters_.die_busy_ns += done - start;
   die_free_[die] = done;  // the page register is busy until the data is out
+  note(die, start, done, Activity::kRead);
   ++counters_.page_reads;
   return done;
 }
@@ -42,6 +44,7 @@ SimTime NandBackend::erase(uint32_t die, SimTime t_issue) {
   SimTime done = start + timing_.erase_ns;
   counters_.die_busy_ns += done - start;
   die_free_[die] = done;
+  note(die, start, done, Activity::kErase);
   ++counters_.block_erases;
   return done;
 }
@@ -52,6 +55,28 @@ SimTime NandBackend::all_idle_at() const {
 
 void NandBackend::reset_time(SimTime t) {
   for (auto& d : die_free_) d = std::min(d, t);
+  for (auto& ops : activity_) {  // what had not started is gone, what ran ends now
+    while (!ops.empty() && ops.back().start >= t) ops.pop_back();
+    for (Op& op : ops) op.end = std::min(op.end, t);
+  }
+}
+
+void NandBackend::keep_activity(bool on) {
+  keep_ = on;
+  activity_.assign(on ? die_free_.size() : 0, {});
+}
+
+void NandBackend::note(uint32_t die, SimTime start, SimTime end, Activity kind) {
+  if (keep_) activity_[die].push_back({start, end, gc_ ? Activity::kGc : kind});
+}
+
+double NandBackend::draw_ma(SimTime t, const std::array<double, 4>& ma) {
+  double sum = 0;
+  for (auto& ops : activity_) {
+    while (!ops.empty() && ops.front().end <= t) ops.pop_front();
+    if (!ops.empty() && ops.front().start <= t) sum += ma[size_t(ops.front().kind)];
+  }
+  return sum;
 }
 
 }  // namespace fisrig::drive

@@ -129,6 +129,13 @@ class Drive {
   SimTime link_drop_at() const { return link_drop_at_; }
   void link_drop_seen() { link_drop_at_ = kNever; }
 
+  // What the drive draws from its supply at t, in mA (its profile's power.*_ma): 0 without
+  // power; idle_ma and, per die, the NAND operation it runs at t (GC's at gc_ma). Asked
+  // at times that never go back, after the drive has been told of everything before t
+  // (idle_until(t)): as a power module samples it. Tracking starts at the first call
+  // (the NAND operations before it are not kept).
+  double current_ma(SimTime t);
+
   // The SATA speed the link came up at (1..3), which IDENTIFY word 77 reports; the device
   // side tells it at each link-up. Until then (and on the model target, whose link runs at
   // the drive's fastest speed) it is interface.max_gen.
@@ -212,6 +219,7 @@ class Drive {
   SimTime powered_since_ = 0;
   SimTime ready_at_ = 0;
   SimTime link_drop_at_ = kNever;
+  bool tracking_current_ = false;
   SimTime host_now_ = kNever;  // set by receive_h2d: commands then arrive after the host's now
   SimTime cpu_free_ = 0;
   SimTime host_turnaround_ = 0;  // set_host_data_turnaround

@@ -3,7 +3,9 @@
 // in the order the controller issues them, as a simple in-order flash scheduler does.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "fisrig/drive/config.h"
@@ -30,6 +32,24 @@ class NandBackend {
   // Erases a block on every plane of `die`; returns when done.
   SimTime erase(uint32_t die, SimTime t_issue);
 
+  // What each die is doing, for the drive's current (Drive::current_ma): kept only once
+  // asked for (keep_activity), as (start, end, kind) per die, in the order they run.
+  enum class Activity : uint8_t { kRead, kProgram, kErase, kGc };
+  void keep_activity(bool on);
+  // While one lives, the operations issued are the garbage collector's (Activity::kGc).
+  class GcScope {
+   public:
+    explicit GcScope(NandBackend& n, bool on = true) : n_(n), was_(n.gc_) { n.gc_ = was_ || on; }
+    ~GcScope() { n_.gc_ = was_; }
+
+   private:
+    NandBackend& n_;
+    bool was_;
+  };
+  // The summed draw of the dies at t (per Activity, in ma), t never earlier than the last
+  // asked: what ended before it is dropped.
+  double draw_ma(SimTime t, const std::array<double, 4>& ma);
+
   SimTime die_free(uint32_t die) const { return die_free_[die]; }
   SimTime all_idle_at() const;  // when every die is free
   uint32_t dies() const { return uint32_t(die_free_.size()); }
@@ -38,6 +58,13 @@ class NandBackend {
 
  private:
   SimTime transfer_ns(uint32_t bytes) const;
+  void note(uint32_t die, SimTime start, SimTime end, Activity kind);
+  struct Op {
+    SimTime start, end;
+    Activity kind;
+  };
+  bool keep_ = false, gc_ = false;
+  std::vector<std::deque<Op>> activity_;
   NandTiming timing_;
   double ns_per_byte_;
   std::vector<SimTime> die_free_;
