@@ -41,12 +41,12 @@ MAX_ZONES = 1 << 16
 # One DSM TRIM command carries a 512-byte block of 64 ranges of at most 65535 sectors
 # (ATA's 16-bit range length; vm.c dsm_block).
 TRIM_SECTORS_PER_CMD = contract.FISRIG_VM_DSM_BYTES // 8 * 0xFFFF
-# The queue depth each step kind keeps when its plan does not say (sweeps and TRIM go one
-# command at a time); the report compares the depth a phase held with this.
-# How many times a command goes again when the plan asks for "requeue" or "retry" without
+# How many times a command's own failure goes again when the plan asks for "retry" without
 # saying: libata's EH tries a command 5 times in all; 3 more sends is a rig's habit that still
 # ends a drive that fails every command quickly.
 DEFAULT_RETRIES = 3
+# The queue depth each step kind keeps when its plan does not say (sweeps and TRIM go one
+# command at a time); the report compares the depth a phase held with this.
 DEFAULT_QUEUE_DEPTH = {"fill": 32, "replay": 32, "workload": 1, "sweep": 1, "trim": 1, "pts_iops": 32}
 
 

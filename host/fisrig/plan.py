@@ -235,8 +235,8 @@ DATA_SOURCES = ("stamp", "zeros", "lfsr")
 
 
 def _setting_problem(key: str, value: Any) -> str | None:
-    """What is wrong with a plan-wide `data` or `compress_pct` (what writes carry) or
-    `on_error` or `retries` (the error policy), or None."""
+    """What is wrong with a plan-wide `data` or `compress_pct` (what writes carry) or one of
+    the error policy's POLICY_KEYS, or None."""
     if key == "data" and value not in DATA_SOURCES:
         return f"data = {value!r} is not valid {closest(value, DATA_SOURCES)}"
     if key == "compress_pct" and not 0 <= value <= 100:
@@ -245,7 +245,7 @@ def _setting_problem(key: str, value: Any) -> str | None:
 
 
 def policy_problem(key: str, value: Any) -> str | None:
-    """What is wrong with an `on_error` or `retries` value (a plan's or a step's), or None."""
+    """What is wrong with a value of one of POLICY_KEYS (a plan's or a step's), or None."""
     if key == "on_error" and value not in ON_ERROR:
         return f"on_error = {value!r} is not valid {closest(value, ON_ERROR)}"
     if key == "retries" and not 0 <= value <= MAX_RETRIES:
