@@ -105,7 +105,7 @@ void SataDevice::clock(const fisrig_pins_in& in, fisrig_pins_out& out) {
   DeviceLink::Events ev;
   link::LinkWord tx = link_.clock(have, rx, ev);
   if (ev.received) commands_.on_fis(link_.rx_fis(), link_.rx_len(), ev.rx_ok, cycle);
-  if (drive_.link_drop_at() != drive::kNever) {
+  if (ev.received && drive_.link_drop_at() != drive::kNever) {  // only a command drops it
     // The drive reset its port (link_drop_after_commands): its transmitter goes idle, as
     // while it boots, and it sends COMINIT when it is ready again; the host sees its link
     // fall and goes through OOB (its COMRESETs are not answered before then).
