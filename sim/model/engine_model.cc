@@ -27,17 +27,6 @@ uint32_t sectors_of(const fisrig_cmd_desc& d) {
   uint32_t n = is_queued(d) ? d.features : d.count;
   return n ? n : 65536;
 }
-// Bytes a descriptor's data takes in RAM, as the gateware's sequencer counts them: DMA and
-// FPDMA their sectors, PIO a DRQ block a COUNT (at least one), the rest none.
-uint64_t ram_bytes_of(const fisrig_cmd_desc& d) {
-  switch (d.protocol) {
-    case FISRIG_PROTO_PIO_IN:
-    case FISRIG_PROTO_PIO_OUT: return 512ull * (d.count ? d.count : 1u);
-    case FISRIG_PROTO_DMA_IN: case FISRIG_PROTO_DMA_OUT:
-    case FISRIG_PROTO_FPDMA_IN: case FISRIG_PROTO_FPDMA_OUT: return 512ull * sectors_of(d);
-    default: return 0;
-  }
-}
 // The dwords of the FIS that asks for a protocol's data (the ts_setup stamp's); 0 for READ
 // DMA EXT and non-data commands, which have none.
 uint32_t setup_dwords(uint8_t proto) {
@@ -126,7 +115,7 @@ void EngineModel::end_at_once(const fisrig_cmd_desc& d, uint8_t result) {
 
 void EngineModel::start(const fisrig_cmd_desc& d) {
   // Data past the RAM window the firmware gave the engine: refused, nothing on the wire.
-  if (d.data_source == FISRIG_DATA_RAM && d.data_word + ram_bytes_of(d) > data_window_.size())
+  if (d.data_source == FISRIG_DATA_RAM && d.data_word + fisrig_desc_ram_bytes(&d) > data_window_.size())
     return end_at_once(d, FISRIG_RESULT_REFUSED);
   // No link: the engine fails the descriptor at once rather than time it out.
   if (!drive_.powered() || now_ < link_back_at_) return end_at_once(d, FISRIG_RESULT_LINK_LOST);
@@ -301,11 +290,6 @@ void EngineModel::deliver(const drive::Completion& c) {
   bool lba_sent = c.queued ? !c.ok() && !c.aborted_by_ncq_error : !pio_in_ok && (!c.ok() || c.lba_is_output);
   put_lba(r.lba, lba_sent ? c.lba : 0);
   if (pio_in_ok) r.error = 0;
-  if (c.aborted_by_ncq_error && drive_.ncq_error_log().valid) {
-    // The error SDB that ended it carried the failing command's status and error.
-    r.status = drive_.ncq_error_log().status;
-    r.error = drive_.ncq_error_log().error;
-  }
   uint32_t moved = sectors_moved(slot.desc, c);
   r.sectors = moved;
   r.data_dwords = moved * (ata::kSectorBytes / 4);

@@ -155,7 +155,6 @@ static int reap(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
     }
     if (goes_again(vm, f, c->result)) { /* its record says it failed; it waits to go again */
       r.detail |= FISRIG_DETAIL_SENT_AGAIN;
-      f->requeued = 1;
       vm->requeue[vm->requeue_tail++ % FISRIG_VM_INFLIGHT] = (uint8_t)(c->user_tag % FISRIG_VM_INFLIGHT);
     } else {
       f->used = 0;
@@ -196,21 +195,10 @@ static uint32_t dsm_lbas(const uint8_t *block, uint32_t bytes) {
   return n;
 }
 
-/* Sectors a DMA or FPDMA descriptor moves (a count of 0 is 65536); 0 for other protocols. */
-static uint32_t dma_sectors(const struct fisrig_cmd_desc *d) {
-  uint32_t n;
-  switch (d->protocol) {
-    case FISRIG_PROTO_DMA_IN: case FISRIG_PROTO_DMA_OUT: n = d->count; break;
-    case FISRIG_PROTO_FPDMA_IN: case FISRIG_PROTO_FPDMA_OUT: n = d->features; break;
-    default: return 0;
-  }
-  return n ? n : 65536u;
-}
-
 /* LBAs a descriptor covers, for its run record: a DSM's ranges, a read's or write's count. */
 static uint32_t lbas_of(const struct fisrig_cmd_desc *d, const uint8_t *data, uint32_t data_bytes) {
   if (d->command == ATA_DSM || d->command == ATA_SEND_FPDMA) return data ? dsm_lbas(data, data_bytes) : 0;
-  return dma_sectors(d);
+  return fisrig_desc_dma_sectors(d);
 }
 
 /* Sends in-flight entry idx's descriptor: the submission ring, then the doorbell. */
@@ -234,7 +222,6 @@ static void submit(struct fisrig_vm *vm, struct fisrig_cmd_desc *d, uint8_t kind
   f->used = 1;
   f->attempt = 0;
   f->retried = 0;
-  f->requeued = 0;
   f->marker = vm->marker;
   f->command = d->command;
   f->protocol = d->protocol;
@@ -264,7 +251,6 @@ static int requeue_waiting(const struct fisrig_vm *vm) { return vm->requeue_head
 static void resend(struct fisrig_vm *vm) {
   uint32_t idx = vm->requeue[vm->requeue_head++ % FISRIG_VM_INFLIGHT];
   struct fisrig_vm_inflight *f = &vm->inflight[idx];
-  f->requeued = 0;
   f->attempt++;
   send(vm, idx);
 }
@@ -907,13 +893,6 @@ static const char *check_workload(struct cursor *c) {
   return NULL;
 }
 
-/* Bytes a descriptor moves to or from RAM: its DMA sectors, or for PIO its count of DRQ
-   blocks (at least the one IDENTIFY moves). */
-static uint64_t ram_bytes(const struct fisrig_cmd_desc *d) {
-  if (d->protocol == FISRIG_PROTO_PIO_IN || d->protocol == FISRIG_PROTO_PIO_OUT)
-    return 512u * (uint64_t)(d->count ? d->count : 1u);
-  return 512u * (uint64_t)dma_sectors(d);
-}
 
 static const char *check_raw(struct cursor *c) {
   struct fisrig_op_raw r;
@@ -924,7 +903,7 @@ static const char *check_raw(struct cursor *c) {
   /* Data from or to RAM that the VM does not stage itself must lie in the data window:
      the engine would DMA wherever data_word points (on the SoC, over the firmware). */
   if (r.desc.data_source == FISRIG_DATA_RAM && !r.data_bytes &&
-      (uint64_t)r.desc.data_word + ram_bytes(&r.desc) > c->window)
+      (uint64_t)r.desc.data_word + fisrig_desc_ram_bytes(&r.desc) > c->window)
     return "RAW data in RAM outside the data window";
   return NULL;
 }

@@ -89,7 +89,7 @@ class Sequencer(Module):
         # A descriptor whose data in RAM would run past the data window: refused, whatever
         # the firmware (the VM checks its own; another could DMA over its own memory).
         # Its bytes: DMA 512 x COUNT, FPDMA 512 x FEATURES (0 is 65536), PIO a DRQ block a
-        # COUNT (at least one); as vm.c's ram_bytes.
+        # COUNT (at least one); as engine_if.h's fisrig_desc_ram_bytes.
         in_count, in_features = desc_field(in_raw, "count"), desc_field(in_raw, "features")
         in_sectors = Signal(17)
         self.comb += Case(in_protocol, {

@@ -245,6 +245,27 @@ static inline uint64_t fisrig_ticks_to_ns(uint64_t ticks) {
   return (ticks * FISRIG_TICK_NS_NUM + FISRIG_TICK_NS_DEN / 2) / FISRIG_TICK_NS_DEN;
 }
 
+/* Sectors a DMA or FPDMA descriptor moves (a count of 0 is 65536); 0 for other protocols. */
+static inline uint32_t fisrig_desc_dma_sectors(const struct fisrig_cmd_desc *d) {
+  uint32_t n;
+  switch (d->protocol) {
+    case FISRIG_PROTO_DMA_IN: case FISRIG_PROTO_DMA_OUT: n = d->count; break;
+    case FISRIG_PROTO_FPDMA_IN: case FISRIG_PROTO_FPDMA_OUT: n = d->features; break;
+    default: return 0;
+  }
+  return n ? n : 65536u;
+}
+
+/* Bytes a descriptor's data takes in RAM (data_source FISRIG_DATA_RAM, from data_word): its
+   DMA sectors, or for PIO its COUNT of DRQ blocks (at least the one IDENTIFY moves). The VM
+   keeps a program's data inside its window by it, and the engine refuses a descriptor past
+   the window by it (engine/sequencer.py counts the same in gateware). */
+static inline uint64_t fisrig_desc_ram_bytes(const struct fisrig_cmd_desc *d) {
+  if (d->protocol == FISRIG_PROTO_PIO_IN || d->protocol == FISRIG_PROTO_PIO_OUT)
+    return 512u * (uint64_t)(d->count ? d->count : 1u);
+  return 512u * (uint64_t)fisrig_desc_dma_sectors(d);
+}
+
 /* Layout checks that hold in C99 and C++ alike: a negative array size fails to build. */
 typedef char fisrig_desc_is_32_bytes[sizeof(struct fisrig_cmd_desc) == 32 ? 1 : -1];
 typedef char fisrig_cpl_is_80_bytes[sizeof(struct fisrig_cpl_record) == 80 ? 1 : -1];

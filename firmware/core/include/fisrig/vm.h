@@ -74,7 +74,6 @@ struct fisrig_vm_inflight {
   uint8_t used;
   uint8_t attempt;                /* 0: its first send */
   uint8_t retried;                /* retries its own failures spent (struct fisrig_op_policy) */
-  uint8_t requeued;               /* waiting in the VM's requeue list to go again */
 };
 
 struct fisrig_vm {
