@@ -86,6 +86,8 @@ class _Compiler:
         self.traces: dict = {}  # what a trace's entries came from -> (program offset, entries)
         self.power_loss: list[dict] = []
         self.policy_now = ("fail", 0, 0, 0)  # the VM's at a run's start
+        self.sampling = False  # the current sampler is on at this point of the program,
+        self.sample_period = 0  # every so many ticks
 
     def one_of(self, step: Step, key: str, value, valid) -> None:
         """A named choice: refused with the closest valid name and all of them (a value
@@ -155,6 +157,7 @@ class _Compiler:
 
     def cost(self, c: Cost) -> None:
         """An instruction's cost, with the marker its records carry (progress and estimate)."""
+        c.sample_period_ticks = self.sample_period if self.sampling else 0
         self.costs.append(c)
         self.cost_markers.append(self.markers[self.current])
 
@@ -307,6 +310,22 @@ class _Compiler:
             i = pins.index(name) if used else 0
             self.raw("power", pf.POWER_STAGE, features=pin, count=int(used),
                      timeout_ticks=offsets["off_ms"][i] if used else 0, data_word=offsets["on_ms"][i] if used else 0)
+
+    def do_current(self, step: Step) -> None:
+        """The drive's current sampled from here (engine_if.h FISRIG_POWER_SAMPLE) every
+        every_us (4 us, a power module's 250 kS/s, unless given), or no longer (on = false)."""
+        a = step.args
+        self.sampling = a.get("on", True)
+        if not self.sampling:
+            if "every_us" in a:
+                raise self.err(step, "every_us", "every_us is for a current step that turns sampling on")
+            self.raw("power", pf.POWER_SAMPLE, count=0)
+            return
+        us = a.get("every_us", pf.CURRENT_PERIOD_TICKS * 1e6 / pf.TICK_HZ)
+        if why := plan_mod.current_period_problem("every_us", us):
+            raise self.err(step, "every_us", why)
+        self.sample_period = int(round(us * pf.TICK_HZ / 1e6))
+        self.raw("power", pf.POWER_SAMPLE, count=1, timeout_ticks=self.sample_period)
 
     def do_power_cut_at(self, step: Step) -> None:
         a = step.args
@@ -696,10 +715,15 @@ class _Compiler:
             self.policy_now = want
 
     def run(self) -> Compiled:
-        for step in self.plan.steps:
+        for i, step in enumerate(self.plan.steps):
             self.mark(phase_label(step.label, self.current, step.do))
+            if self.plan.current_us > 0 and i == 0:  # the whole plan, from its first step's start
+                self.sampling, self.sample_period = True, int(round(self.plan.current_us * pf.TICK_HZ / 1e6))
+                self.raw("power", pf.POWER_SAMPLE, count=1, timeout_ticks=self.sample_period)
             self.policy(step)
             getattr(self, f"do_{step.do}")(step)
+        if self.sampling:  # what was taken since the last record goes out before the run ends
+            self.raw("power", pf.POWER_SAMPLE, count=0)
         size = sum(map(len, self.ops)) + 64  # the header and the END instruction, with room
         if size > limits.top("program_bytes"):
             raise PlanError(self.plan.source, None, f"the program would be {size} bytes; its size field "

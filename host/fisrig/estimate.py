@@ -38,6 +38,7 @@ class Cost:
     timed_ticks: int = 0      # a workload stopped by time: commands unknown until it runs
     bytes_per_cmd: float = 0  # its mean wire bytes a command (for the link bound)
     idle_ticks: int = 0
+    sample_period_ticks: int = 0  # the current sampler runs through it, every so many ticks
 
 
 @dataclass
@@ -87,6 +88,9 @@ def of(costs: list[Cost], program_bytes: int) -> Estimate:
     timed = sum(c.timed_ticks / pf.TICK_HZ * LINK_BYTES_PER_S / c.bytes_per_cmd
                 for c in costs if c.timed_ticks)
     extra = sum(c.extra_records for c in costs) + 1  # the END record
+    # The current sampler's records, 30 samples each, over the steps' least simulated time.
+    extra += round(sum((c.timed_ticks + c.idle_ticks + c.data_bytes / LINK_BYTES_PER_S * pf.TICK_HZ)
+                       / (pf.CURRENT_SAMPLES * c.sample_period_ticks) for c in costs if c.sample_period_ticks))
     records, records_max = round(counted) + extra, round(counted + timed) + extra
 
     def disk(n: int) -> int:

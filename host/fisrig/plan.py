@@ -51,6 +51,7 @@ STEP_KEYS: dict[str, dict[str, Any]] = {
     "power_on": {},
     "power_cut_at": {"event": str, "count": int, "delay_us": _NUM},
     "rails": {"pins": list, "off_ms": list, "on_ms": list},
+    "current": {"on": bool, "every_us": _NUM},
     "comreset": {},
     "power_loss": {"cycles": int, "cut_in": str, "event": str, "count": int, "delay_ticks": int,
                    "delay_ticks_to": int, "delay_ns": _NUM, "delay_ns_to": _NUM, "queue_depth": int,
@@ -71,7 +72,7 @@ MAX_RETRIES = pf.MAX_RETRIES  # the attempt fits the record's detail bits
 for _kind in ("sweep", "fill", "workload", "replay", "pts_iops"):
     STEP_KEYS[_kind].update(POLICY_KEYS)
 PLAN_KEYS = {"name": str, "description": str, "profile": str, "seed": int, "data": str, "compress_pct": int,
-             **POLICY_KEYS}
+             "current_us": _NUM, **POLICY_KEYS}
 
 
 @dataclass
@@ -96,6 +97,7 @@ class Plan:
     retries: int | None = None  # `timeout_ms`: each generated command's, `link_timeout_ms`: a
     timeout_ms: float = 0       # lost link's wait; 0 the engine's 30 s)
     link_timeout_ms: float = 0
+    current_us: float = 0     # the drive's current sampled every current_us us, the whole plan (0: not)
     source: str = "<plan>"
     lines: dict[tuple, int] = field(default_factory=dict)
 
@@ -188,14 +190,15 @@ def from_dict(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None 
             raise PlanError(source, where, f"[plan]: {key} = {problem}")
     name = head.get("name", Path(source).stem)
     _check_name(name, source, lines.get(("plan", 0, "name")))
-    for key in ("data", "compress_pct", *POLICY_KEYS):
+    for key in ("data", "compress_pct", "current_us", *POLICY_KEYS):
         if key in head and (why := _setting_problem(key, head[key])):
             raise PlanError(source, lines.get(("plan", 0, key)), f"[plan]: {why}")
     plan = Plan(name=name, steps=[], source=source, lines=lines,
                 description=head.get("description", ""), profile=head.get("profile", "consumer-256gb"),
                 seed=head.get("seed", 1), data=head.get("data", "stamp"), compress_pct=head.get("compress_pct", 100),
                 on_error=head.get("on_error", "fail"), retries=head.get("retries"),
-                timeout_ms=head.get("timeout_ms", 0), link_timeout_ms=head.get("link_timeout_ms", 0))
+                timeout_ms=head.get("timeout_ms", 0), link_timeout_ms=head.get("link_timeout_ms", 0),
+                current_us=head.get("current_us", 0))
     steps = data.get("step")
     if not steps:
         raise PlanError(source, None, "the plan has no [[step]]")
@@ -234,9 +237,28 @@ def from_dict(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None 
 DATA_SOURCES = ("stamp", "zeros", "lfsr")
 
 
+# The current sampler's shortest period: the current pins convert every 0.85 us (sim/device
+# pins.h), so a faster sampler would read each conversion again.
+CURRENT_MIN_US = 1
+
+
+def current_period_problem(key: str, value: Any) -> str | None:
+    """What is wrong with a current sampling period in us (the plan's `current_us`, 0 for
+    none, or a `current` step's `every_us`), or None."""
+    if key == "current_us" and value == 0:
+        return None
+    if not CURRENT_MIN_US <= value or value * pf.TICK_HZ / 1e6 >= 1 << 32:
+        return (f"{key} = {value:g}: the current is sampled every {CURRENT_MIN_US} us at the fastest and "
+                f"{((1 << 32) - 1) / pf.TICK_HZ:.1f} s at the slowest"
+                + (" (0: not sampled)" if key == "current_us" else ""))
+    return None
+
+
 def _setting_problem(key: str, value: Any) -> str | None:
-    """What is wrong with a plan-wide `data` or `compress_pct` (what writes carry) or one of
-    the error policy's POLICY_KEYS, or None."""
+    """What is wrong with a plan-wide `data` or `compress_pct` (what writes carry),
+    `current_us` or one of the error policy's POLICY_KEYS, or None."""
+    if key == "current_us":
+        return current_period_problem(key, value)
     if key == "data" and value not in DATA_SOURCES:
         return f"data = {value!r} is not valid {closest(value, DATA_SOURCES)}"
     if key == "compress_pct" and not 0 <= value <= 100:
@@ -279,7 +301,7 @@ def with_settings(plan: Plan, settings: list[str]) -> Plan:
             raise InputError(where, f"{key} = {problem}")
         if key == "name":
             _check_name(parsed, where, None)
-        if key in ("data", "compress_pct", *POLICY_KEYS) and (why := _setting_problem(key, parsed)):
+        if key in ("data", "compress_pct", "current_us", *POLICY_KEYS) and (why := _setting_problem(key, parsed)):
             raise InputError(where, why)
         setattr(plan, key, parsed)
     return plan

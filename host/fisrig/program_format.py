@@ -64,7 +64,8 @@ PATTERN = {name: i for i, name in enumerate(_names("fisrig_pattern", "FISRIG_PAT
 # enum fisrig_power_op / fisrig_fis_event / fisrig_link_op
 POWER_OFF, POWER_ON, POWER_OFF_AT_EVENT = _c.FISRIG_POWER_OFF, _c.FISRIG_POWER_ON, _c.FISRIG_POWER_OFF_AT_EVENT
 FIS_EVENT = {m[len("FISRIG_EVENT_"):].lower(): getattr(_c, m) for m in _c.ENUMS["fisrig_fis_event"]}
-POWER_STAGE = _c.FISRIG_POWER_STAGE
+POWER_STAGE, POWER_SAMPLE = _c.FISRIG_POWER_STAGE, _c.FISRIG_POWER_SAMPLE
+CURRENT_PERIOD_TICKS, CURRENT_SAMPLES = _c.FISRIG_CURRENT_PERIOD_TICKS, _c.FISRIG_CURRENT_SAMPLES
 # The rig's power pins by the names plans give them (enum fisrig_power_pin: "3v3", "5v",
 # "12v", "p3").
 POWER_PINS = {m[len("FISRIG_PIN_"):].lower(): getattr(_c, m) for m in _c.ENUMS["fisrig_power_pin"]}
@@ -200,6 +201,9 @@ def program(ops: list[bytes], drive_sectors: int) -> bytes:
 
 # struct fisrig_run_record: the completion record (its LBA as d2h_lba) plus what the command was.
 RECORD_DTYPE = _dtype("fisrig_run_record", {"cpl.lba": "d2h_lba"})
+# struct fisrig_current_record, what a CURRENT record's cpl holds
+CURRENT_DTYPE = _dtype("fisrig_current_record", {})
+RECORD_CURRENT = _c.FISRIG_RECORD_CURRENT
 # struct fisrig_records_file_header, records.bin's start
 RECORDS_HEADER = struct.Struct("<IIII")
 assert RECORDS_HEADER.size == _c.SIZES["fisrig_records_file_header"]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from . import html_report, phase_stats, plots, power_report, pts
+from . import current, current_plot, html_report, phase_stats, plots, power_report, pts
 from .phase_stats import PhaseStats
 from .plots import caption  # noqa: F401 - a run's caption, as callers know it
 
@@ -66,6 +66,7 @@ def headline(ph: list[PhaseStats]) -> list[str]:
 # A run's charts, in the order report.html shows them.
 PLOTS = {"iops_per_100k.png": plots.plot_iops, "mbps_across_lba.png": plots.plot_lba_mbps,
          "latency_percentiles.png": plots.plot_latency, "latency_over_time.png": plots.plot_latency_time,
+         "current_over_time.png": current_plot.plot_current_time,
          "transfer_sizes.png": plots.plot_sizes, "fill_times.png": plots.plot_fill_times}
 
 
@@ -98,5 +99,6 @@ def write_html(run_dir: Path, meta: dict, phases: list[PhaseStats], paths: list[
         status = str(meta.get("status", "unknown"))
     out = run_dir / HTML
     out.write_text(html_report.run_page(meta, phases, paths, status, caption(meta),
-                                        power_report.html_section(run_dir)), encoding="utf-8")
+                                        power_report.html_section(run_dir) + current.html_section(run_dir)),
+                   encoding="utf-8")
     return out

@@ -1,5 +1,6 @@
-"""A run's results in open formats: records.parquet (one row per command), run.json (what
-ran, on what), and summary.json (fio's own json+ layout, one job per marked phase, with
+"""A run's results in open formats: records.parquet (one row per command), current.parquet
+(the drive's current, when the plan sampled it: current.py), run.json (what ran, on what),
+and summary.json (fio's own json+ layout, one job per marked phase, with
 latency bins, so fio's tools such as fio_jsonplus_clat2csv read it).
 
 The target streams raw records to records.bin as they come; records.parquet is made from
@@ -18,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import program_format as pf
+from .current import CurrentStream
 
 SCHEMA_VERSION = 2  # 2: lbas and data_dwords columns, results data_crc and length
 RAW = "records.bin"
@@ -55,6 +57,14 @@ def ticks_to_ns(ticks: np.ndarray) -> np.ndarray:
     return ns.astype(np.int64)
 
 
+def marker_dictionary(markers: dict[int, str]):
+    """Records' marker codes -> the phase names' dictionary column (an unnamed marker shows
+    as the last name)."""
+    top = max(list(markers) + [0])
+    names = [markers.get(m, str(m)) for m in range(top + 1)]
+    return lambda codes: _dictionary(np.minimum(codes, top), names)
+
+
 def to_table(rec: np.ndarray, markers: dict[int, str]) -> pa.Table:
     """One row per record; times in ns on the rig's clock (0 where a phase did not happen)."""
     # d2h_lba is the D2H's 48-bit LBA as 6 little-endian bytes: widened to 8 in place
@@ -63,11 +73,8 @@ def to_table(rec: np.ndarray, markers: dict[int, str]) -> pa.Table:
     d2h_bytes[:, :6] = np.frombuffer(np.ascontiguousarray(rec["d2h_lba"]).tobytes(),
                                      dtype=np.uint8).reshape(-1, 6)
     d2h = d2h_bytes.view("<u8").reshape(-1)
-    top = max(list(markers) + [0])
-    marker_names = [markers.get(m, str(m)) for m in range(top + 1)]
-    marker_codes = np.minimum(rec["marker"], top)  # an unnamed marker shows as the last name
     cols = {
-        "marker": _dictionary(marker_codes, marker_names),
+        "marker": marker_dictionary(markers)(rec["marker"]),
         "kind": _dictionary(np.minimum(rec["kind"], len(pf.RECORD_KINDS) - 1), pf.RECORD_KINDS),
         "command": rec["command"], "protocol": rec["protocol"], "tag": rec["slot"],
         "result": _dictionary(np.minimum(rec["result"], len(pf.RESULTS) - 1), pf.RESULTS),
@@ -149,6 +156,7 @@ class ParquetStream:
         self._torn = b""  # the start of a record whose rest comes with the next bytes
         self.rows = 0
         self._written = np.zeros(len(CHECKED), dtype=np.uint64)
+        self.current = CurrentStream(run_dir, markers)
 
     def take(self, raw) -> None:
         """Records to add: an array of them, or bytes as the target wrote them."""
@@ -161,6 +169,12 @@ class ParquetStream:
             rec = raw
         if not len(rec):
             return
+        sampled = rec["kind"] == pf.RECORD_CURRENT
+        if sampled.any():  # the current sampler's go to current.parquet
+            self.current.take(rec[sampled])
+            rec = rec[~sampled]
+            if not len(rec):
+                return
         self._pending.append(rec)
         self._pending_rows += len(rec)
         if self._pending_rows >= self.chunk:
@@ -186,18 +200,21 @@ class ParquetStream:
             self._pending, self._pending_rows = [], 0
         self._writer.close()
         back = pq.read_table(self.tmp, columns=list(CHECKED))
-        if back.num_rows != self.rows or self.rows != expected_rows or \
+        if back.num_rows != self.rows or self.rows + self.current.records != expected_rows or \
                 _sums(back) != [int(v) for v in self._written]:
             self.tmp.unlink()
+            self.current.abandon()
             raise ParquetCheckError(f"{self.run_dir / PARQUET}: read back {back.num_rows} rows of the "
                                     f"{self.rows} written ({expected_rows} recorded), or other values; "
                                     f"{RAW} is kept")
         self.tmp.replace(self.run_dir / PARQUET)
+        self.current.finish()
         return self.rows
 
     def abandon(self) -> None:
         self._writer.close()
         self.tmp.unlink(missing_ok=True)
+        self.current.abandon()
 
 
 def write_parquet(run_dir: Path, markers: dict[int, str], chunk: int = 1 << 20) -> int:

@@ -12,7 +12,7 @@ from . import plan as plan_mod
 from . import program_format as pf
 from . import drive_catalog
 from . import estimate as estimate_mod
-from . import phase_stats, pts, report, results, run_state
+from . import current, phase_stats, pts, report, results, run_state
 from .compile import compile_plan
 from .errors import InputError
 from .targets import identify_fields, make_target
@@ -66,7 +66,8 @@ def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = No
 
 # What a run leaves in its directory; --force replaces these and nothing else.
 RUN_FILES = ("program.bin", results.RAW, results.PARQUET, results.PARQUET + ".tmp", results.RUN_JSON,
-             results.SUMMARY, "console.log", pts.JSON, report.HTML, "verdicts.parquet", "power.json")
+             results.SUMMARY, "console.log", pts.JSON, report.HTML, "verdicts.parquet", "power.json",
+             current.CURRENT, current.CURRENT + ".tmp", current.WINDOWS)
 
 
 def check_out(out: Path, force: bool) -> list[str]:
@@ -239,5 +240,8 @@ def rebuild(run_dir: Path, keep_raw: bool = True):
     check_report_fits(run_dir, pq.ParquetFile(run_dir / results.PARQUET).metadata.num_rows)
     table = pq.read_table(run_dir / results.PARQUET, columns=report.REPORT_COLUMNS)
     phases = phase_stats.compute(table, meta)  # one computation for summary.json and the headline
-    results.write_json(run_dir / results.SUMMARY, results.fio_summary(table, meta, phases))
+    summary = results.fio_summary(table, meta, phases)
+    if sampled := current.summary(run_dir):
+        summary["fisrig"]["current"] = sampled
+    results.write_json(run_dir / results.SUMMARY, summary)
     return report.make_report(run_dir, table, meta, phases)

@@ -41,7 +41,8 @@ RESULT_REFUSED = _c.FISRIG_RESULT_REFUSED
 RESULT_DATA_CRC, RESULT_LENGTH = _c.FISRIG_RESULT_DATA_CRC, _c.FISRIG_RESULT_LENGTH
 
 POWER_OFF, POWER_ON, POWER_OFF_AT_EVENT = _c.FISRIG_POWER_OFF, _c.FISRIG_POWER_ON, _c.FISRIG_POWER_OFF_AT_EVENT
-POWER_STAGE = _c.FISRIG_POWER_STAGE
+POWER_STAGE, POWER_SAMPLE = _c.FISRIG_POWER_STAGE, _c.FISRIG_POWER_SAMPLE
+CURRENT_PERIOD_TICKS, CURRENT_SAMPLES = _c.FISRIG_CURRENT_PERIOD_TICKS, _c.FISRIG_CURRENT_SAMPLES
 # The power pins (enum fisrig_power_pin): bit 1 << pin of the pins the rig drives.
 PIN_3V3, PIN_5V, PIN_12V, PIN_P3 = _c.FISRIG_PIN_3V3, _c.FISRIG_PIN_5V, _c.FISRIG_PIN_12V, _c.FISRIG_PIN_P3
 PINS = 4
@@ -53,7 +54,7 @@ EVENT_DATA, EVENT_DMA_SETUP, EVENT_TIME = _c.FISRIG_EVENT_DATA, _c.FISRIG_EVENT_
 USER_TAG_EVENT = _c.FISRIG_USER_TAG_EVENT
 # An engine event record's slot field says what happened.
 EV_POWER_CUT, EV_LINK_DOWN = _c.FISRIG_EVENT_REC_POWER_CUT, _c.FISRIG_EVENT_REC_LINK_DOWN
-EV_LINK_UP = _c.FISRIG_EVENT_REC_LINK_UP
+EV_LINK_UP, EV_CURRENT = _c.FISRIG_EVENT_REC_LINK_UP, _c.FISRIG_EVENT_REC_CURRENT
 
 
 def desc_field(raw, name):
@@ -72,6 +73,19 @@ def pack_desc(**kw):
 
 def unpack_cpl(b):
     return {name: int.from_bytes(b[off:off + n], "little") for name, (off, n) in CPL_FIELDS.items()}
+
+
+CURRENT_FIELDS = {name: (off, n) for name, (off, n, _) in _c.FIELDS["fisrig_current_record"].items()}
+
+
+def unpack_current(b):
+    """A current sampler's record (struct fisrig_current_record): its samples in mA, the
+    tick of the first, the period between them and the records dropped before it."""
+    f = CURRENT_FIELDS
+    get = lambda name: int.from_bytes(b[f[name][0]:f[name][0] + f[name][1]], "little")
+    at = f["ma"][0]
+    return {"ma": [int.from_bytes(b[at + 2 * i:at + 2 * i + 2], "little") for i in range(get("samples"))],
+            "ts_first": get("ts_first"), "period_ticks": get("period_ticks"), "dropped": get("dropped")}
 
 
 def unpack_cut(b):

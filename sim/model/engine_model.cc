@@ -498,7 +498,9 @@ void EngineModel::power(const fisrig_cmd_desc& d) {
         r.ts_status = now_ticks();
         break;
       }
-      drive_.power_on(power_back_at(now_));
+      sample_through(now_);
+      sampler_.dark_until = power_back_at(now_);  // the pins it runs on come on then
+      drive_.power_on(sampler_.dark_until);
       r.ts_status = ns_to_ticks(drive_.ready_at());  // link up, signature received
       if (drive_.ready_at() > now_ + ticks_to_ns(timeout_ticks_of(d))) {
         // Not back within the descriptor's timeout: as the gateware's slot, TIMEOUT then.
@@ -535,10 +537,75 @@ void EngineModel::power(const fisrig_cmd_desc& d) {
       }
       r.ts_status = now_ticks();
       break;
+    case FISRIG_POWER_SAMPLE:
+      sample(d, r);
+      break;
     default:
       r.result = FISRIG_RESULT_REFUSED;
   }
   complete(0, r);
+}
+
+// ---- the current sampler ----
+
+void EngineModel::sample(const fisrig_cmd_desc& d, fisrig_cpl_record& r) {
+  r.ts_status = now_ticks();
+  if (d.count > 1) {
+    r.result = FISRIG_RESULT_REFUSED;
+    return;
+  }
+  // What was taken before this tick goes out first, as the gateware's stop or restart
+  // flushes it (a sample due on this very tick is the restart's first, or not taken).
+  if (sampler_.on) {
+    sample_through(ticks_to_ns(now_ticks()) - 1);
+    if (sampler_.taken) write_current_record();
+  }
+  sampler_.on = d.count == 1;
+  sampler_.period = d.timeout_ticks ? d.timeout_ticks : FISRIG_CURRENT_PERIOD_TICKS;
+  sampler_.first_tick = now_ticks();
+  sampler_.taken = 0;
+  if (sampler_.on) drive_.current_ma(now_);  // the drive keeps its NAND activity from here on
+}
+
+void EngineModel::sample_through(SimTime t) {
+  if (!sampler_.on) return;
+  for (;;) {
+    uint64_t tick = sampler_.first_tick + sampler_.taken * sampler_.period;
+    SimTime at = ticks_to_ns(tick);
+    if (at > t) return;
+    double ma = 0;
+    if (at >= sampler_.dark_until) {
+      drive_.idle_until(at);
+      ma = drive_.current_ma(at);
+    }
+    sampler_.ma[sampler_.taken++] = uint16_t(ma >= 65535 ? 65535 : ma + 0.5);
+    if (sampler_.taken == FISRIG_CURRENT_SAMPLES) write_current_record();
+  }
+}
+
+void EngineModel::write_current_record() {
+  fisrig_current_record c{};
+  c.user_tag = FISRIG_USER_TAG_EVENT;
+  c.slot = FISRIG_EVENT_REC_CURRENT;
+  c.result = FISRIG_RESULT_OK;
+  c.samples = uint8_t(sampler_.taken);
+  std::copy(sampler_.ma, sampler_.ma + sampler_.taken, c.ma);
+  c.period_ticks = uint32_t(sampler_.period);
+  c.ts_first = sampler_.first_tick;
+  sampler_.first_tick += sampler_.taken * sampler_.period;
+  sampler_.taken = 0;
+  // A full ring drops the record, as the gateware's sampler does when the ring stays full:
+  // the next one says so.
+  if (cq_tail_ - cq_head_ >= kCqEntries) {
+    if (sampler_.dropped != 255) ++sampler_.dropped;
+    return;
+  }
+  c.dropped = sampler_.dropped;
+  sampler_.dropped = 0;
+  fisrig_cpl_record r;
+  static_assert(sizeof r == sizeof c, "engine_if.h");
+  std::memcpy(&r, &c, sizeof r);
+  cq_[cq_tail_++ & (kCqEntries - 1)] = r;
 }
 
 void EngineModel::link(const fisrig_cmd_desc& d) {
@@ -618,6 +685,7 @@ void EngineModel::off_edge(SimTime t) {
     loss_at_ = at;  // the drive runs on, and the link with it, until then
     return;
   }
+  sample_through(t);
   lose_outstanding(t, FISRIG_RESULT_LINK_LOST);
   drive_.power_off(t);
 }
@@ -634,7 +702,10 @@ SimTime EngineModel::power_back_at(SimTime t) const {
 // Handles the earliest event (at `next`): one at a time, so that the VM reaps and refills
 // the queue between completions as the firmware does.
 void EngineModel::process_next_event(SimTime next) {
-  if (next == armed_.cut_at) {
+  if (next == next_current_record()) {
+    now_ = std::max(now_, next);
+    sample_through(next);
+  } else if (next == armed_.cut_at) {
     cut_if_due(next);
   } else if (next == drive_.link_drop_at()) {
     // The drive reset its port (link_drop_after_commands): the link falls, what was in
@@ -647,6 +718,7 @@ void EngineModel::process_next_event(SimTime next) {
     // A staged off edge reached a pin the drive runs on.
     now_ = std::max(now_, next);
     loss_at_ = drive::kNever;
+    sample_through(next);
     lose_outstanding(next, FISRIG_RESULT_LINK_LOST);
     drive_.power_off(next);
   } else if (next == next_due()) {
@@ -695,7 +767,7 @@ void EngineModel::process_next_event(SimTime next) {
 void EngineModel::wait(uint64_t until_ticks) {
   SimTime target = ticks_to_ns(until_ticks);
   SimTime next = std::min({drive_.next_completion_time(), next_deadline(), armed_.cut_at, next_due(), loss_at_,
-                           drive_.link_drop_at()});
+                           drive_.link_drop_at(), next_current_record()});
   if (next <= target) {
     process_next_event(next);
     return;

@@ -57,6 +57,7 @@ void clock_device(void* dev, Top& top, fisrig_pins_out& out, bool trace, uint64_
   top.rx_idle = out.rx_idle;
   top.rx_cominit = out.rx_cominit;
   top.rx_comwake = out.rx_comwake;
+  top.current_ma = out.current_ma;
 }
 
 }  // namespace fisrig::rtl

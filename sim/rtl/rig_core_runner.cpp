@@ -42,8 +42,9 @@
 namespace {
 
 struct Item {
-  enum Kind { DESC, WAIT } kind;
+  enum Kind { DESC, WAIT, HOLD } kind;
   fisrig_cmd_desc desc;
+  uint64_t cycles = 0;  // HOLD: the record port is held this long (a host that takes none)
 };
 
 struct Script {
@@ -84,6 +85,10 @@ bool read_script(const char* path, Script& s, std::string& why) {
       s.items.push_back(it);
     } else if (word == "wait") {
       s.items.push_back(Item{Item::WAIT, {}});
+    } else if (word == "hold_records") {
+      Item it{Item::HOLD, {}};
+      ok = bool(f >> it.cycles);
+      s.items.push_back(it);
     } else if (word == "ram") {
       uint32_t at;
       std::string hex;
@@ -184,9 +189,15 @@ int main(int argc, char** argv) {
   // Where the CPU gives no counter, bench_rtl.py runs this under callgrind, collecting from
   // here to the read below only (a no-op outside valgrind).
   CALLGRIND_TOGGLE_COLLECT;
+  uint64_t hold_until = 0;
   for (; cycle < script.max_cycles; ++cycle) {
     while (!script.items.empty() && script.items.front().kind == Item::WAIT && completed == submitted)
       script.items.pop_front();
+    if (!script.items.empty() && script.items.front().kind == Item::HOLD) {
+      hold_until = cycle + script.items.front().cycles;
+      script.items.pop_front();
+    }
+    top.cpl_ready = cycle >= hold_until;
     if (script.items.empty() && completed == submitted) break;
     if (cycle == 10) top.sys_rst = 0;
     bool offer = cycle > 10 && !script.items.empty() && script.items.front().kind == Item::DESC;
@@ -202,8 +213,9 @@ int main(int argc, char** argv) {
     bool read_taken = top.ram_rd_data_valid && top.ram_rd_data_ready;
     bool read_asked = top.ram_rd_addr_valid;
     uint32_t read_addr = top.ram_rd_addr_address;
-    if (top.cpl_valid) rec.push_back(top.cpl_data);
-    bool rec_done = top.cpl_valid && top.cpl_last;
+    bool rec_taken = top.cpl_valid && top.cpl_ready;
+    if (rec_taken) rec.push_back(top.cpl_data);
+    bool rec_done = rec_taken && top.cpl_last;
     if (top.ram_wr_valid && top.ram_wr_ready) {
       if (top.ram_wr_address < ram.size()) ram[top.ram_wr_address] = top.ram_wr_data;
       else ++ram_out_of_range;
@@ -249,6 +261,7 @@ int main(int argc, char** argv) {
   std::printf("now_minus_cycle %lld\n", (long long)(top.now - cycle));
   // Frames whose wire-tap record was missing or another frame's (wire_tap.py): 0.
   std::printf("tap_mismatch %u\n", (unsigned)top.tap_mismatch);
+  std::printf("current_lost %u\n", (unsigned)top.current_lost);
   fisrig_device_stats(dev, stdout);
   fisrig_device_free(dev);
   bool finished = script.items.empty() && completed == submitted;

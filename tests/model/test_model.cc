@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -556,6 +557,120 @@ TEST(ModelPower, PowerOffDisarmsACutNotYetFired) {
   ASSERT_EQ(r.status, FISRIG_VM_DONE) << (r.error_text ? r.error_text : "");
   for (const auto& x : r.records) EXPECT_NE(x.cpl.user_tag, FISRIG_USER_TAG_EVENT) << "a cut fired";
   EXPECT_EQ(d.stats().power_cycles, 1u);
+}
+
+// The current sampler (FISRIG_POWER_SAMPLE), as the gateware's (tests/rtl/test_rig_core.py,
+// test_the_current_sampler_takes_every_period_from_its_start_to_its_stop): a sample every
+// period from the descriptor's tick, 30 to a record and no gap between records; the idle
+// draw while nothing runs, more while the flush programs NAND, 0 once the rails are off;
+// the stop sends what was taken since the last record.
+struct Samples {
+  std::vector<std::pair<uint64_t, uint16_t>> at;  // (tick, mA)
+  std::vector<fisrig_current_record> records;
+};
+Samples samples_of(const ModelRun& r) {
+  Samples s;
+  for (const auto& x : r.records) {
+    if (x.kind != FISRIG_RECORD_CURRENT) continue;
+    fisrig_current_record c;
+    std::memcpy(&c, &x.cpl, sizeof c);
+    s.records.push_back(c);
+    for (uint32_t i = 0; i < c.samples; ++i) s.at.emplace_back(c.ts_first + i * c.period_ticks, c.ma[i]);
+  }
+  return s;
+}
+
+TEST(ModelEngine, CurrentSamplerTakesEveryPeriodFromItsStart) {
+  drive::Drive d(tiny());
+  ProgramBuilder p(d.user_sectors());
+  fisrig_cmd_desc start = ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_SAMPLE, 0, 1);
+  start.timeout_ticks = 150;
+  p.raw(start, ProgramBuilder::ok());
+  p.idle_ticks(3000);
+  p.workload(ProgramBuilder::random_4k(8, true, 0, 64, 1 << 16));
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_NON_DATA, 0xEA, 0, 0), ProgramBuilder::ok());  // FLUSH
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_OFF, 0, 0), ProgramBuilder::ok());
+  p.idle_ticks(3000);
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_SAMPLE, 0, 0), ProgramBuilder::ok());
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << (r.error_text ? r.error_text : "");
+  std::vector<fisrig_run_record> power;
+  const fisrig_run_record* flush = nullptr;
+  for (const auto& x : r.records) {
+    if (x.kind == FISRIG_RECORD_POWER) power.push_back(x);
+    if (x.kind == FISRIG_RECORD_COMMAND && x.command == 0xEA) flush = &x;
+  }
+  ASSERT_EQ(power.size(), 3u);
+  ASSERT_NE(flush, nullptr);
+  Samples s = samples_of(r);
+  ASSERT_GT(s.records.size(), 2u);
+  EXPECT_EQ(s.records[0].ts_first, power[0].cpl.ts_submit);
+  for (size_t i = 0; i + 1 < s.records.size(); ++i) {
+    EXPECT_EQ(s.records[i].samples, FISRIG_CURRENT_SAMPLES);
+    EXPECT_EQ(s.records[i + 1].ts_first, s.records[i].ts_first + FISRIG_CURRENT_SAMPLES * 150);
+  }
+  uint64_t stop = power[2].cpl.ts_submit, off = power[1].cpl.ts_submit;
+  EXPECT_LE(s.at.back().first, stop);
+  EXPECT_GT(s.at.back().first + 150, stop);
+  uint16_t busiest = 0;
+  size_t idle = 0, unpowered = 0;
+  for (auto [tick, ma] : s.at) {
+    if (tick < power[0].cpl.ts_submit + 3000) {
+      EXPECT_EQ(ma, 60) << tick;  // tiny-1gb's idle draw
+      ++idle;
+    }
+    if (tick >= flush->cpl.ts_submit && tick < flush->cpl.ts_status) busiest = std::max(busiest, ma);
+    if (tick >= off) {
+      EXPECT_EQ(ma, 0) << tick;
+      ++unpowered;
+    }
+  }
+  EXPECT_EQ(idle, 20u);
+  EXPECT_GT(unpowered, 15u);
+  EXPECT_GT(busiest, 60);
+}
+
+// A long idle with the sampler on: the VM takes the records as they come (the completion
+// ring holds 1,024; a second makes 8,334), so none is lost and none is late.
+TEST(ModelEngine, CurrentSamplesOfALongIdleAreAllKept) {
+  drive::Drive d(tiny());
+  ProgramBuilder p(d.user_sectors());
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_SAMPLE, 0, 1), ProgramBuilder::ok());
+  p.idle_ticks(FISRIG_TICK_HZ);
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_SAMPLE, 0, 0), ProgramBuilder::ok());
+  ModelRun r = run(d, p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << (r.error_text ? r.error_text : "");
+  Samples s = samples_of(r);
+  // The stop comes on the tick a sample would: it takes none there, as the gateware's.
+  ASSERT_EQ(s.at.size(), FISRIG_TICK_HZ / FISRIG_CURRENT_PERIOD_TICKS);
+  for (size_t i = 1; i < s.at.size(); ++i) ASSERT_EQ(s.at[i].first, s.at[i - 1].first + FISRIG_CURRENT_PERIOD_TICKS);
+}
+
+// A completion ring nobody takes from: the sampler's records fill it, and those with no room
+// are dropped, as the gateware's are; the first record after room is made says how many,
+// and the ticks' gap is exactly their samples.
+TEST(ModelEngine, CurrentRecordsWithNoRoomAreDroppedAndSaidSo) {
+  drive::Drive d(tiny());
+  model::EngineModel engine(d);
+  fisrig_engine_ops ops = engine.ops();
+  ops.sq[0] = ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_SAMPLE, 0, 1);
+  ops.doorbell(ops.ctx, 1);
+  uint64_t period = FISRIG_CURRENT_PERIOD_TICKS, per_record = FISRIG_CURRENT_SAMPLES * period;
+  // Records for 1,024 slots (the sampler's start's own included) and 10 more.
+  uint64_t until = (ops.cq_entries + 10) * per_record;
+  while (ops.now(ops.ctx) < until) ops.wait(ops.ctx, until);
+  ASSERT_EQ(ops.cq_tail(ops.ctx), ops.cq_entries);
+  ops.cq_consumed(ops.ctx, ops.cq_entries);  // the ring taken at last
+  until += 2 * per_record;
+  while (ops.now(ops.ctx) < until) ops.wait(ops.ctx, until);
+  ASSERT_GT(ops.cq_tail(ops.ctx), ops.cq_entries);
+  fisrig_current_record last, next;
+  std::memcpy(&last, &ops.cq[(ops.cq_entries - 1) & (ops.cq_entries - 1)], sizeof last);
+  std::memcpy(&next, &ops.cq[ops.cq_entries & (ops.cq_entries - 1)], sizeof next);
+  EXPECT_EQ(last.dropped, 0);
+  ASSERT_EQ(next.slot, FISRIG_EVENT_REC_CURRENT);
+  EXPECT_GE(next.dropped, 10);
+  EXPECT_EQ(next.ts_first - last.ts_first, (1u + next.dropped) * per_record);
 }
 
 // A drive that stops answering: the engine's per-slot timeout ends the command, the run

@@ -7,6 +7,7 @@ from fisrig_hw.descriptor import *
 SEND_FPDMA = 0x64
 READ_DMA_EXT, WRITE_DMA_EXT, DSM, FLUSH_EXT, IDENTIFY = 0x25, 0x35, 0x06, 0xEA, 0xEC
 STATUS_ERR, ERROR_ABRT, ERROR_ICRC = 0x01, 0x04, 0x80
+FISRIG_CURRENT_PIN_CYCLES = 128  # sim/device pins.h
 PHASE_ORDER = ["ts_submit", "ts_h2d", "ts_accept", "ts_setup", "ts_data_first", "ts_data_last",
                "ts_status"]
 
@@ -192,6 +193,72 @@ def test_power_cut_at_a_time_falls_its_delay_after_the_arming(rig_exe):
     assert len(cuts) == 1
     assert cuts[0]["ts_status"] == run.commands[2]["ts_submit"] + 30001
     assert any(run.commands[100 + i]["result"] == RESULT_LINK_LOST for i in range(8))
+
+
+def current_records(run):
+    return [e for e in run.events if e["slot"] == EV_CURRENT]
+
+
+def test_the_current_sampler_takes_every_period_from_its_start_to_its_stop(rig_exe):
+    """POWER SAMPLE (engine_if.h): a sample every period from the descriptor's tick, 30 to
+    a record, records without a gap; the drive's idle draw (tiny-1gb: 60 mA) while nothing
+    runs, more while its flush programs NAND, 0 once a POWER OFF has taken its rails (within
+    the current pins' conversion time, pins.h); a stop sends what was taken since the last
+    record. The model target's sampler is held to the same in tests/model/test_model.cc
+    (ModelEngine.CurrentSamplerTakesEveryPeriodFromItsStart)."""
+    period = 150
+    s = link_up()
+    s.desc(PROTO_POWER, POWER_SAMPLE, user_tag=2, count=1, timeout_ticks=period).wait()
+    for i in range(8):
+        queued(s, True, 4096 + 64 * i, 64, 100 + i, word=5)
+    s.wait().desc(PROTO_NON_DATA, FLUSH_EXT, user_tag=3).wait()
+    s.desc(PROTO_POWER, POWER_OFF, user_tag=4).wait()
+    s.desc(PROTO_LINK, LINK_COMRESET, user_tag=6, timeout_ticks=3000).wait()  # 20 us unanswered
+    s.desc(PROTO_POWER, POWER_SAMPLE, user_tag=5, count=0).wait()
+    run = run_rig(rig_exe, s)
+    assert run.returncode == 0, run.output
+    recs = current_records(run)
+    assert recs and all(r["current"]["period_ticks"] == period for r in recs)
+    start, stop = run.commands[2], run.commands[5]
+    assert start["result"] == stop["result"] == RESULT_OK
+    assert recs[0]["current"]["ts_first"] == start["ts_submit"]
+    for a, b in zip(recs, recs[1:]):
+        assert len(a["current"]["ma"]) == CURRENT_SAMPLES
+        assert b["current"]["ts_first"] == a["current"]["ts_first"] + CURRENT_SAMPLES * period
+    last = recs[-1]["current"]
+    assert 0 < len(last["ma"]) <= CURRENT_SAMPLES
+    assert last["ts_first"] + (len(last["ma"]) - 1) * period <= stop["ts_submit"] < last["ts_first"] + len(last["ma"]) * period + period
+    samples = [(r["current"]["ts_first"] + i * period, ma) for r in recs for i, ma in enumerate(r["current"]["ma"])]
+    off = run.commands[4]["ts_submit"]
+    before_writes = [ma for t, ma in samples if t < run.commands[100]["ts_submit"]]
+    assert before_writes and set(before_writes) == {60}, before_writes
+    busy = [ma for t, ma in samples if run.commands[3]["ts_submit"] <= t < run.commands[3]["ts_status"]]
+    assert max(busy) > 60, busy
+    unpowered = [ma for t, ma in samples if t > off + FISRIG_CURRENT_PIN_CYCLES + 4]
+    assert len(unpowered) > 15 and set(unpowered) == {0}, unpowered
+    assert run.stats.get("current_lost", 0) == 0
+
+
+def test_a_record_port_held_full_loses_current_samples_and_says_so(rig_exe):
+    """The sampler's two buffers carry it through a held record port for a record's time;
+    held longer, it drops the newer buffer each time one fills, counts the samples
+    (current_lost) and says in the next record how many records it dropped: the gap in the
+    ticks is exactly those, and no sample is made up."""
+    period = 150
+    s = link_up()
+    s.desc(PROTO_POWER, POWER_SAMPLE, user_tag=2, count=1, timeout_ticks=period).wait()
+    s.hold_records(8 * CURRENT_SAMPLES * period)
+    s.desc(PROTO_LINK, LINK_WAIT_UP, user_tag=3).wait()
+    s.desc(PROTO_POWER, POWER_SAMPLE, user_tag=4, count=0).wait()
+    run = run_rig(rig_exe, s)
+    assert run.returncode == 0, run.output
+    recs = current_records(run)
+    gaps = [(b["current"]["ts_first"] - a["current"]["ts_first"] - len(a["current"]["ma"]) * period) // period
+            for a, b in zip(recs, recs[1:])]
+    dropped = [r["current"]["dropped"] for r in recs]
+    assert sum(dropped) >= 5, dropped
+    assert gaps == [d * CURRENT_SAMPLES for d in dropped[1:]], (gaps, dropped)
+    assert run.stats["current_lost"] == sum(dropped) * CURRENT_SAMPLES
 
 
 def trim_ranges(ranges):

@@ -101,6 +101,44 @@ static int goes_again(struct fisrig_vm *vm, struct fisrig_vm_inflight *f, uint8_
   }
 }
 
+/* The phase the VM was in at `tick` (the MARKs it remembers; before the oldest of them, the
+   oldest's). */
+static uint32_t marker_at(const struct fisrig_vm *vm, uint64_t tick) {
+  uint32_t back, kept = vm->marks < FISRIG_VM_MARK_HISTORY ? vm->marks : FISRIG_VM_MARK_HISTORY;
+  uint32_t i = 0;
+  for (back = 1; back <= kept; ++back) {
+    i = (vm->marks - back) % FISRIG_VM_MARK_HISTORY;
+    if (vm->mark_tick[i] <= tick) return vm->mark_marker[i];
+  }
+  return kept ? vm->mark_marker[i] : vm->marker;
+}
+
+/* A current sampler's record, r.cpl, as one run record per phase its samples fell in:
+   lba the first sample's index, lbas how many (program.h FISRIG_RECORD_CURRENT). */
+static int emit_current(struct fisrig_vm *vm, struct fisrig_run_record *r) {
+  struct fisrig_current_record c;
+  uint32_t i, from = 0, m;
+  memcpy(&c, &r->cpl, sizeof c);
+  if (c.samples > FISRIG_CURRENT_SAMPLES) c.samples = FISRIG_CURRENT_SAMPLES;
+  r->kind = FISRIG_RECORD_CURRENT;
+  m = marker_at(vm, c.ts_first);
+  for (i = 1; i <= c.samples; ++i) { /* a piece ends where the phase changes, or at the end */
+    uint32_t next = i < c.samples ? marker_at(vm, c.ts_first + (uint64_t)i * c.period_ticks) : m;
+    if (i < c.samples && next == m) continue;
+    r->marker = m;
+    r->lba = from;
+    r->lbas = i - from;
+    if (emit(vm, r)) return -1;
+    from = i;
+    m = next;
+  }
+  if (!c.samples) { /* nothing in it: still said (it carries what was dropped) */
+    r->marker = m;
+    return emit(vm, r);
+  }
+  return 0;
+}
+
 /* Hands every completion record waiting in the ring to the sink; returns how many, or
    -1 when the sink refused one. *last gets the last record reaped. */
 static int reap(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
@@ -112,6 +150,14 @@ static int reap(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
     struct fisrig_vm_inflight *f = &vm->inflight[c->user_tag % FISRIG_VM_INFLIGHT];
     memset(&r, 0, sizeof r);
     r.cpl = *c;
+    if (c->user_tag == FISRIG_USER_TAG_EVENT && c->slot == FISRIG_EVENT_REC_CURRENT) {
+      /* Samples, not news of a command: not counted, so that a waiting VM waits on (and a
+         stuck engine is still found stuck while its sampler runs). */
+      vm->cq_head++;
+      vm->ops.cq_consumed(vm->ops.ctx, vm->cq_head);
+      if (emit_current(vm, &r)) return -1;
+      continue;
+    }
     if (c->user_tag == FISRIG_USER_TAG_EVENT) { /* the engine's own: no descriptor behind it */
       /* The link's fall, not the cut: with staged rails the drive runs on after a cut
          until a rail it needs falls (its commands' LINK_LOST records say when). */
@@ -472,8 +518,13 @@ static enum fisrig_vm_status run_idle(struct fisrig_vm *vm, struct cursor *c) {
   until = vm->ops.now(vm->ops.ctx) + op->ticks;
   while (vm->ops.now(vm->ops.ctx) < until) {
     if (vm->stop_requested) return FISRIG_VM_STOPPED;
+    /* The engine's own records (the current sampler's every 120 us, a link's fall) come
+       while nothing is outstanding: taken as they come, so that a long idle does not fill
+       the completion ring and lose samples. */
+    if (reap(vm, NULL) < 0) return FISRIG_VM_RECORDS_LOST;
     vm->ops.wait(vm->ops.ctx, until);
   }
+  if (reap(vm, NULL) < 0) return FISRIG_VM_RECORDS_LOST;
   return FISRIG_VM_DONE;
 }
 
@@ -979,6 +1030,9 @@ static enum fisrig_vm_status run_mark(struct fisrig_vm *vm, struct cursor *c) {
   struct fisrig_op_mark m;
   op_at(c, &m, sizeof m);
   vm->marker = m.marker;
+  vm->mark_marker[vm->marks % FISRIG_VM_MARK_HISTORY] = m.marker;
+  vm->mark_tick[vm->marks % FISRIG_VM_MARK_HISTORY] = vm->ops.now(vm->ops.ctx);
+  vm->marks++;
   return FISRIG_VM_DONE;
 }
 

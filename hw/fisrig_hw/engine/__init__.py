@@ -14,6 +14,7 @@ This file composes the parts, one concern each (LiteSATA's layers are the model)
 - data_phase.py: the data path (RAM streams, pattern generator and checker);
 - sent_frames.py: what became of each frame sent (wire record, R_OK / R_ERR);
 - records.py: the record writer and the event queue;
+- current.py: the current sampler, whose records the writer sends;
 and, beside them, transport.py (FIS receiver and transmitter) and wire_tap.py (when each
 frame crossed the pins: every stamp but ts_submit comes from there).
 """
@@ -23,6 +24,7 @@ from migen import *
 from litex.soc.interconnect import stream
 
 from fisrig_hw.descriptor import DEFAULT_TIMEOUT_TICKS, DESC_BITS, SLOTS, desc_field
+from fisrig_hw.engine.current import CurrentSampler
 from fisrig_hw.engine.data_phase import DataPhase
 from fisrig_hw.engine.records import RecordWriter
 from fisrig_hw.engine.sent_frames import SentFrames
@@ -66,6 +68,8 @@ class RawCommandEngine(Module):
         self.power_stage_off, self.power_stage_on = Signal(32), Signal(32)
         self.power_cut = Signal()
         self.power_trigger = Signal(64)  # the power controller's: the tick a cut counted from
+        # The drive's current as the current sense reads it (POWER SAMPLE: current.py).
+        self.current_ma = Signal(16)
         # Counters for the CSRs (stat_timeouts, stat_ncq_errors and stat_events_lost below).
         self.stat_rx_crc_errors = Signal(32)
         self.stat_tx_r_errs = Signal(32)
@@ -81,7 +85,9 @@ class RawCommandEngine(Module):
         self.submodules.slots = slots = SlotTable(self.now, default_timeout)
         # A stamp port per machine that stamps, ORed in the table (they take turns).
         seq_stamps, data_stamps, sent_stamps = (slots.stamp_port() for _ in range(3))
-        self.submodules.records = writer = RecordWriter(slots, self.now)
+        self.submodules.current = current = CurrentSampler(self.now)
+        self.comb += current.pin.eq(self.current_ma)
+        self.submodules.records = writer = RecordWriter(slots, self.now, current)
         self.submodules.data = data = DataPhase(slots, data_stamps, self.now, self.link_up, receiver.data, self.tap_rx)
         self.submodules.frames = frames = SentFrames(slots, sent_stamps, self.link_up, self.tx_ok, self.tx_err,
                                                      self.tap_tx)
@@ -92,6 +98,7 @@ class RawCommandEngine(Module):
         self.cpl = writer.cpl
         self.stat_timeouts, self.stat_ncq_errors = seq.stat_timeouts, seq.stat_ncq_errors
         self.stat_events_lost = writer.stat_events_lost
+        self.stat_current_lost = current.lost
 
         # The receiver and transmitter are shared by the sequencer and the data phase, which
         # take turns: what each drives is 0 while the other has the turn, so ORs join them
@@ -115,6 +122,8 @@ class RawCommandEngine(Module):
             self.power_stage_used.eq(desc_field(self.desc.raw, "count") == 1),
             self.power_stage_off.eq(desc_field(self.desc.raw, "timeout_ticks")),
             self.power_stage_on.eq(desc_field(self.desc.raw, "data_word")),
+            current.start_on.eq(desc_field(self.desc.raw, "count") == 1),
+            current.start_period.eq(desc_field(self.desc.raw, "timeout_ticks")),
         ]
         self.sync += [
             If(seq.hdr_crc_error | data.crc_error, self.stat_rx_crc_errors.eq(self.stat_rx_crc_errors + 1)),

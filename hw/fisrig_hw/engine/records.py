@@ -6,21 +6,22 @@ failed its CRC ends DATA_CRC and one that moved other than its command asked for
 LENGTH, whatever the status. Events (a cut, the link falling or coming up) come at link
 speed or slower and wait in a queue while the record stream is held (a full completion
 ring); one that finds no room is counted, never silently dropped. A cut's record carries
-the 32 slots' state on the cut's cycle (struct fisrig_cut_record, engine_if.h).
+the 32 slots' state on the cut's cycle (struct fisrig_cut_record, engine_if.h). The current
+sampler's records (current.py) are events too, after those in the queue.
 """
 
 from migen import *
 
 from litex.soc.interconnect import stream
 
-from fisrig_hw.descriptor import (CPL_DWORDS, CUT_MASKS, CUT_TRIGGER, EV_LINK_DOWN, EV_POWER_CUT, PH_H2D, PROTO_DMA_IN, PROTO_DMA_OUT,
+from fisrig_hw.descriptor import (CPL_DWORDS, CURRENT_FIELDS, CURRENT_SAMPLES, CUT_MASKS, CUT_TRIGGER, EV_CURRENT, EV_LINK_DOWN, EV_POWER_CUT, PH_H2D, PROTO_DMA_IN, PROTO_DMA_OUT,
                                   PROTO_FPDMA_IN, SLOTS, PROTO_FPDMA_OUT, RESULT_CHECK_FAILED, RESULT_DATA_CRC,
                                   RESULT_LENGTH, RESULT_LINK_LOST, RESULT_OK, USER_TAG_EVENT, desc_field)
 from fisrig_hw.direct_fsm import DirectFSM
 
 
 class RecordWriter(Module):
-    def __init__(self, slots, now):
+    def __init__(self, slots, now, current):
         self.cpl = stream.Endpoint([("data", 32)])
         # The sequencer gives the writer its turn: a slot's record, or the event at the head
         # of the queue (`event_waiting`); `done` on the cycle the last dword goes.
@@ -40,7 +41,7 @@ class RecordWriter(Module):
         self.sync += If(evq.sink.valid & ~evq.sink.ready,
                         self.stat_events_lost.eq(self.stat_events_lost + 1))
         self.comb += [
-            self.event_waiting.eq(evq.source.valid),
+            self.event_waiting.eq(evq.source.valid | current.waiting),
             evq.sink.valid.eq(self.push | self.power_cut | (self.link_fell & ~self.power_cut)),
             If(self.power_cut,
                 evq.sink.code.eq(EV_POWER_CUT), evq.sink.result.eq(RESULT_LINK_LOST),
@@ -57,6 +58,9 @@ class RecordWriter(Module):
         # What the record says: these are statements of the OUT state, not always-on logic,
         # so the simulator evaluates them only while a record is being written.
         idx, slot, event = Signal(5), Signal(5), Signal()
+        sampled = Signal()  # the event is the current sampler's record, not the queue's
+        ma_at, period_at, first_at = (CURRENT_FIELDS[name][0] for name in ("ma", "period_ticks", "ts_first"))
+        assert (CURRENT_FIELDS["samples"][0], CURRENT_FIELDS["dropped"][0]) == (6, 7)  # dword 1, as written
         cut_masks = {name: Signal(SLOTS, name=name) for name in CUT_MASKS}
         cut_trigger = Signal(64)
         cut_issued, cut_queued, cut_data, cut_done = (cut_masks[n] for n in
@@ -88,7 +92,18 @@ class RecordWriter(Module):
         ]
         dword = [
             ts_word.eq(Mux((slots.stamped[slot] >> (idx - 6)[1:4])[0], ts, 0)),
-            If(event,
+            If(sampled,  # struct fisrig_current_record, at the header's offsets
+                Case(idx, {
+                    0: cpl.data.eq(USER_TAG_EVENT),
+                    1: cpl.data.eq(Cat(C(EV_CURRENT, 8), C(0, 8), current.out_count, C(0, 8 - len(current.out_count)),
+                                       current.out_dropped)),
+                    **{ma_at // 4 + i: cpl.data.eq(current.out_ma[32 * i:32 * (i + 1)])
+                       for i in range(CURRENT_SAMPLES // 2)},
+                    period_at // 4: cpl.data.eq(current.out_period),
+                    first_at // 4: cpl.data.eq(current.out_first[:32]),
+                    first_at // 4 + 1: cpl.data.eq(current.out_first[32:]),
+                })
+            ).Elif(event,
                 Case(idx, {
                     0: cpl.data.eq(USER_TAG_EVENT),
                     1: cpl.data.eq(Cat(ev.code, ev.result, C(0, 21))),
@@ -131,6 +146,7 @@ class RecordWriter(Module):
         fsm.act("IDLE",
             If(self.start,
                 NextValue(idx, 0), NextValue(event, self.start_event), NextValue(slot, self.start_slot),
+                NextValue(sampled, self.start_event & ~evq.source.valid),
                 NextState("TAKE")
             )
         )
@@ -144,7 +160,9 @@ class RecordWriter(Module):
             If(cpl.ready,
                 NextValue(idx, idx + 1),
                 If(idx == CPL_DWORDS - 1,
-                    If(event,
+                    If(sampled,
+                        current.taken.eq(1),
+                    ).Elif(event,
                         evq.source.ready.eq(1),
                     ).Else(
                         slots.cpl_clear.eq(1), slots.cpl_slot.eq(slot),

@@ -33,6 +33,11 @@ def stage_ok(desc):
     return ((desc_field(desc, "command") == POWER_STAGE) & (desc_field(desc, "features") <= PIN_P3) &
             (desc_field(desc, "count") <= 1))
 
+def sample_ok(desc):
+    """A POWER SAMPLE descriptor the engine takes: count 0 (stop) or 1 (start)."""
+    return (desc_field(desc, "command") == POWER_SAMPLE) & (desc_field(desc, "count") <= 1)
+
+
 class Sequencer(Module):
     def __init__(self, engine, slots, stamps, writer, data, frames):
         now = engine.now
@@ -197,6 +202,8 @@ class Sequencer(Module):
                         engine.power_arm.eq(1),
                     ).Elif(stage_ok(in_raw),
                         engine.power_stage.eq(1),
+                    ).Elif(sample_ok(in_raw),
+                        engine.current.start.eq(1),
                     ),
                 ).Else(NextState("IDLE"))
             ).Elif(in_protocol == PROTO_LINK,
@@ -244,7 +251,7 @@ class Sequencer(Module):
                     NextValue(wait_link, 1), NextValue(wait_link_slot, cur),
                 ).Elif((cur_command == POWER_OFF) | (cur_command == POWER_OFF_AT_EVENT),
                     finish(cur, RESULT_OK),
-                ).Elif(stage_ok(cur_desc),
+                ).Elif(stage_ok(cur_desc) | sample_ok(cur_desc),
                     finish(cur, RESULT_OK),
                 ).Else(
                     finish(cur, RESULT_REFUSED),

@@ -52,7 +52,11 @@ class SimSATATransceiver(Module):
             ("tx_comwake", 1), ("power", PINS), ("dword_gap", 1),
             ("rx_data", 32), ("rx_charisk", 4), ("rx_idle", 1), ("rx_cominit", 1),
             ("rx_comwake", 1),
+            # Not the transceiver's: the drive's current as the rig's current sense reads it
+            # (pins.h), beside the power pins it concerns.
+            ("current_ma", 16),
         ])
+        self.current_ma = Signal(16)  # the current pins, registered
 
         # # #
 
@@ -69,6 +73,7 @@ class SimSATATransceiver(Module):
                      ("rx_data", "rx_charisk", "rx_idle", "rx_cominit", "rx_comwake")])
         rx.rx_idle.reset = 1
         self.sync += [getattr(rx, name).eq(getattr(pins, name)) for name, _ in rx.layout]
+        self.sync += self.current_ma.eq(pins.current_ma)
         self.comb += [
             pins.dword_gap.eq(~dword),
             self.sink.ready.eq(dword),

@@ -9,9 +9,9 @@ import tempfile
 from dataclasses import dataclass, field
 
 from fisrig_hw import ROOT
-from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, EV_POWER_CUT, FLAG_CHECK, LINK_WAIT_UP,
+from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, EV_CURRENT, EV_POWER_CUT, FLAG_CHECK, LINK_WAIT_UP,
                                   PROTO_FPDMA_IN, PROTO_FPDMA_OUT, PROTO_LINK, USER_TAG_EVENT,
-                                  pack_desc, unpack_cpl, unpack_cut)
+                                  pack_desc, unpack_cpl, unpack_current, unpack_cut)
 
 RUNNER = os.path.join(ROOT, "sim", "rtl", "rig_core_runner.cpp")
 PINS_HEADER = os.path.join(ROOT, "sim", "rtl", "device_pins.h")  # the runner includes it
@@ -119,6 +119,11 @@ class Script:
         self.lines.append("wait")
         return self
 
+    def hold_records(self, cycles):
+        """The record port not ready for `cycles` from here (a host that takes no records)."""
+        self.lines.append("hold_records {}".format(cycles))
+        return self
+
     def ram(self, word, values):
         self.lines.append("ram {} {}".format(word, " ".join("{:x}".format(v) for v in values)))
         return self
@@ -224,6 +229,8 @@ def run(exe, script, profile="tiny-1gb", faults=None, timeout=900, wrapper=()):
             rec["d2h_lba"] = rec.pop("lba")
             if rec["user_tag"] == USER_TAG_EVENT and rec["slot"] == EV_POWER_CUT:
                 rec["cut"] = unpack_cut(raw)
+            if rec["user_tag"] == USER_TAG_EVENT and rec["slot"] == EV_CURRENT:
+                rec["current"] = unpack_current(raw)
             records.append(rec)
         elif words[0] == "w":
             wire.append((int(words[1]), words[2], words[3]))

@@ -95,6 +95,7 @@ class RigCore(Module):
             power.stage_used.eq(engine.power_stage_used), power.stage_off.eq(engine.power_stage_off),
             power.stage_on.eq(engine.power_stage_on),
             phy.pins.power.eq(power.pins),
+            engine.current_ma.eq(phy.trx.current_ma),
         ]
 
 
@@ -141,5 +142,7 @@ def write_verilog(path, datapath="same_clock", gen=3):
     ios.add(core.now)
     core.engine.stat_tap_mismatch.name_override = "tap_mismatch"
     ios.add(core.engine.stat_tap_mismatch)
+    core.engine.stat_current_lost.name_override = "current_lost"
+    ios.add(core.engine.stat_current_lost)
     convert(core, ios=ios, name="rig_core", special_overrides=sim_special_overrides).write(path)
     return path

@@ -52,7 +52,9 @@ class RigStatus(LiteXModule):
                     ("timeouts", e.stat_timeouts, "Slots that ended TIMEOUT."),
                     ("ncq_errors", e.stat_ncq_errors, "Set Device Bits FISes with ERR."),
                     ("events_lost", e.stat_events_lost, "Engine events (power cut, link down or "
-                     "up) that found the event queue full while records were held.")]
+                     "up) that found the event queue full while records were held."),
+                    ("current_lost", e.stat_current_lost, "Current samples dropped: the record "
+                     "ring stayed full while the sampler had two records waiting.")]
         for name, signal, what in counters:
             csr = CSRStatus(32, name=name, description=what)
             setattr(self, name, csr)

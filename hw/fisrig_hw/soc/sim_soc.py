@@ -33,7 +33,7 @@ SATA_CLK_HZ = contract.FISRIG_TICK_HZ  # the stamps count this clock's cycles (e
 # The transceiver's pins, named as sim/device's pins.h (host drives tx_* and power).
 _sata_pins = [("tx_data", 32), ("tx_charisk", 4), ("tx_idle", 1), ("tx_cominit", 1),
               ("tx_comwake", 1), ("power", PINS), ("dword_gap", 1), ("rx_data", 32), ("rx_charisk", 4),
-              ("rx_idle", 1), ("rx_cominit", 1), ("rx_comwake", 1)]
+              ("rx_idle", 1), ("rx_cominit", 1), ("rx_comwake", 1), ("current_ma", 16)]
 
 _io = [
     ("sys_clk", 0, Pins(1)),

@@ -19,7 +19,11 @@ drive::DriveConfig for_drive(drive::DriveConfig c, int max_gen) {
   c.faults.hold_storm_ns = 0;
   return c;
 }
-constexpr uint64_t kIdleTickMask = (1u << 14) - 1;  // about every 109 us
+// The drive is told of the time passing (idle_until: an idle drive's cache flush and GC)
+// at each of the current pins' conversions, so that what they read includes the GC an idle
+// drive started; idle_until is the same told once or in steps.
+constexpr uint64_t kIdleTickMask = FISRIG_CURRENT_PIN_CYCLES - 1;
+static_assert((FISRIG_CURRENT_PIN_CYCLES & kIdleTickMask) == 0, "a power of two");
 }  // namespace
 
 SataDevice::SataDevice(drive::DriveConfig config, int max_gen)
@@ -61,14 +65,19 @@ bool SataDevice::powered_by(uint8_t pins) const {
   return (pins & needs) == needs && !(pins & FISRIG_PINS_P3);
 }
 
-void SataDevice::clock(const fisrig_pins_in& in, fisrig_pins_out& out) {
+void SataDevice::clock_wire(const fisrig_pins_in& in, fisrig_pins_out& out) {
   uint64_t cycle = cycle_++;
   ++counters_.cycles;
   if (in.power != pins_) {  // an edge on a pin: the drive's power follows its rails and P3
     pins_ = in.power;
     if (powered_by(pins_) != power_) power_edge(!power_, cycle);
   }
-  if (!(cycle & kIdleTickMask) && power_) drive_.idle_until(cycle_ns(cycle));
+  if (!(cycle & kIdleTickMask)) {
+    drive::SimTime now = cycle_ns(cycle);
+    if (power_) drive_.idle_until(now);
+    double ma = drive_.current_ma(now);  // 0 without power
+    current_ma_ = uint16_t(ma >= 65535 ? 65535 : ma + 0.5);
+  }
 
   // Once linked, only a COMRESET concerns the OOB state machine (the common, fast path).
   if (!oob_.linked() || in.tx_cominit) {

@@ -24,6 +24,7 @@ struct session_s {
   uint8_t *tx_charisk, *tx_idle, *tx_cominit, *tx_comwake, *power, *dword_gap;
   uint32_t *rx_data;
   uint8_t *rx_charisk, *rx_idle, *rx_cominit, *rx_comwake;
+  uint16_t *current_ma;
   clk_edge_state_t edge;
   void *dev;
   int link_up;
@@ -83,7 +84,7 @@ static int drive_add_pads(void *sess, struct pad_list_s *plist) {
     {"dword_gap", (void **)&s->dword_gap},
     {"rx_data", (void **)&s->rx_data}, {"rx_charisk", (void **)&s->rx_charisk},
     {"rx_idle", (void **)&s->rx_idle}, {"rx_cominit", (void **)&s->rx_cominit},
-    {"rx_comwake", (void **)&s->rx_comwake},
+    {"rx_comwake", (void **)&s->rx_comwake}, {"current_ma", (void **)&s->current_ma},
   };
   for (size_t i = 0; i < sizeof pads / sizeof pads[0]; ++i)
     if (get_pad(plist->pads, pads[i].name, pads[i].where) != RC_OK) rc = RC_ERROR;
@@ -105,6 +106,7 @@ static int drive_tick(void *sess, uint64_t time_ps) {
   *s->rx_idle = s->out.rx_idle;
   *s->rx_cominit = s->out.rx_cominit;
   *s->rx_comwake = s->out.rx_comwake;
+  *s->current_ma = s->out.current_ma;
   int up = fisrig_device_link_up(s->dev);
   if (up != s->link_up) {
     s->link_up = up;

@@ -65,7 +65,7 @@ enum fisrig_power_op {
                                     features (enum fisrig_fis_event), counted from now; with
                                     FISRIG_EVENT_TIME, timeout_ticks after the arming itself
                                     (its record's ts_submit) */
-  FISRIG_POWER_STAGE = 4         /* how pin `features` (enum fisrig_power_pin) takes the power
+  FISRIG_POWER_STAGE = 4,        /* how pin `features` (enum fisrig_power_pin) takes the power
                                     edges from now on: count 1, it switches (0: it stays as
                                     the rig starts it: a rail on, P3 not asserted);
                                     timeout_ticks after an off edge (POWER_OFF, a cut) a rail
@@ -73,7 +73,16 @@ enum fisrig_power_op {
                                     edge (POWER_ON) a rail comes on and P3 is released. An
                                     edge drops what the one before still had to do. Until
                                     staged, the three rails switch at the edge, P3 never. */
+  FISRIG_POWER_SAMPLE = 5        /* the drive's supply current, as a power module samples it:
+                                    count 1 starts (again), one sample every timeout_ticks
+                                    (0: FISRIG_CURRENT_PERIOD_TICKS) from this descriptor's
+                                    tick on, FISRIG_CURRENT_SAMPLES to an event record
+                                    (struct fisrig_current_record); count 0 stops, and the
+                                    samples taken since the last record go out in one */
 };
+/* A power module's sample period: Quarch's power analysis modules sample at 250 kS/s. */
+#define FISRIG_CURRENT_PERIOD_TICKS 600u /* 4 us */
+#define FISRIG_CURRENT_SAMPLES 30u       /* to a record: one every 120 us at 4 us */
 /* The rig's power pins: the drive's three rails and SATA 3.3's P3 Power Disable pin (a
    drive held disabled while it is asserted). A pin mask has bit 1 << pin; the simulated
    drive's pins (sim/device pins.h, FISRIG_PINS_*) are the same bits. */
@@ -195,6 +204,7 @@ struct fisrig_cpl_record {
 #define FISRIG_EVENT_REC_POWER_CUT 0xF0u
 #define FISRIG_EVENT_REC_LINK_DOWN 0xF1u
 #define FISRIG_EVENT_REC_LINK_UP 0xF2u /* the signature D2H after power-on or COMRESET */
+#define FISRIG_EVENT_REC_CURRENT 0xF3u /* the drive's current (struct fisrig_current_record) */
 
 /*
  * A power cut's record (slot FISRIG_EVENT_REC_POWER_CUT) is a completion record whose
@@ -228,6 +238,28 @@ struct fisrig_cut_record {
                             for FISRIG_EVENT_TIME the arming) */
   uint64_t ts_unused[4]; /* 0 */
   uint64_t ts_status;    /* the cut's tick */
+};
+
+/*
+ * The current sampler's record (slot FISRIG_EVENT_REC_CURRENT, FISRIG_POWER_SAMPLE): the
+ * drive's supply current in mA at ts_first and every period after it, as the rig's current
+ * sense reads it (on a board a shunt and ADC on the drive's rails; in simulation the drive's
+ * own figure, Drive::current_ma, on the device's current pins, sim/device pins.h). A record
+ * holds `samples` of them, FISRIG_CURRENT_SAMPLES but for the last before a stop. Records
+ * follow each other without a gap while the sampler runs; when the completion ring stays
+ * full while the sampler has two records waiting, it drops the newer and says so in the
+ * next one's `dropped`: samples are lost, never made up.
+ */
+struct fisrig_current_record {
+  uint32_t user_tag;     /* FISRIG_USER_TAG_EVENT */
+  uint8_t slot;          /* FISRIG_EVENT_REC_CURRENT */
+  uint8_t result;        /* FISRIG_RESULT_OK */
+  uint8_t samples;       /* how many of ma[] hold samples (where status is) */
+  uint8_t dropped;       /* records the sampler dropped since it sent the last one (at most
+                            255): the gap before ts_first is lost samples, not a stop */
+  uint16_t ma[FISRIG_CURRENT_SAMPLES]; /* where lba .. ts_data_first are */
+  uint32_t period_ticks; /* between two samples */
+  uint64_t ts_first;     /* where ts_status is: the tick of ma[0] */
 };
 
 /* The rings' sizes are powers of two; indexes run free and wrap by masking. */
@@ -275,6 +307,8 @@ typedef char fisrig_cut_masks_where_cpl_says[offsetof(struct fisrig_cut_record, 
                                              offsetof(struct fisrig_cut_record, slots_done) == offsetof(struct fisrig_cpl_record, data_dwords) &&
                                              offsetof(struct fisrig_cut_record, ts_trigger) == offsetof(struct fisrig_cpl_record, ts_h2d) &&
                                              offsetof(struct fisrig_cut_record, ts_status) == offsetof(struct fisrig_cpl_record, ts_status) ? 1 : -1];
+typedef char fisrig_current_is_a_cpl[sizeof(struct fisrig_current_record) == sizeof(struct fisrig_cpl_record) &&
+                                     offsetof(struct fisrig_current_record, ts_first) == offsetof(struct fisrig_cpl_record, ts_status) ? 1 : -1];
 typedef char fisrig_tick_ns_is_exact[FISRIG_TICK_NS_NUM * FISRIG_TICK_HZ == FISRIG_TICK_NS_DEN * 1000000000ull ? 1 : -1];
 
 #endif /* FISRIG_ENGINE_IF_H */

@@ -288,8 +288,13 @@ enum fisrig_record_kind {
                                  pass has no ATA status), cpl.result ok */
   FISRIG_RECORD_STAMP = 5,    /* a verify pass's finding (struct fisrig_op_verify) for lbas
                                  sectors from lba; cpl has the read's stamps */
-  FISRIG_RECORD_IDENTIFY = 6  /* a verify pass's IDENTIFY: lba the capacity (words 100-103), seq
+  FISRIG_RECORD_IDENTIFY = 6, /* a verify pass's IDENTIFY: lba the capacity (words 100-103), seq
                                  the CRC (pattern.h's) of its 512 bytes; cpl is its completion */
+  FISRIG_RECORD_CURRENT = 7   /* the current sampler's (FISRIG_POWER_SAMPLE): cpl is a struct
+                                 fisrig_current_record, of which this record gives the samples
+                                 lbas from index lba, those taken in the phase `marker` (the VM
+                                 says one sampler record in as many as the phases its samples
+                                 fell in, by the ticks of the MARKs it ran); the other fields 0 */
 };
 
 /*

@@ -13,6 +13,9 @@
 #include "fisrig/program.h"
 
 #define FISRIG_VM_INFLIGHT 64u      /* descriptors between doorbell and record */
+/* Phase changes (MARK) the VM remembers with their ticks, to give each current sample its
+   phase: a sampler record's 30 samples span 120 us, in which a few short steps may begin. */
+#define FISRIG_VM_MARK_HISTORY 8u
 #define FISRIG_VM_LOOP_DEPTH 8u
 #define FISRIG_VM_STEADY_WINDOW_MAX 8u /* passes an until-steady loop's window can hold */
 #define FISRIG_VM_TRACES_SHARED 16u    /* of a program's traces, the first this many can be replayed again */
@@ -84,6 +87,9 @@ struct fisrig_vm {
 
   /* run state */
   uint32_t marker;
+  uint32_t marks;                 /* MARKs run; the last FISRIG_VM_MARK_HISTORY are below */
+  uint32_t mark_marker[FISRIG_VM_MARK_HISTORY];
+  uint64_t mark_tick[FISRIG_VM_MARK_HISTORY];
   uint32_t sq_tail;
   uint32_t cq_head;
   uint32_t outstanding;

@@ -33,6 +33,9 @@ struct fisrig_pins_out {
   uint8_t rx_idle;     /* 1 while the device's transmitter is in electrical idle or off */
   uint8_t rx_cominit;  /* 1 while the host's receiver detects the device's COMINIT (384 cycles) */
   uint8_t rx_comwake;  /* 1 while the host detects the device's COMWAKE (192 cycles) */
+  uint16_t current_ma; /* what the drive draws from its rails, in mA, as the rig's current sense
+                          (a shunt and ADC on a board) reads it: a new conversion every
+                          FISRIG_CURRENT_PIN_CYCLES; 0 without power */
 };
 
 /* The power pins, a bit each (engine_if.h's enum fisrig_power_pin, bit 1 << pin: the
@@ -43,6 +46,10 @@ struct fisrig_pins_out {
 #define FISRIG_PINS_12V 0x4u
 #define FISRIG_PINS_P3 0x8u
 #define FISRIG_PINS_ON 0x7u /* as the rig starts: the three rails on, P3 not asserted */
+
+/* The current pins' conversion rate: one every 128 cycles (0.85 us, 1.17 MS/s), so a 4 us
+   sample is at most that old, as an ADC's conversion would be. */
+#define FISRIG_CURRENT_PIN_CYCLES 128u
 
 #define FISRIG_COMRESET_CYCLES 384u /* a COMRESET/COMINIT burst sequence, 2.56 us */
 #define FISRIG_COMWAKE_CYCLES 192u  /* a COMWAKE burst sequence, 1.28 us */

@@ -34,7 +34,10 @@ class SataDevice {
   explicit SataDevice(drive::DriveConfig config, int max_gen = 3);
 
   // One SATA clock cycle: the host's pins at this edge in, the device's for the next out.
-  void clock(const fisrig_pins_in& in, fisrig_pins_out& out);
+  void clock(const fisrig_pins_in& in, fisrig_pins_out& out) {
+    clock_wire(in, out);
+    out.current_ma = current_ma_;
+  }
 
   drive::Drive& drive() { return drive_; }
   const drive::Drive& drive() const { return drive_; }
@@ -53,6 +56,7 @@ class SataDevice {
   std::string stats_text() const;
 
  private:
+  void clock_wire(const fisrig_pins_in& in, fisrig_pins_out& out);
   void power_edge(bool on, uint64_t cycle);
   void reset_link();
 
@@ -70,6 +74,7 @@ class SataDevice {
   bool powered_by(uint8_t pins) const;
   bool up_ = false;
   fisrig_pins_out held_{};    // the last dword sent, on the wire through the dword gaps
+  uint16_t current_ma_ = 0;   // the current pins' last conversion (pins.h)
 };
 
 }  // namespace fisrig::device
