@@ -15,12 +15,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from fisrig import plan
+from fisrig import drive_catalog, plan
 from fisrig import power_verdicts as pv
 from fisrig.run import run_plan
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "host"))
-from test_power_loss import LIES, SWEEP  # noqa: E402 - the test's sweep and lies, one copy
+# The tests' short sweep and the lying profiles, one copy each.
+SWEEP = Path(__file__).resolve().parents[1] / "tests" / "host" / "plans" / "plp-short.toml"
+LIES = drive_catalog.LYING_PROFILES
 
 CYCLES = 10_000
 HONEST = {
@@ -67,7 +68,7 @@ def main() -> int:
                + ", ".join(f"{n} in {c['cycles']}" for n, c in step["classes"].items()))
         named = {}
         for profile, lie in LIES.items():
-            r = run_plan(plan.from_dict(SWEEP), Path(tmp) / profile, profile=profile, quiet=True)
+            r = run_plan(plan.load(SWEEP), Path(tmp) / profile, profile=profile, quiet=True)
             found = {n for s in json.loads((r.run_dir / pv.POWER_JSON).read_text())["steps"]
                      for n, c in s["classes"].items() if c["severity"] == "failure"}
             named[profile] = lie in found

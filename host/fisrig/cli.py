@@ -4,22 +4,20 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from . import __version__
-from . import drive_catalog, limits, power_report, progress, pts, results
-from . import program_format as pf
+from . import drive_catalog, power_report, progress, pts, results
 from . import plan as plan_mod
 from . import trace as trace_mod
 from . import trace_gen
-from .compile import PROTOCOL_OF, SMART_PROTOCOL_OF
-from .data_out import problem as data_out_problem
+from .compile import PROTOCOL_OF
 from .errors import InputError
 from .run import check, execute, prepare, rebuild
-from .targets import TARGETS, TargetUnavailable, identify_fields, make_target
+from .targets import TARGETS, TargetUnavailable
+from .cli_raw import PROTOCOLS, cmd_identify, cmd_raw
+from .cli_trace import cmd_trace
 
-PROTOCOLS = list(pf.PROTO)
 
 
 def _int(text: str) -> int:
@@ -100,90 +98,6 @@ def _report_compare(a) -> int:
     return 0 if all(r.done for r in runs) else 3
 
 
-def cmd_identify(a) -> int:
-    drive_catalog.check_profile(a.profile, f"--profile {a.profile}")
-    try:
-        words = make_target(a.target, a.profile, link_gen=a.link_gen).identify()
-    except drive_catalog.DriveRefused as e:
-        raise InputError(f"--profile {a.profile}", e.message) from None
-    f = identify_fields(words)
-    print(f"model:     {f['model']}\nserial:    {f['serial']}\nfirmware:  {f['firmware']}")
-    print(f"capacity:  {f['lba48_sectors']} sectors ({f['lba48_sectors'] * 512 / 1e9:.1f} GB)")
-    print(f"NCQ depth: {f['ncq_depth']}\nTRIM:      {'yes' if f['trim'] else 'no'}")
-    return 0
-
-
-def _check_raw_flags(a) -> None:
-    """Each H2D field given as a flag fits its field in the descriptor."""
-    for key in ("command", "lba", "count", "features", "device", "aux"):
-        if why := limits.too_wide(key, getattr(a, key)):
-            raise InputError(f"--{key} {getattr(a, key)}", why)
-    if a.protocol is not None and a.protocol not in PROTOCOLS:
-        from .errors import closest
-        raise InputError(f"--protocol {a.protocol}", f"no such protocol {closest(a.protocol, PROTOCOLS)}")
-
-
-def cmd_raw(a) -> int:
-    _check_raw_flags(a)
-    step = {"do": "raw", "label": "raw", "command": a.command, "lba": a.lba, "count": a.count,
-            "features": a.features, "device": a.device, "aux": a.aux, "expect": "any"}
-    if a.protocol:
-        step["protocol"] = a.protocol
-    protocol = a.protocol or (SMART_PROTOCOL_OF.get(a.features & 0xFF) if a.command == 0xB0
-                              else PROTOCOL_OF.get(a.command))
-    data_in = protocol in ("pio_in", "dma_in", "fpdma_in")
-    data_out = _raw_data_out(a, protocol)
-    if data_out is not None:
-        step["data_out"] = str(Path(a.data_out).resolve())
-    if a.data_in is not None:
-        if not data_in:
-            raise InputError(f"--data-in {a.data_in}", f"command {a.command:#04x} ({protocol or 'protocol unknown'}) "
-                                                       "returns no data")
-        if Path(a.data_in).exists():
-            raise InputError(f"--data-in {a.data_in}", "already exists; name a new file")
-    plan = plan_mod.from_dict({"plan": {"name": "raw"}, "step": [step]}, "<raw>")
-    p = prepare(plan, a.target, a.profile, link_gen=a.link_gen)
-    keeps = data_in and getattr(p.target, "captures_data_in", False)
-    if a.data_in is not None and not keeps:
-        raise InputError(f"--data-in {a.data_in}", f"target {a.target} does not bring a command's data back "
-                                                   "yet; --target model does")
-    with tempfile.TemporaryDirectory() as tmp:
-        if keeps:
-            p.target.data_in = Path(tmp) / "data_in.bin"
-        r = execute(p, Path(tmp) / "run", quiet=True)
-        import pyarrow.parquet as pq
-        rows = pq.read_table(r.run_dir / "records.parquet").to_pylist()
-        data = p.target.data_in.read_bytes() if keeps else None
-    from . import raw_output
-    row = next(x for x in rows if x["kind"] == "command")
-    for line in raw_output.lines(a.command, a.lba, row, data, data_in, a.target):
-        print(line)
-    if data is not None and a.data_in is not None:
-        Path(a.data_in).write_bytes(data)
-        print(f"data in: {len(data)} bytes written to {a.data_in}")
-    if data_out is not None:
-        print(f"data out: {len(data_out)} bytes from {a.data_out}; the record counts {row['data_dwords'] * 4} "
-              "bytes moved in Data FISes")
-    return 0 if row["result"] == "ok" else 1
-
-
-def _raw_data_out(a, protocol: str | None) -> bytes | None:
-    """--data-out FILE's bytes, refused (naming the flag) where the command sends no data,
-    the file cannot be read, or its size and the command's sector count disagree."""
-    if a.data_out is None:
-        return None
-    where = f"--data-out {a.data_out}"
-    path = Path(a.data_out)
-    if not path.is_file():
-        raise InputError(where, "is a directory, not a file" if path.is_dir() else "no such file")
-    if protocol is None:
-        raise InputError(f"--command {a.command:#04x}", f"say which protocol with --protocol "
-                                                        f"({', '.join(PROTOCOLS)})")
-    if why := data_out_problem(protocol, a.command, a.count, a.features, path.stat().st_size, prefix="--"):
-        raise InputError(where, why)
-    return path.read_bytes()
-
-
 def cmd_plans(a) -> int:
     for name, path in plan_mod.builtin_plans().items():
         p = plan_mod.load(path)
@@ -225,100 +139,6 @@ def cmd_replay(a) -> int:
     plan = plan_mod.from_dict({"plan": {"name": f"replay-{trace.stem}", "profile": a.profile or "consumer-256gb"},
                                "step": steps}, str(trace))
     return _run(plan, a)
-
-
-def _trace_drive(a) -> tuple[int, str]:
-    """The drive a trace is made for or read against: --capacity-sectors, else the profile's
-    IDENTIFY (its LBA48 sectors, as a run compiles for); its sectors and how to name it."""
-    if a.capacity_sectors is not None:
-        if a.capacity_sectors < 1:
-            raise InputError(f"--capacity-sectors {a.capacity_sectors}", "a drive of at least one sector")
-        return a.capacity_sectors, f"{a.capacity_sectors:,} sectors"
-    drive_catalog.check_profile(a.profile, f"--profile {a.profile}")
-    try:
-        words = make_target("model", a.profile).identify()
-    except drive_catalog.DriveRefused as e:
-        raise InputError(f"--profile {a.profile}", e.message) from None
-    capacity = identify_fields(words)["lba48_sectors"]
-    return capacity, f"{a.profile}, {capacity:,} sectors"
-
-
-def _print_trace_stats(st: dict, head: str, notes: list[str]) -> None:
-    """`fisrig trace stats`'s lines (docs/traces.md shows them)."""
-    cap = st["capacity_sectors"]
-    print(head)
-    for note in notes:
-        print(f"  note: {note}")
-    n = max(st["commands"], 1)
-    if st["writes"]:
-        sizes = ", ".join(f"{b / 1024:g} KiB {100 * share:.1f}%" for b, share in st["write_sizes"])
-        bands = ", ".join(f"{name} {100 * share:.1f}%" for name, share in
-                          zip(("first 5%", "next 15%", "last 80%"), st["band_shares"]))
-        print(f"  writes:  {st['writes']:,} ({100 * st['writes'] / n:.1f}%): {st['write_bytes'] / 1e9:.1f} GB, mean "
-              f"{st['mean_write_bytes']:,.0f} bytes; random {100 * st['random_share']:.1f}%, sequential "
-              f"{100 * st['sequential_share']:.1f}% (starts where one of the {trace_mod.SEQ_WINDOW} writes before "
-              f"ended)")
-        print(f"           sizes: {sizes}")
-        print(f"           4 KiB-aligned {100 * st['aligned_4k_share']:.1f}% (of those of 4 KiB and more); under "
-              f"4 KiB {100 * st['under_4k_share']:.1f}%; by LBA: {bands} of the drive")
-    else:
-        print("  writes:  0")
-    print(f"  reads:   {st['reads']:,}" + (f": {st['read_bytes'] / 1e9:.1f} GB" if st["reads"] else ""))
-    print(f"  TRIMs:   {st['trims']:,}" + (f": {st['trimmed_bytes'] / 1e9:.1f} GB, {100 * st['trimmed_share']:.1f}% "
-                                           f"of the drive ({100 * st['trimmed_once_share']:.1f}% counted once)"
-                                           if st["trims"] else ""))
-    print(f"  flushes: {st['flushes']:,}" + (f" (one per {st['writes_per_flush']:.1f} writes)"
-                                             if st["writes_per_flush"] else ""))
-    print(f"  drive:   {cap:,} sectors ({cap * 512 / 1e9:.1f} GB)")
-
-
-def cmd_trace(a) -> int:
-    """`trace generate`: a generated trace written as op,lba,sectors lines; `trace stats`:
-    what a trace holds (fisrig.trace.stats), in any format replay reads."""
-    import json
-    import time
-
-    import numpy as np
-    if a.trace_cmd == "generate":
-        out = Path(a.out)
-        if out.is_dir():
-            raise InputError(f"--out {a.out}", "is a directory; name a file")
-        if out.exists() and not a.force:
-            raise InputError(f"--out {a.out}", "exists; add --force to replace it")
-        if not out.parent.is_dir():
-            raise InputError(f"--out {a.out}", f"no such directory {str(out.parent)!r}")
-        if a.commands is not None and (why := trace_gen.problem(a.kind, trace_gen.MIN_CAPACITY, a.commands)):
-            raise InputError(f"--commands {a.commands}", why)
-        capacity, drive = _trace_drive(a)
-        if why := trace_gen.problem(a.kind, capacity, a.commands):
-            raise InputError(f"--capacity-sectors {capacity}" if a.capacity_sectors is not None else
-                             f"--profile {a.profile}", why)
-        t0 = time.monotonic()
-        entries = trace_gen.generate(a.kind, capacity, a.commands, a.seed)
-        t1 = time.monotonic()
-        tmp = out.with_name(out.name + ".tmp")
-        trace_mod.write(tmp, entries)
-        os.replace(tmp, out)  # a trace half written is never left under its name
-        op = entries["op"]
-        writes = op == trace_mod.W
-        print(f"trace: {a.kind}, seed {a.seed}, for {drive}: {len(entries):,} commands into {out} "
-              f"(generated in {t1 - t0:.1f} s, written in {time.monotonic() - t1:.1f} s)")
-        print(f"  {int(writes.sum()):,} writes ({entries['sectors'][writes].sum(dtype=np.int64) * 512 / 1e9:.1f} GB), "
-              f"{int((op == trace_mod.T).sum()):,} TRIMs, {int((op == trace_mod.F).sum()):,} flushes; "
-              f"`fisrig trace stats {out}` says more")
-        return 0
-    capacity, drive = _trace_drive(a)
-    t0 = time.monotonic()
-    tr = trace_mod.read(Path(a.trace), capacity, a.format)
-    st = trace_mod.stats(tr.entries, capacity)
-    if a.json:
-        print(json.dumps({"trace": a.trace, "format": tr.format, "seconds": tr.seconds, "notes": tr.notes, **st}))
-        return 0
-    span = f" over {tr.seconds:,.3f} s of trace time (replay is closed-loop: times are not waited for)" \
-        if tr.seconds is not None else ""
-    _print_trace_stats(st, f"trace: {a.trace} ({tr.format}): {st['commands']:,} commands{span}; read and counted in "
-                           f"{time.monotonic() - t0:.1f} s, against {drive}", tr.notes)
-    return 0
 
 
 class _Parser(argparse.ArgumentParser):

@@ -8,7 +8,7 @@ LBAs it covered), its result, status, error, D2H LBA, sectors and data dwords mo
 which phases it had (a stamp that is 0 on one side and not on the other).
 
 What must be close, per plan phase (marker) and per time, as the median and the p99 over
-the phase's commands (results.percentiles, the values a command had):
+the phase's commands (fio_json.percentiles, the values a command had):
   - each stamp relative to the command's ts_h2d (accept, setup, data_first, data_last,
     status): what the wire and the drive did after the command reached the wire;
   - "latency", ts_status - ts_h2d: the command's whole time on the wire and in the drive.
@@ -35,7 +35,8 @@ import pyarrow.parquet as pq
 
 from . import program_format as pf
 from .errors import InputError
-from .results import PARQUET, codes, code_of, percentiles
+from .fio_json import percentiles
+from .results import PARQUET, codes, code_of
 
 # Equal record by record.
 IDENTITY = ("marker", "command", "lba", "lbas")

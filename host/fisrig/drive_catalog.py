@@ -19,6 +19,21 @@ class DriveRefused(InputError):
     """fisrig-drive refused a profile or a fault knob; its own message, one line."""
 
 
+# The shipped drives that lie at a power cut (sim/drive/profiles/plp-*.toml), each with the
+# class the power-loss verdicts must name its lie by (docs/power-loss.md's table;
+# tests/host/test_power_loss.py runs each, scripts/bench_power.py counts them).
+LYING_PROFILES = {
+    "plp-lies-flush": "lost_flushed",
+    "plp-tears": "shorn",
+    "plp-reorders": "unserializable",
+    "plp-misdirects": "flying",
+    "plp-loses-map": "lost_at_rest",
+    "plp-bit-errors": "corrupt",
+    "plp-dies": "no_return",
+    "plp-8mib": "identity_changed",
+}
+
+
 def ask(*args: str) -> str:
     """fisrig-drive's stdout for `args`; DriveRefused with its message when it says no."""
     proc = subprocess.run([str(_tool("fisrig-drive")), *args], capture_output=True, text=True)

@@ -1,5 +1,5 @@
 """A run's command records split by phase once, for every reader of a report: phase_stats
-(the headline's and summary.json's "fisrig" figures), results.fio_summary (fio's json+) and
+(the headline's and summary.json's "fisrig" figures), fio_json.fio_summary (fio's json+) and
 the plots.
 
 Why a module of its own: the main job's report spent most of its time here, on 36 million

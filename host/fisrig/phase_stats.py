@@ -25,7 +25,7 @@ from . import program_format as pf
 from .compile import asked_queue_depth, phase_label
 from .phase_rows import (OP_READ, OP_TRIM, OP_WRITE, PhaseRows, depth_after_submits, is_sorted, masked,
                          split, sum_diff)
-from .results import percentiles
+from .fio_json import percentiles
 
 QD_WARN_FRACTION = 0.9
 # The step kinds that issue a stream of commands; the others issue a command or a few.

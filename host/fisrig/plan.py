@@ -64,6 +64,9 @@ STEP_KEYS: dict[str, dict[str, Any]] = {
                  "window": int, "range_pct": int, "slope_pct": int, "track_kib": _NUM, "track_read_pct": int,
                  "queue_depth": int, "data": str, "compress_pct": int, "span_pct": _NUM},
 }
+# The queue depth each step kind keeps when its plan does not say (sweeps and TRIM go one
+# command at a time); the report compares the depth a phase held with this.
+DEFAULT_QUEUE_DEPTH = {"fill": 32, "replay": 32, "workload": 1, "sweep": 1, "trim": 1, "pts_iops": 32}
 # What a generator's commands do on an error (program.h, struct fisrig_op_policy): the plan's
 # for every step that generates commands, or a step's own.
 POLICY_KEYS = {"on_error": str, "retries": int, "timeout_ms": _NUM, "link_timeout_ms": _NUM}

@@ -1,6 +1,6 @@
 """What each power cut did: the verdicts of a run's power_loss steps, from its records alone.
 
-A power_loss step (compile.py do_power_loss) runs cycles of writes of the integrity stamp,
+A power_loss step (compile_power.py do_power_loss) runs cycles of writes of the integrity stamp,
 a cut, power back on and a verify pass over its span (vm.c run_verify: STAMP records say
 what every sector read back). Each sector of the span is classified per cycle from what
 it held before the cycle (the previous verify pass), the cycle's writes (their sequence,

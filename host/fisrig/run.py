@@ -12,7 +12,7 @@ from . import plan as plan_mod
 from . import program_format as pf
 from . import drive_catalog
 from . import estimate as estimate_mod
-from . import current, phase_stats, pts, report, results, run_state
+from . import current, fio_json, phase_stats, pts, report, results, run_state
 from .compile import compile_plan
 from .errors import InputError
 from .targets import identify_fields, make_target
@@ -240,7 +240,7 @@ def rebuild(run_dir: Path, keep_raw: bool = True):
     check_report_fits(run_dir, pq.ParquetFile(run_dir / results.PARQUET).metadata.num_rows)
     table = pq.read_table(run_dir / results.PARQUET, columns=report.REPORT_COLUMNS)
     phases = phase_stats.compute(table, meta)  # one computation for summary.json and the headline
-    summary = results.fio_summary(table, meta, phases)
+    summary = fio_json.fio_summary(table, meta, phases)
     if sampled := current.summary(run_dir):
         summary["fisrig"]["current"] = sampled
     results.write_json(run_dir / results.SUMMARY, summary)

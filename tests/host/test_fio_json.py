@@ -7,7 +7,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from fisrig import results
+from fisrig import fio_json as fisrig_fio_json
 
 FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="fio is not installed")
@@ -118,6 +118,6 @@ def test_samples_as_fio_takes_them():
     """Whole 500 ms windows from the phase's start; empty windows and the tail give none."""
     ms = 1_000_000
     done = np.array([100, 200, 1200, 1300, 1400, 1700]) * ms  # window 0: 2, 1: none, 2: 3, tail: 1
-    bw, iops = results._samples(done, np.full(6, 4096), 0, 1800 * ms)
+    bw, iops = fisrig_fio_json._samples(done, np.full(6, 4096), 0, 1800 * ms)
     assert iops.tolist() == [4, 6]
     assert bw.tolist() == [2 * 4096 * 2 // 1024, 3 * 4096 * 2 // 1024]

@@ -4,42 +4,24 @@ honest one; what a run leaves (verdicts.parquet, power.json, the timeline) reads
 reads it. The 10,000-cycle honest sweep and the cycle rate are `make bench` figures
 (power.honest_failures, power.cycles_per_s_model)."""
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from fisrig import drive_catalog
 from fisrig import plan as plan_mod
 from fisrig import power_verdicts as pv
 from fisrig.run import run_plan
 
-# A short sweep: cuts among QD32 writes with some FLUSHes, and around a FLUSH's completion.
-SWEEP = {
-    "plan": {"name": "plp-short"},
-    "step": [
-        {"do": "workload", "label": "precondition", "pattern": "sequential", "lba_count": 2048,
-         "transfer_kib": 64, "commands": 16},
-        {"do": "flush"},
-        {"do": "power_loss", "label": "cut QD32", "cycles": 16, "queue_depth": 32, "event": "sdb",
-         "count": 36, "delay_ns": 0, "delay_ns_to": 200000, "flush_pct": 5, "commands": 96},
-        {"do": "power_loss", "label": "cut at FLUSH", "cycles": 12, "cut_in": "flush", "queue_depth": 32,
-         "commands": 48, "delay_ns": 0, "delay_ns_to": 40000000},
-    ],
-}
-# Each lying profile and the class its lie must be named as.
-LIES = {
-    "plp-lies-flush": "lost_flushed",
-    "plp-tears": "shorn",
-    "plp-reorders": "unserializable",
-    "plp-misdirects": "flying",
-    "plp-loses-map": "lost_at_rest",
-    "plp-bit-errors": "corrupt",
-    "plp-dies": "no_return",
-    "plp-8mib": "identity_changed",
-}
+# A short sweep (plans/plp-short.toml, which scripts/bench_power.py runs too), and each lying
+# profile with the class its lie must be named as (drive_catalog.LYING_PROFILES).
+SWEEP = Path(__file__).resolve().parent / "plans" / "plp-short.toml"
+LIES = drive_catalog.LYING_PROFILES
 
 
 def _run(tmp_path, profile: str):
-    r = run_plan(plan_mod.from_dict(SWEEP), tmp_path / profile, profile=profile, quiet=True)
+    r = run_plan(plan_mod.load(SWEEP), tmp_path / profile, profile=profile, quiet=True)
     return r, json.loads((r.run_dir / pv.POWER_JSON).read_text())["steps"]
 
 
@@ -148,3 +130,10 @@ def test_builtin_sweep_is_clean_on_the_honest_drive(tmp_path):
     # The FLUSH sweep reaches past the FLUSH's completion: some cuts keep everything.
     flush = steps[3]["classes"]
     assert flush["intact"]["cycles"] > 0 and flush["lost_cached"]["cycles"] < steps[3]["cycles"]
+
+
+def test_the_docs_name_each_lie_as_the_checker_does():
+    import re
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "power-loss.md").read_text()
+    for profile, lie in LIES.items():
+        assert re.search(rf"^\| `{profile}` \|[^\n]*\| `{lie}`", doc, re.M), profile

@@ -16,7 +16,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from fisrig import trace
+from fisrig import trace, trace_blkparse
 from fisrig.plan import PlanError
 
 R, W, T, F = (trace.pf.TRACE_OPS[k] for k in "RWTF")
@@ -194,8 +194,8 @@ def test_blkparse_of_more_blocks_than_one_reads_the_same(tmp_path, monkeypatch):
              f"{8 * i} + {8 + i % 5} [proc{i % 11}]" for i in range(3000)]
     p = write(tmp_path, "\n".join(lines) + "\n")
     whole = trace.read(p, CAP)
-    monkeypatch.setattr(trace, "_BLOCK", 997)
-    monkeypatch.setattr(trace, "THREADS", 2)
+    monkeypatch.setattr(trace_blkparse, "_BLOCK", 997)
+    monkeypatch.setattr(trace_blkparse, "THREADS", 2)
     assert rows(trace.read(p, CAP).entries) == rows(whole.entries)
     assert len(whole.entries) == 3000
     lines[2500] = lines[2500].replace(" + ", " + x")

@@ -11,16 +11,12 @@ The writes' mean is held to 3% (measured 1.9%): the firmware keeps fewer of the 
 flight than the model's VM (issue 17), so the drive's dies are busy in another order. The
 reads' current follows how many commands the rig keeps in flight, which the firmware does
 not yet hold on rtl (issue 17): printed, not held. About 40 s once the SoC is built."""
-import sys
-from pathlib import Path
-
 import numpy as np
 
 from fisrig import plan
 from fisrig.run import run_plan
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "host"))
-from test_current import CURRENT, IDLE_MA, current_facts  # noqa: E402 - the model's test's plan and reading
+from test_current import CURRENT, IDLE_MA, current_facts  # tests/host (pytest.ini)
 
 
 def test_the_gateware_samples_the_current_as_the_model_does(tmp_path):

@@ -7,16 +7,12 @@ the same facts as on the model: every attempt recorded, the engine's NCQ recover
 record, nothing missing. The records are not compared between the targets: the faults
 are drawn per FIS and the rig's CPU keeps fewer commands in flight than the model's
 (issue 17), so which command meets which fault differs."""
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "host"))
-from test_fault_recovery import CASES, check_case, check_cut, fault_plan, knob_facts, recovery_facts  # noqa: E402
+from test_fault_recovery import CASES, check_case, check_cut, fault_plan, knob_facts, recovery_facts  # tests/host (pytest.ini)
 
-from fisrig import plan as plan_mod  # noqa: E402
-from fisrig.run import run_plan  # noqa: E402
+from fisrig import plan as plan_mod
+from fisrig.run import run_plan
 
 
 @pytest.fixture(scope="module")

@@ -4,16 +4,12 @@ rtl`: the power controller's pins reach the simulated drive's device side, which
 5 V, so the drive acknowledges writes for 2 ms after the cut and its link falls then; it
 is back 3 ms after POWER ON and its boot (the rtl target boots drives in 100 us). The
 pins' offsets to the tick: tests/hw's cocotb bench. About 40 s once the SoC is built."""
-import sys
-from pathlib import Path
-
 import pandas as pd
 
 from fisrig import plan
 from fisrig.run import run_plan
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "host"))
-from test_power_rails import STAGED, staged_facts  # noqa: E402 - the model's test's plan and reading
+from test_power_rails import STAGED, staged_facts  # tests/host (pytest.ini)
 
 
 def test_the_drive_on_the_gateware_runs_until_its_rail_falls(tmp_path):

@@ -4,13 +4,9 @@ malformed program, the transfer past its RAM window and the workload past the dr
 before anything reaches the engine, with the END record and the console saying where and
 why; the engine ends the LINK and POWER operations it does not know REFUSED, and the
 program goes on after them. About 5 s a case once the SoC is built."""
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "host"))
-from test_rig_bad_input import CASES, check, outcome_of  # noqa: E402
+from test_rig_bad_input import CASES, check, outcome_of  # tests/host (pytest.ini)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -1,0 +1,100 @@
+"""`fisrig identify` and `fisrig raw`: one command to the drive, its answer printed (cli.py parses)."""
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from . import drive_catalog, limits
+from . import program_format as pf
+from . import plan as plan_mod
+from .compile import PROTOCOL_OF, SMART_PROTOCOL_OF
+from .data_out import problem as data_out_problem
+from .errors import InputError
+from .run import execute, prepare
+from .targets import identify_fields, make_target
+
+PROTOCOLS = list(pf.PROTO)
+
+
+def cmd_identify(a) -> int:
+    drive_catalog.check_profile(a.profile, f"--profile {a.profile}")
+    try:
+        words = make_target(a.target, a.profile, link_gen=a.link_gen).identify()
+    except drive_catalog.DriveRefused as e:
+        raise InputError(f"--profile {a.profile}", e.message) from None
+    f = identify_fields(words)
+    print(f"model:     {f['model']}\nserial:    {f['serial']}\nfirmware:  {f['firmware']}")
+    print(f"capacity:  {f['lba48_sectors']} sectors ({f['lba48_sectors'] * 512 / 1e9:.1f} GB)")
+    print(f"NCQ depth: {f['ncq_depth']}\nTRIM:      {'yes' if f['trim'] else 'no'}")
+    return 0
+
+
+def _check_raw_flags(a) -> None:
+    """Each H2D field given as a flag fits its field in the descriptor."""
+    for key in ("command", "lba", "count", "features", "device", "aux"):
+        if why := limits.too_wide(key, getattr(a, key)):
+            raise InputError(f"--{key} {getattr(a, key)}", why)
+    if a.protocol is not None and a.protocol not in PROTOCOLS:
+        from .errors import closest
+        raise InputError(f"--protocol {a.protocol}", f"no such protocol {closest(a.protocol, PROTOCOLS)}")
+
+
+def cmd_raw(a) -> int:
+    _check_raw_flags(a)
+    step = {"do": "raw", "label": "raw", "command": a.command, "lba": a.lba, "count": a.count,
+            "features": a.features, "device": a.device, "aux": a.aux, "expect": "any"}
+    if a.protocol:
+        step["protocol"] = a.protocol
+    protocol = a.protocol or (SMART_PROTOCOL_OF.get(a.features & 0xFF) if a.command == 0xB0
+                              else PROTOCOL_OF.get(a.command))
+    data_in = protocol in ("pio_in", "dma_in", "fpdma_in")
+    data_out = _raw_data_out(a, protocol)
+    if data_out is not None:
+        step["data_out"] = str(Path(a.data_out).resolve())
+    if a.data_in is not None:
+        if not data_in:
+            raise InputError(f"--data-in {a.data_in}", f"command {a.command:#04x} ({protocol or 'protocol unknown'}) "
+                                                       "returns no data")
+        if Path(a.data_in).exists():
+            raise InputError(f"--data-in {a.data_in}", "already exists; name a new file")
+    plan = plan_mod.from_dict({"plan": {"name": "raw"}, "step": [step]}, "<raw>")
+    p = prepare(plan, a.target, a.profile, link_gen=a.link_gen)
+    keeps = data_in and getattr(p.target, "captures_data_in", False)
+    if a.data_in is not None and not keeps:
+        raise InputError(f"--data-in {a.data_in}", f"target {a.target} does not bring a command's data back "
+                                                   "yet; --target model does")
+    with tempfile.TemporaryDirectory() as tmp:
+        if keeps:
+            p.target.data_in = Path(tmp) / "data_in.bin"
+        r = execute(p, Path(tmp) / "run", quiet=True)
+        import pyarrow.parquet as pq
+        rows = pq.read_table(r.run_dir / "records.parquet").to_pylist()
+        data = p.target.data_in.read_bytes() if keeps else None
+    from . import raw_output
+    row = next(x for x in rows if x["kind"] == "command")
+    for line in raw_output.lines(a.command, a.lba, row, data, data_in, a.target):
+        print(line)
+    if data is not None and a.data_in is not None:
+        Path(a.data_in).write_bytes(data)
+        print(f"data in: {len(data)} bytes written to {a.data_in}")
+    if data_out is not None:
+        print(f"data out: {len(data_out)} bytes from {a.data_out}; the record counts {row['data_dwords'] * 4} "
+              "bytes moved in Data FISes")
+    return 0 if row["result"] == "ok" else 1
+
+
+def _raw_data_out(a, protocol: str | None) -> bytes | None:
+    """--data-out FILE's bytes, refused (naming the flag) where the command sends no data,
+    the file cannot be read, or its size and the command's sector count disagree."""
+    if a.data_out is None:
+        return None
+    where = f"--data-out {a.data_out}"
+    path = Path(a.data_out)
+    if not path.is_file():
+        raise InputError(where, "is a directory, not a file" if path.is_dir() else "no such file")
+    if protocol is None:
+        raise InputError(f"--command {a.command:#04x}", f"say which protocol with --protocol "
+                                                        f"({', '.join(PROTOCOLS)})")
+    if why := data_out_problem(protocol, a.command, a.count, a.features, path.stat().st_size, prefix="--"):
+        raise InputError(where, why)
+    return path.read_bytes()
