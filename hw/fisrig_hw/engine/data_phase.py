@@ -27,7 +27,7 @@ class DataPhase(Module):
         self.dout = stream.Endpoint(link_layout)   # a Data FIS to the transmitter (0 when idle)
         self.data_base = Signal(32)                # byte address of data_word 0
         # Bytes of the window from data_base (0: not set, nothing checked): a descriptor
-        # whose RAM data would run past it is refused (engine/sequencer.py).
+        # whose RAM data would run past it is refused (engine/descriptor_checks.py).
         self.data_bytes = Signal(32)
         self.ram_wr = stream.Endpoint([("address", 30), ("data", 32)])
         self.ram_rd_addr = stream.Endpoint([("address", 30)])

@@ -23,19 +23,7 @@ from fisrig_hw.engine.h2d import H2D_DWORDS, h2d_dword
 from fisrig_hw.engine.sent_frames import TXK_DATA, TXK_H2D, TXK_RECOVERY
 from fisrig_hw.engine.slots import lowest_set
 from fisrig_hw.engine.transport import link_layout
-
-
-
-
-def stage_ok(desc):
-    """A POWER STAGE descriptor the engine takes (engine_if.h): a pin that exists, count 0
-    or 1; any other is refused. (Its protocol is POWER where this is asked.)"""
-    return ((desc_field(desc, "command") == POWER_STAGE) & (desc_field(desc, "features") <= PIN_P3) &
-            (desc_field(desc, "count") <= 1))
-
-def sample_ok(desc):
-    """A POWER SAMPLE descriptor the engine takes: count 0 (stop) or 1 (start)."""
-    return (desc_field(desc, "command") == POWER_SAMPLE) & (desc_field(desc, "count") <= 1)
+from fisrig_hw.engine.descriptor_checks import outside_window, sample_ok, stage_ok
 
 
 class Sequencer(Module):
@@ -93,22 +81,8 @@ class Sequencer(Module):
         is_fpdma_in = (in_protocol == PROTO_FPDMA_IN) | (in_protocol == PROTO_FPDMA_OUT)
         # A descriptor whose data in RAM would run past the data window: refused, whatever
         # the firmware (the VM checks its own; another could DMA over its own memory).
-        # Its bytes: DMA 512 x COUNT, FPDMA 512 x FEATURES (0 is 65536), PIO a DRQ block a
-        # COUNT (at least one); as engine_if.h's fisrig_desc_ram_bytes.
-        in_count, in_features = desc_field(in_raw, "count"), desc_field(in_raw, "features")
-        in_sectors = Signal(17)
-        self.comb += Case(in_protocol, {
-            PROTO_DMA_IN: in_sectors.eq(Mux(in_count == 0, 1 << 16, in_count)),
-            PROTO_DMA_OUT: in_sectors.eq(Mux(in_count == 0, 1 << 16, in_count)),
-            PROTO_FPDMA_IN: in_sectors.eq(Mux(in_features == 0, 1 << 16, in_features)),
-            PROTO_FPDMA_OUT: in_sectors.eq(Mux(in_features == 0, 1 << 16, in_features)),
-            PROTO_PIO_IN: in_sectors.eq(Mux(in_count == 0, 1, in_count)),
-            PROTO_PIO_OUT: in_sectors.eq(Mux(in_count == 0, 1, in_count)),
-            "default": in_sectors.eq(0),
-        })
-        outside_window = Signal()
-        self.comb += outside_window.eq((desc_field(in_raw, "data_source") == DATA_RAM) & (data.data_bytes != 0) &
-                                       (desc_field(in_raw, "data_word") + Cat(C(0, 9), in_sectors) > data.data_bytes))
+        outside, window_logic = outside_window(in_raw, data.data_bytes)
+        self.comb += window_logic
         no_data_phase = ~data_phase & ~accept_pending
         can_queue = no_data_phase & ~nq_active & ~ncq_error & ~wait_link & slots.any_free
         can_nonqueued = can_queue & (slots.queued == 0)
@@ -188,7 +162,7 @@ class Sequencer(Module):
                     NextValue(cur, free_slot), then]
         fsm.act("ISSUE",
             slots.find_free(),
-            If((in_protocol > PROTO_LINK) | outside_window,
+            If((in_protocol > PROTO_LINK) | outside,
                 # Stamped when taken: unstamped, its record carried the slot's last ts_submit.
                 If(slots.any_free, take(NextState("REFUSE"))).Else(NextState("IDLE"))
             ).Elif(in_protocol == PROTO_POWER,

@@ -291,7 +291,7 @@ static inline uint32_t fisrig_desc_dma_sectors(const struct fisrig_cmd_desc *d) 
 /* Bytes a descriptor's data takes in RAM (data_source FISRIG_DATA_RAM, from data_word): its
    DMA sectors, or for PIO its COUNT of DRQ blocks (at least the one IDENTIFY moves). The VM
    keeps a program's data inside its window by it, and the engine refuses a descriptor past
-   the window by it (engine/sequencer.py counts the same in gateware). */
+   the window by it (engine/descriptor_checks.py counts the same in gateware). */
 static inline uint64_t fisrig_desc_ram_bytes(const struct fisrig_cmd_desc *d) {
   if (d->protocol == FISRIG_PROTO_PIO_IN || d->protocol == FISRIG_PROTO_PIO_OUT)
     return 512u * (uint64_t)(d->count ? d->count : 1u);
