@@ -6,7 +6,7 @@ record stream as it is written and become current.parquet, one row per sample: i
 the rig's clock (the commands' t_*_ns), the mA, and the phase it fell in. At the run's end
 current_windows.parquet holds what a power module shows at its averaging windows: per
 100 us and per 100 ms window (from the first sample), the highest sample, the mean and the
-samples in it; summary.json's `current` the run's peak and the highest window means (a
+samples in it; summary.json's `fisrig.current` the run's peak and the highest window means (a
 drive's datasheet gives its peak current over 100 us and its average over 100 ms or more).
 Samples the sampler lost (a record ring that stayed full) leave a gap in the times, never a
 made-up value; the record after one says so, and `lost_samples` counts them.

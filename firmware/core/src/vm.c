@@ -101,6 +101,14 @@ static int goes_again(struct fisrig_vm *vm, struct fisrig_vm_inflight *f, uint8_
   }
 }
 
+/* The phase the VM is in from now on, with the tick, for the current samples' phases. Only
+   while the sampler runs: reading the counter costs the rig's CPU a bus access a MARK. */
+static void remember_mark(struct fisrig_vm *vm) {
+  vm->mark_marker[vm->marks % FISRIG_VM_MARK_HISTORY] = vm->marker;
+  vm->mark_tick[vm->marks % FISRIG_VM_MARK_HISTORY] = vm->ops.now(vm->ops.ctx);
+  vm->marks++;
+}
+
 /* The phase the VM was in at `tick` (the MARKs it remembers; before the oldest of them, the
    oldest's). */
 static uint32_t marker_at(const struct fisrig_vm *vm, uint64_t tick) {
@@ -446,6 +454,11 @@ static enum fisrig_vm_status run_raw(struct fisrig_vm *vm, struct cursor *c) {
                  : d.protocol == FISRIG_PROTO_LINK ? FISRIG_RECORD_LINK
                                                    : FISRIG_RECORD_COMMAND;
   if (s != FISRIG_VM_DONE) return s;
+  if (d.protocol == FISRIG_PROTO_POWER && d.command == FISRIG_POWER_SAMPLE) {
+    /* The phase the samples start in, at or before their first tick. */
+    vm->sampling = d.count == 1;
+    if (vm->sampling) remember_mark(vm);
+  }
   submit(vm, &d, kind, c->p + c->pc + sizeof raw, op->data_bytes);
   s = drain(vm, &done);
   if (s != FISRIG_VM_DONE) return s;
@@ -1030,9 +1043,7 @@ static enum fisrig_vm_status run_mark(struct fisrig_vm *vm, struct cursor *c) {
   struct fisrig_op_mark m;
   op_at(c, &m, sizeof m);
   vm->marker = m.marker;
-  vm->mark_marker[vm->marks % FISRIG_VM_MARK_HISTORY] = m.marker;
-  vm->mark_tick[vm->marks % FISRIG_VM_MARK_HISTORY] = vm->ops.now(vm->ops.ctx);
-  vm->marks++;
+  if (vm->sampling) remember_mark(vm);
   return FISRIG_VM_DONE;
 }
 
@@ -1206,6 +1217,8 @@ enum fisrig_vm_status fisrig_vm_run(struct fisrig_vm *vm, const uint8_t *p, uint
   vm->on_error = FISRIG_ON_ERROR_FAIL; /* until a POLICY says otherwise */
   vm->retries = 0;
   vm->timeout_ticks = vm->link_timeout_ticks = 0;
+  vm->sampling = 0; /* compiled programs stop what they sample before they end */
+  vm->marks = 0;
   if (s == FISRIG_VM_DONE) s = execute(vm, p, size);
   /* Whatever happened, wait for what is outstanding so no record taken is lost. */
   if (s != FISRIG_VM_ENGINE_STUCK && s != FISRIG_VM_RECORDS_LOST) drain(vm, NULL);

@@ -87,7 +87,9 @@ struct fisrig_vm {
 
   /* run state */
   uint32_t marker;
-  uint32_t marks;                 /* MARKs run; the last FISRIG_VM_MARK_HISTORY are below */
+  uint8_t sampling;               /* a POWER SAMPLE started the current sampler (and none stopped it) */
+  uint32_t marks;                 /* phase changes remembered while sampling; the last
+                                     FISRIG_VM_MARK_HISTORY are below */
   uint32_t mark_marker[FISRIG_VM_MARK_HISTORY];
   uint64_t mark_tick[FISRIG_VM_MARK_HISTORY];
   uint32_t sq_tail;
