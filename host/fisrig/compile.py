@@ -397,8 +397,7 @@ class _Compiler(PowerSteps, TraceSteps):
         for i, step in enumerate(self.plan.steps):
             self.mark(phase_label(step.label, self.current, step.do))
             if self.plan.current_us > 0 and i == 0:  # the whole plan, from its first step's start
-                self.sampling, self.sample_period = True, int(round(self.plan.current_us * pf.TICK_HZ / 1e6))
-                self.raw("power", pf.POWER_SAMPLE, count=1, timeout_ticks=self.sample_period)
+                self.start_sampling(self.plan.current_us)
             self.policy(step)
             getattr(self, f"do_{step.do}")(step)
         if self.sampling:  # what was taken since the last record goes out before the run ends

@@ -68,8 +68,8 @@ class PowerSteps:
         """The drive's current sampled from here (engine_if.h FISRIG_POWER_SAMPLE) every
         every_us (4 us, a power module's 250 kS/s, unless given), or no longer (on = false)."""
         a = step.args
-        self.sampling = a.get("on", True)
-        if not self.sampling:
+        if not a.get("on", True):
+            self.sampling = False
             if "every_us" in a:
                 raise self.err(step, "every_us", "every_us is for a current step that turns sampling on")
             self.raw("power", pf.POWER_SAMPLE, count=0)
@@ -77,7 +77,12 @@ class PowerSteps:
         us = a.get("every_us", pf.CURRENT_PERIOD_TICKS * 1e6 / pf.TICK_HZ)
         if why := plan_mod.current_period_problem("every_us", us):
             raise self.err(step, "every_us", why)
-        self.sample_period = int(round(us * pf.TICK_HZ / 1e6))
+        self.start_sampling(us)
+
+    def start_sampling(self, us: float) -> None:
+        """POWER SAMPLE: the current sampled every `us` from here (a `current` step's or the
+        plan's `current_us`); the costs that follow count its records."""
+        self.sampling, self.sample_period = True, int(round(us * pf.TICK_HZ / 1e6))
         self.raw("power", pf.POWER_SAMPLE, count=1, timeout_ticks=self.sample_period)
 
     def do_power_cut_at(self, step: Step) -> None:

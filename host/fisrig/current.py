@@ -137,13 +137,13 @@ class CurrentStream:
         self._total += int(ma.astype(np.int64).sum())
         self._times = (self._times + [int(t) for t in t_ns[:2]])[:2]
 
-    def figures(self) -> dict:
-        """What summary.json says of the samples (`current`)."""
+    def figures(self, windows: dict[str, pa.Table]) -> dict:
+        """What summary.json says of the samples (`fisrig.current`), with their windows."""
         out = {"samples": self.samples, "lost_samples": int(self.lost),
                "period_ns": self._times[1] - self._times[0] if len(self._times) == 2 else 0,
                "peak_ma": self.peak, "mean_ma": round(self._total / self.samples, 2)}
-        for name, w in self._windows.items():
-            out[f"max_{name}_mean_ma"] = round(float(w.table(name).column("mean_ma").to_numpy().max()), 2)
+        for name, table in windows.items():
+            out[f"max_{name}_mean_ma"] = round(float(table.column("mean_ma").to_numpy().max()), 2)
         return out
 
     def finish(self) -> None:
@@ -154,8 +154,9 @@ class CurrentStream:
             (self.run_dir / CURRENT).unlink(missing_ok=True)
             return
         self._writer.close()
-        table = pa.concat_tables([w.table(name) for name, w in self._windows.items()])
-        table = table.replace_schema_metadata({"fisrig_current": json.dumps(self.figures())})
+        windows = {name: w.table(name) for name, w in self._windows.items()}
+        table = pa.concat_tables(windows.values())
+        table = table.replace_schema_metadata({"fisrig_current": json.dumps(self.figures(windows))})
         pq.write_table(table, self.run_dir / WINDOWS, compression="zstd")
         self.tmp.replace(self.run_dir / CURRENT)
 

@@ -499,8 +499,7 @@ void EngineModel::power(const fisrig_cmd_desc& d) {
         break;
       }
       sample_through(now_);
-      sampler_.dark_until = power_back_at(now_);  // the pins it runs on come on then
-      drive_.power_on(sampler_.dark_until);
+      drive_.power_on(power_back_at(now_));
       r.ts_status = ns_to_ticks(drive_.ready_at());  // link up, signature received
       if (drive_.ready_at() > now_ + ticks_to_ns(timeout_ticks_of(d))) {
         // Not back within the descriptor's timeout: as the gateware's slot, TIMEOUT then.
@@ -573,12 +572,7 @@ void EngineModel::sample_through(SimTime t) {
     uint64_t tick = sampler_.first_tick + sampler_.taken * sampler_.period;
     SimTime at = ticks_to_ns(tick);
     if (at > t) return;
-    double ma = 0;
-    if (at >= sampler_.dark_until) {
-      drive_.idle_until(at);
-      ma = drive_.current_ma(at);
-    }
-    sampler_.ma[sampler_.taken++] = uint16_t(ma >= 65535 ? 65535 : ma + 0.5);
+    sampler_.ma[sampler_.taken++] = drive_.sensed_ma(at);
     if (sampler_.taken == FISRIG_CURRENT_SAMPLES) write_current_record();
   }
 }

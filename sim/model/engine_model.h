@@ -177,7 +177,6 @@ class EngineModel {
     uint64_t first_tick = 0;   // the buffer's first sample
     uint32_t taken = 0;        // samples in the buffer
     uint8_t dropped = 0;       // records dropped since the last one sent
-    SimTime dark_until = 0;    // the drive powered on at a later time (staged rails): 0 till then
     uint16_t ma[FISRIG_CURRENT_SAMPLES] = {};
   };
   Sampler sampler_;

@@ -56,7 +56,6 @@ class SimSATATransceiver(Module):
             # (pins.h), beside the power pins it concerns.
             ("current_ma", 16),
         ])
-        self.current_ma = Signal(16)  # the current pins, registered
 
         # # #
 
@@ -70,10 +69,10 @@ class SimSATATransceiver(Module):
         # nothing in the core hangs combinationally off the pins, so a simulator's pass
         # over the logic between clock edges is near empty.
         rx = Record([(name, len(getattr(pins, name))) for name in
-                     ("rx_data", "rx_charisk", "rx_idle", "rx_cominit", "rx_comwake")])
+                     ("rx_data", "rx_charisk", "rx_idle", "rx_cominit", "rx_comwake", "current_ma")])
         rx.rx_idle.reset = 1
         self.sync += [getattr(rx, name).eq(getattr(pins, name)) for name, _ in rx.layout]
-        self.sync += self.current_ma.eq(pins.current_ma)
+        self.current_ma = rx.current_ma  # the current pins, registered with the RX pins
         self.comb += [
             pins.dword_gap.eq(~dword),
             self.sink.ready.eq(dword),

@@ -72,12 +72,7 @@ void SataDevice::clock_wire(const fisrig_pins_in& in, fisrig_pins_out& out) {
     pins_ = in.power;
     if (powered_by(pins_) != power_) power_edge(!power_, cycle);
   }
-  if (!(cycle & kIdleTickMask)) {
-    drive::SimTime now = cycle_ns(cycle);
-    if (power_) drive_.idle_until(now);
-    double ma = drive_.current_ma(now);  // 0 without power
-    current_ma_ = uint16_t(ma >= 65535 ? 65535 : ma + 0.5);
-  }
+  if (!(cycle & kIdleTickMask)) current_ma_ = drive_.sensed_ma(cycle_ns(cycle));  // 0 without power
 
   // Once linked, only a COMRESET concerns the OOB state machine (the common, fast path).
   if (!oob_.linked() || in.tx_cominit) {

@@ -251,9 +251,17 @@ double Drive::current_ma(SimTime t) {
     nand_.keep_activity(true);
     tracking_current_ = true;
   }
-  if (!powered_) return 0;
+  // A power_on at a later time (staged rails: the pins it needs come on then) has not yet
+  // given it power at t.
+  if (!powered_ || t < powered_since_) return 0;
   const PowerConfig& p = cfg_.power;
   return p.idle_ma + nand_.draw_ma(t, {p.read_ma, p.program_ma, p.erase_ma, p.gc_ma});
+}
+
+uint16_t Drive::sensed_ma(SimTime t) {
+  idle_until(t);
+  double ma = current_ma(t);
+  return uint16_t(ma >= 65535 ? 65535 : ma + 0.5);
 }
 
 void Drive::comreset(SimTime t) {

@@ -133,8 +133,12 @@ class Drive {
   // power; idle_ma and, per die, the NAND operation it runs at t (GC's at gc_ma). Asked
   // at times that never go back, after the drive has been told of everything before t
   // (idle_until(t)): as a power module samples it. Tracking starts at the first call
-  // (the NAND operations before it are not kept).
+  // (the NAND operations before it are not kept). 0 before a power_on's time too.
   double current_ma(SimTime t);
+  // What the rig's current sense reads at t (the model's sampler, sim/device's current
+  // pins): the drive told of the time first (idle_until), then current_ma in whole mA,
+  // at most 65,535 (engine_if.h's 16-bit samples).
+  uint16_t sensed_ma(SimTime t);
 
   // The SATA speed the link came up at (1..3), which IDENTIFY word 77 reports; the device
   // side tells it at each link-up. Until then (and on the model target, whose link runs at
