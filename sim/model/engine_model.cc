@@ -679,7 +679,11 @@ void EngineModel::off_edge(SimTime t) {
     loss_at_ = at;  // the drive runs on, and the link with it, until then
     return;
   }
-  sample_through(t);
+  lose_power(t);
+}
+
+void EngineModel::lose_power(SimTime t) {
+  sample_through(t);  // the samples up to t, with the power it still had
   lose_outstanding(t, FISRIG_RESULT_LINK_LOST);
   drive_.power_off(t);
 }
@@ -712,9 +716,7 @@ void EngineModel::process_next_event(SimTime next) {
     // A staged off edge reached a pin the drive runs on.
     now_ = std::max(now_, next);
     loss_at_ = drive::kNever;
-    sample_through(next);
-    lose_outstanding(next, FISRIG_RESULT_LINK_LOST);
-    drive_.power_off(next);
+    lose_power(next);
   } else if (next == next_due()) {
     // The armed kind's next FIS crossed: the count-th sets the cut's tick.
     uint64_t tick = armed_.due.top();

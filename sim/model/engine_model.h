@@ -164,6 +164,7 @@ class EngineModel {
     return stage_.used[pin] && (pin == FISRIG_PIN_P3 || (drive_.config().power.rails >> pin & 1));
   }
   void off_edge(SimTime t);        // POWER OFF or a cut at t
+  void lose_power(SimTime t);      // a pin the drive runs on fell at t: its commands end LINK_LOST
   SimTime power_back_at(SimTime t) const;  // POWER ON at t
   // The current sampler (FISRIG_POWER_SAMPLE), as the gateware's (engine/current.py): a
   // sample at first_tick and every period after it, a record of FISRIG_CURRENT_SAMPLES. The
