@@ -3,8 +3,9 @@
 as JSON lines for scripts/bench_collect.py:
 
 - plans.fdf_fill_s_trim_on / plans.fdf_fill_s_trim_off: fill-delete-fill's second fill
-  (simulated seconds) of the last run with TRIM on (R3) and with TRIM off (R6), default
-  profile;
+  (simulated seconds) of the last run with TRIM on (R3) and with TRIM off (R6), on the
+  plan's profile (blocking-gc-256gb, whose GC blocks the host), and
+  plans.fdf_consumer_fill_s_trim_on / _off the same on consumer-256gb (GC that keeps up);
 - plans.snia_rounds_to_steady_state (PTS-C, consumer-256gb) and
   plans.snia_e_rounds_to_steady_state (PTS-E, enterprise-200gb): the rounds the rig ran until
   steady state (the plans' 2-second cells; 26 means it did not reach it in 25);
@@ -33,13 +34,14 @@ def run(name: str, tmp: str, profile: str | None = None):
 
 def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
-        p, r = run("fill-delete-fill", tmp)
-        ph = {x.label: x for x in r.phases}
-        for tag, run_no in (("on", 3), ("off", 6)):
-            fill = ph[f"R{run_no} fill 2 (TRIM {tag})"]
-            print(json.dumps({"name": f"plans.fdf_fill_s_trim_{tag}", "value": round(fill.seconds, 3), "unit": "s",
-                              "what": f"fill-delete-fill, run R{run_no} (TRIM {tag}): the second fill's "
-                              f"simulated seconds ({p.profile}, model target)"}))
+        for profile, prefix in ((None, "plans.fdf_fill_s_trim_"), ("consumer-256gb", "plans.fdf_consumer_fill_s_trim_")):
+            p, r = run("fill-delete-fill", tmp, profile)
+            ph = {x.label: x for x in r.phases}
+            for tag, run_no in (("on", 3), ("off", 6)):
+                fill = ph[f"R{run_no} fill 2 (TRIM {tag})"]
+                print(json.dumps({"name": prefix + tag, "value": round(fill.seconds, 3), "unit": "s",
+                                  "what": f"fill-delete-fill, run R{run_no} (TRIM {tag}): the second fill's "
+                                  f"simulated seconds ({profile or p.profile}, model target)"}))
         for name, figure in (("snia-pts-client", "plans.snia_rounds_to_steady_state"),
                              ("snia-pts-enterprise", "plans.snia_e_rounds_to_steady_state")):
             p, r = run(name, tmp)

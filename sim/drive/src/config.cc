@@ -123,6 +123,7 @@ const std::map<std::string, Setter>& profile_keys() {
       {"controller.trim_range_us", [](DriveConfig& c, const toml::node& n) { c.controller.trim_range_ns = as_time(n, 1e3); }},
       {"controller.compression", [](DriveConfig& c, const toml::node& n) { c.controller.compression = as_bool(n); }},
       {"controller.compression_slot_bytes", [](DriveConfig& c, const toml::node& n) { c.controller.compression_slot_bytes = as_u32(n); }},
+      {"controller.trim_keeps_mapped_pct", [](DriveConfig& c, const toml::node& n) { c.controller.trim_keeps_mapped_pct = as_number(n); }},
       {"cache.enabled", [](DriveConfig& c, const toml::node& n) { c.cache.enabled = as_bool(n); }},
       {"cache.mib", [](DriveConfig& c, const toml::node& n) { c.cache.bytes = uint64_t(as_number(n) * 1048576.0); }},
       {"cache.flush_honest", [](DriveConfig& c, const toml::node& n) { c.cache.flush_honest = as_bool(n); }},
@@ -131,6 +132,7 @@ const std::map<std::string, Setter>& profile_keys() {
       {"gc.background_target_free_pct", [](DriveConfig& c, const toml::node& n) { c.gc.background_target_free_pct = as_number(n); }},
       {"gc.background_idle_ms", [](DriveConfig& c, const toml::node& n) { c.gc.background_idle_ns = as_time(n, 1e6); }},
       {"gc.background_max_valid_pct", [](DriveConfig& c, const toml::node& n) { c.gc.background_max_valid_pct = as_number(n); }},
+      {"gc.serial_erase", [](DriveConfig& c, const toml::node& n) { c.gc.serial_erase = as_bool(n); }},
       {"interface.max_gen", [](DriveConfig& c, const toml::node& n) { c.interface.max_gen = as_u32(n); }},
       {"power.boot_ms", [](DriveConfig& c, const toml::node& n) { c.power.boot_ns = as_time(n, 1e6); }},
       {"power.rails", [](DriveConfig& c, const toml::node& n) { c.power.rails = as_rails(n); }},
@@ -274,6 +276,8 @@ void DriveConfig::validate() const {
   if (spare_sbs < gc.foreground_free_superblocks + 2)
     bad("nand.blocks_per_plane", "over-provisioning is smaller than the GC reserve (" +
                                      std::to_string(spare_sbs) + " spare superblocks)");
+  if (controller.trim_keeps_mapped_pct < 0 || controller.trim_keeps_mapped_pct > 100)
+    bad("controller.trim_keeps_mapped_pct", "must be 0..100");
   if (gc.foreground_free_superblocks < 2) bad("gc.foreground_free_superblocks", "must be at least 2");
   if (timing.channel_mbps <= 0) bad("nand.channel_mbps", "must be > 0");
   if (interface.max_gen < 1 || interface.max_gen > 3) bad("interface.max_gen", "must be 1, 2 or 3");

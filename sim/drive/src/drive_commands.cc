@@ -9,6 +9,15 @@ namespace fisrig::drive {
 
 namespace {
 constexpr uint32_t kSectorsPerPage = ContentStore::kSectorsPerPage;
+
+// A fixed, well-mixed draw per page (splitmix64's finalizer): which pages a broken TRIM
+// leaves mapped does not change from one TRIM to the next, as the review found ("running
+// TRIM again didn't yield any improvement").
+uint64_t page_draw(uint64_t p) {
+  p = (p ^ (p >> 30)) * 0xBF58476D1CE4E5B9ull;
+  p = (p ^ (p >> 27)) * 0x94D049BB133111EBull;
+  return p ^ (p >> 31);
+}
 }
 
 void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
@@ -48,17 +57,24 @@ void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
     }
     ranges.push_back({lba, n});
   }
+  // controller.trim_keeps_mapped_pct: such a page reads zeros but stays in the mapping,
+  // so reading it still costs its (perhaps fragmented) NAND reads and GC still moves it.
+  const uint64_t keep = uint64_t(cfg_.controller.trim_keeps_mapped_pct * 100);  // per 10,000
+  auto unmap = [&](uint64_t p) {
+    if (keep && page_draw(p) % 10000 < keep) return;
+    ftl_->trim(p);
+  };
   for (const Range& r : ranges) {
     content_.fill(r.lba, r.n, kZeroWord);
     // Whole pages leave the mapping; a partial page only reads zeros where trimmed.
     uint64_t first = (r.lba + kSectorsPerPage - 1) / kSectorsPerPage;
     uint64_t last = (r.lba + r.n) / kSectorsPerPage;
-    for (uint64_t p = first; p < last; ++p) ftl_->trim(p);
+    for (uint64_t p = first; p < last; ++p) unmap(p);
     // A page cut by a range edge goes too once nothing in it reads other than zeros
     // (ranges of 65535 sectors leave such a page at every boundary).
     for (uint64_t p : {r.lba / kSectorsPerPage, (r.lba + r.n - 1) / kSectorsPerPage}) {
       uint32_t w;
-      if (content_.page_is_uniform(p, &w) && w == kZeroWord) ftl_->trim(p);
+      if (content_.page_is_uniform(p, &w) && w == kZeroWord) unmap(p);
     }
     stats_.sectors_trimmed += r.n;
     c.c.sectors += r.n;

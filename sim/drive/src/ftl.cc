@@ -274,7 +274,8 @@ bool Ftl::collect_one(SimTime t, bool background) {
     place(gcf_, lpn, n, gc_read_done_[i / unit_slots_]);
     counters_.gc_slots += n;
   }
-  for (uint32_t d = 0; d < dies_; ++d) nand_.erase(d, t);
+  if (gc_.serial_erase && !background) nand_.erase_serially(t);
+  else for (uint32_t d = 0; d < dies_; ++d) nand_.erase(d, t);
   std::fill(p2l_.begin() + base, p2l_.begin() + base + slots_per_sb_, kNone);
   sb_valid_[victim] = 0;
   sb_state_[victim] = SbState::kFree;

@@ -49,6 +49,13 @@ SimTime NandBackend::erase(uint32_t die, SimTime t_issue) {
   return done;
 }
 
+SimTime NandBackend::erase_serially(SimTime t_issue) {
+  SimTime t = t_issue;
+  for (uint32_t d = 0; d < dies(); ++d) t = erase(d, t);
+  for (SimTime& f : die_free_) f = std::max(f, t);
+  return t;
+}
+
 SimTime NandBackend::all_idle_at() const {
   return *std::max_element(die_free_.begin(), die_free_.end());
 }

@@ -68,6 +68,10 @@ struct ControllerConfig {
   SimTime trim_range_ns = 2 * kNsPerUs;        // firmware time per DSM range entry
   bool compression = false;                    // SandForce-like: data shrinks before NAND
   uint32_t compression_slot_bytes = 1024;      // allocation unit when compressing
+  // Percent of the logical pages a TRIM reads back as zeros but leaves mapped, the same
+  // pages every time: SandForce SF-2281 firmware 5.0.0 to 5.0.2's broken TRIM, whose reads
+  // stay slow after a TRIM (sandforce-trim-broken.txt). 0 on a drive whose TRIM works.
+  double trim_keeps_mapped_pct = 0;
 };
 
 struct CacheConfig {
@@ -82,6 +86,10 @@ struct GcConfig {
   double background_target_free_pct = 2.5;  // idle GC builds the free pool up to this
   SimTime background_idle_ns = 100 * kNsPerMs;  // idle time before background GC starts
   double background_max_valid_pct = 95;      // idle GC skips victims fuller than this
+  // true: a superblock reclaimed in the write path is erased one die at a time while the
+  // host's programs wait (a single-threaded controller's GC; idle GC still erases every
+  // die at once). false: each die erases when its queued work ends, the others program on.
+  bool serial_erase = false;
 };
 
 struct InterfaceConfig {

@@ -31,6 +31,9 @@ class NandBackend {
   SimTime read(uint32_t die, uint32_t bytes, SimTime t_issue);
   // Erases a block on every plane of `die`; returns when done.
   SimTime erase(uint32_t die, SimTime t_issue);
+  // Erases a block on every die, one die after another from `t_issue`, and nothing else
+  // starts on any die until the last is done (gc.serial_erase); returns that time.
+  SimTime erase_serially(SimTime t_issue);
 
   // What each die is doing, for the drive's current (Drive::current_ma): kept only once
   // asked for (keep_activity), as (start, end, kind) per die, in the order they run.
