@@ -116,7 +116,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fisrig-model: cannot read %s\n", program_path.c_str());
     return 2;
   }
-  std::vector<uint8_t> program((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Read in 1 MiB blocks: a byte-wise istreambuf_iterator copy took 1 s of a 600 MB trace
+  // program (2% of the JEDEC pass's model time, perf).
+  std::vector<uint8_t> program;
+  {
+    std::vector<char> block(1 << 20);
+    while (in.read(block.data(), std::streamsize(block.size())) || in.gcount() > 0)
+      program.insert(program.end(), block.data(), block.data() + in.gcount());
+  }
 
   drive::DriveConfig cfg;
   try {
