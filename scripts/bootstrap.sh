@@ -25,6 +25,7 @@ declare -A WHY=(
   [chromium]="a test opens report.html in a real browser (headless) and keeps its screenshot"
   [clang-14]="builds the firmware VM's libFuzzer target (make fuzz, and 10 s of it in the tests)"
   [libclang-rt-14-dev]="clang's libFuzzer and sanitizer runtimes"
+  [yosys]="synthesizes each board's rig SoC for its resource report (fisrig_boards.build --synth)"
   [blktrace]="its blkparse prints the binary traces a test writes, as users' blktraces are printed, for the trace reader"
 )
 
@@ -40,17 +41,18 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Python packages into the project's .venv, pinned, then our two packages, editable, so that
-# tests, scripts and the fisrig command import them by name: hw/ (fisrig_hw, the gateware)
-# and host/ (fisrig). Redone when the pins or either pyproject change. The build backend is
+# Python packages into the project's .venv, pinned, then our three packages, editable, so
+# that tests, scripts and the fisrig command import them by name: hw/ (fisrig_hw, the
+# gateware), boards/ (fisrig_boards) and host/ (fisrig). Redone when the pins or a pyproject
+# change. The build backend is
 # the venv's own setuptools (no build isolation: nothing unpinned is fetched).
 venv=.venv
 stamp=$venv/.requirements.sha256
-want=$(cat host/requirements.txt hw/pyproject.toml host/pyproject.toml | sha256sum | cut -d' ' -f1)
+want=$(cat host/requirements.txt hw/pyproject.toml boards/pyproject.toml host/pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -x $venv/bin/python ] || [ "$(cat $stamp 2>/dev/null)" != "$want" ]; then
-  echo "bootstrap: installing host/requirements.txt, hw/ and host/ into $venv" >&2
+  echo "bootstrap: installing host/requirements.txt, hw/, boards/ and host/ into $venv" >&2
   [ -x $venv/bin/python ] || python3 -m venv $venv
   $venv/bin/pip install -q --disable-pip-version-check -r host/requirements.txt
-  $venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e hw -e host
+  $venv/bin/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e hw -e boards -e host
   echo "$want" > $stamp
 fi

@@ -22,6 +22,12 @@ from litesata.phy.datapath import LiteSATAPHYDatapath
 from fisrig_hw.descriptor import PINS
 from fisrig_hw.phy.phy_datapath import SameClockSATAPHYDatapath
 
+class TapPort:
+    """One direction's dwords for a wire tap: valid in the cycles a dword crosses."""
+    def __init__(self, valid, data, charisk):
+        self.valid, self.data, self.charisk = valid, data, charisk
+
+
 COMRESET_CYCLES = 384  # six bursts and gaps: 2.56 us at 150 MHz (pins.h)
 COMWAKE_CYCLES = 192
 CYCLES_PER_DWORD = {1: 4, 2: 2, 3: 1}  # by SATA generation, at 150 MHz
@@ -123,3 +129,10 @@ class SimSATAPHY(Module):
         self.ready = Signal()
         self.comb += self.ready.eq(trx.ready & ctrl.ready)
         self.pins = trx.pins
+        # What the rig core takes from a PHY, as fisrig_hw.phy.board_phy gives it too: the
+        # dwords crossing the transceiver's parallel interface in the core's clock (the
+        # wire taps), the drive's power pins and its sensed current.
+        self.tap_tx = TapPort(trx.sink.ready, trx.sink.data, trx.sink.charisk)
+        self.tap_rx = TapPort(trx.source.valid, trx.source.data, trx.source.charisk)
+        self.power = trx.pins.power
+        self.current_ma = trx.current_ma

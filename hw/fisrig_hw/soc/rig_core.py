@@ -26,15 +26,19 @@ TAP_TX_LAG, TAP_RX_LAG = 0, 0
 
 class RigCore(Module):
     """with_sys_domain: the core owns its clock (the Verilator harness drives sys_clk);
-    inside an SoC the CRG's sys domain is the SATA clock. datapath, gen: see SimSATAPHY."""
-    def __init__(self, with_sys_domain=True, datapath="same_clock", gen=3):
+    inside an SoC the CRG's sys domain is the SATA clock. datapath, gen: see SimSATAPHY.
+    phy: a board's transceiver PHY (fisrig_hw.phy.board_phy), which brings its own sata_tx
+    and sata_rx domains; without one, the simulated transceiver, all in sys."""
+    def __init__(self, with_sys_domain=True, datapath="same_clock", gen=3, phy=None):
         if with_sys_domain:
             self.clock_domains.cd_sys = ClockDomain()
-        self.clock_domains.cd_sata_tx = ClockDomain()
-        self.clock_domains.cd_sata_rx = ClockDomain()
-        for cd in [self.cd_sata_tx, self.cd_sata_rx]:
-            self.comb += [cd.clk.eq(ClockSignal("sys")), cd.rst.eq(ResetSignal("sys"))]
-        self.submodules.phy = phy = SimSATAPHY(datapath=datapath, gen=gen)
+        if phy is None:
+            self.clock_domains.cd_sata_tx = ClockDomain()
+            self.clock_domains.cd_sata_rx = ClockDomain()
+            for cd in [self.cd_sata_tx, self.cd_sata_rx]:
+                self.comb += [cd.clk.eq(ClockSignal("sys")), cd.rst.eq(ResetSignal("sys"))]
+            phy = SimSATAPHY(datapath=datapath, gen=gen)
+        self.submodules.phy = phy
         # The link starts clean whenever the PHY is not ready (a frame cut by a power loss
         # must not reach the next link-up).
         self.submodules.link = link = ResetInserter()(RigSATALink(phy))
@@ -54,16 +58,15 @@ class RigCore(Module):
         self.now = Signal(64)
         self.sync += self.now.eq(self.now + 1)
         # The wire taps on the transceiver's parallel interface, beside the link layer.
-        trx = phy.trx
         self.submodules.tap_tx = tap_tx = FrameTap(lag=TAP_TX_LAG)
         self.submodules.tap_rx = tap_rx = FrameTap(lag=TAP_RX_LAG)
         self.submodules.tap_events = tap_events = TapEvents(tap_tx, tap_rx)
         self.comb += [
             tap_tx.now.eq(self.now), tap_rx.now.eq(self.now),
-            tap_tx.valid.eq(trx.sink.ready), tap_tx.data.eq(trx.sink.data),
-            tap_tx.charisk.eq(trx.sink.charisk),
-            tap_rx.valid.eq(trx.source.valid), tap_rx.data.eq(trx.source.data),
-            tap_rx.charisk.eq(trx.source.charisk),
+            tap_tx.valid.eq(phy.tap_tx.valid), tap_tx.data.eq(phy.tap_tx.data),
+            tap_tx.charisk.eq(phy.tap_tx.charisk),
+            tap_rx.valid.eq(phy.tap_rx.valid), tap_rx.data.eq(phy.tap_rx.data),
+            tap_rx.charisk.eq(phy.tap_rx.charisk),
             tap_tx.reset.eq(~phy.ready), tap_rx.reset.eq(~phy.ready),
             tap_tx.source.connect(engine.tap_tx), tap_rx.source.connect(engine.tap_rx),
         ]
@@ -94,8 +97,8 @@ class RigCore(Module):
             power.stage.eq(engine.power_stage), power.stage_pin.eq(engine.power_stage_pin),
             power.stage_used.eq(engine.power_stage_used), power.stage_off.eq(engine.power_stage_off),
             power.stage_on.eq(engine.power_stage_on),
-            phy.pins.power.eq(power.pins),
-            engine.current_ma.eq(phy.trx.current_ma),
+            phy.power.eq(power.pins),
+            engine.current_ma.eq(phy.current_ma),
         ]
 
 

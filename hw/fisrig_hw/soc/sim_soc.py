@@ -16,17 +16,12 @@ from litex.build.generic_platform import Pins, Subsignal
 from litex.build.sim import SimPlatform
 from litex.build.sim.config import SimConfig
 from litex.soc.cores.uart import RS232PHYModel, UARTBone
-from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
-from litex.soc.interconnect import wishbone
 
 from fisrig_hw import ROOT, contract
 from fisrig_hw.descriptor import PINS
-from fisrig_hw.soc.bus_activity import BusActivity
 from fisrig_hw.soc.rig_core import RigCore
-from fisrig_hw.soc.rig_status import RigStatus
-from fisrig_hw.soc.rings import EngineRings
-from fisrig_hw.soc.tick_gate import SIZE as TICK_GATE_SIZE, TickGate
+from fisrig_hw.soc.rig_soc import add_rig
 
 SATA_CLK_HZ = contract.FISRIG_TICK_HZ  # the stamps count this clock's cycles (engine_if.h)
 
@@ -55,15 +50,6 @@ BRIDGE_PORT = 2430  # the built configuration's; each run picks its own (soc_run
 # The bridge reaches the whole bus, so its port listens on 127.0.0.1 only: our litex_sim
 # module (sim/litex_sim/serial2loopback), not LiteX's serial2tcp, which binds every interface.
 BRIDGE_MODULE = "serial2loopback"
-# The rings' RAM, in the CPU's IO region (0x8000_0000 up: never cached). The engine writes
-# completions and the host the record ring's head behind the CPU's back; in cached RAM the
-# firmware had to drop its whole data cache (VexRiscv has no per-line invalidate) before
-# every look, and then missed on everything else it touched. 256 KiB: the record ring's
-# 2,048 records (baremetal_if.h) and the engine's rings.
-RING_RAM_BASE, RING_RAM_SIZE = 0x9000_0000, 0x4_0000
-# The tick gate (fisrig_hw.soc.tick_gate): where the firmware waits for its run's first tick.
-TICK_GATE_BASE = 0x9100_0000
-
 
 class FisrigSimSoC(SoCCore):
     """gen: the SATA speed the rig's link runs at (1, 2 or 3; fisrig_hw.phy.sim_phy): the SoC
@@ -96,33 +82,7 @@ class FisrigSimSoC(SoCCore):
         self.bridge_phy = RS232PHYModel(platform.request("serial", 1))
         self.bridge = UARTBone(self.bridge_phy, clk_freq=SATA_CLK_HZ,
                                address_width=self.bus.address_width)
-        self.rig = RigStatus(sata)
-        self.cpu_bus = BusActivity(self.cpu.ibus, self.cpu.dbus)
-        self.rings = EngineRings(engine=sata.engine)
-        self.bus.add_master(name="engine_rings", master=self.rings.bus)
-        # The ring RAM has two ports: the SoC's bus (the CPU and the engine) and the host
-        # bridge's own. The host drains the record ring when its process gets to it (wall
-        # time); through the shared bus each of its reads held the CPU and the engine a few
-        # cycles at a time no run could repeat, and every later command moved with them.
-        ring_mem = Memory(32, RING_RAM_SIZE // 4)
-        self.ring_ram = wishbone.SRAM(ring_mem, bus=wishbone.Interface(
-            data_width=32, address_width=self.bus.address_width))
-        self.bus.add_slave("ring_ram", self.ring_ram.bus,
-                           SoCRegion(origin=RING_RAM_BASE, size=RING_RAM_SIZE, cached=False))
-        self.ring_ram_host = wishbone.SRAM(ring_mem, bus=wishbone.Interface(
-            data_width=32, address_width=self.bus.address_width))
-        # The bridge reaches everything else (CSRs, main RAM) through the SoC's bus.
-        bridge_to_bus = wishbone.Interface(data_width=32, address_width=self.bus.address_width)
-        ring_words = (RING_RAM_SIZE // 4).bit_length() - 1
-
-        def in_ring_ram(adr):
-            return adr[ring_words:] == (RING_RAM_BASE >> 2) >> ring_words
-        self.bridge_decoder = wishbone.Decoder(self.bridge.wishbone, [
-            (in_ring_ram, self.ring_ram_host.bus), (lambda adr: ~in_ring_ram(adr), bridge_to_bus)])
-        self.bus.add_master(name="bridge", master=bridge_to_bus)
-        self.tick_gate = TickGate(sata.now, address_width=self.bus.address_width)
-        self.bus.add_slave("tick_gate", self.tick_gate.bus,
-                           SoCRegion(origin=TICK_GATE_BASE, size=TICK_GATE_SIZE, cached=False))
+        add_rig(self, sata, self.bridge.wishbone)
 
 
 def sim_config(profile="tiny-1gb", faults="boot_us=100"):

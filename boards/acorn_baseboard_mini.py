@@ -1,0 +1,27 @@
+"""fisrig on the SQRL Acorn CLE-215+ (XC7A200T-3, its GTP transceivers) in the LiteX Acorn
+Baseboard Mini: the drive on the baseboard's SATA connector, its rails through a load
+switch board on the baseboard's debug pins, 1 GB of DDR3 main RAM on the Acorn, and the
+host on UARTBone through the baseboard's serial pins (docs/boards.md)."""
+
+from migen import ClockSignal
+
+from litedram.phy.s7ddrphy import A7DDRPHY
+
+from fisrig_boards.board_soc import FisrigBoardSoC, S7CRG
+from fisrig_boards.platforms import acorn_baseboard_mini as board
+
+NAME = "acorn_baseboard_mini"
+PART = "xc7a200t"
+GENS = (1, 2, 3)  # the GTP's 6.6 Gb/s covers Gen3 on the -3 part
+DEFAULT_GEN = 2  # as litex-boards runs SATA on this board; Gen3 elaborates, untried on a board
+
+
+def soc(gen=DEFAULT_GEN):
+    platform = board.Platform()
+    # The GTP's reference clock pins carry the PCIe edge's 100 MHz, not SATA's 150: the
+    # reference is made in the fabric (S7CRG).
+    crg = S7CRG(platform, platform.request("clk200"), speedgrade=-3, with_sata_refclk=True)
+    return FisrigBoardSoC(platform, crg, platform.request("sata", 0), ClockSignal("sata_refclk"),
+                          gen=gen, dram=(A7DDRPHY, board.dram_module()), bridge="uart",
+                          power_pads=platform.request("drive_power", 0),
+                          ident="fisrig rig SoC on Acorn CLE-215+ / Acorn Baseboard Mini")

@@ -1,0 +1,122 @@
+"""Elaborates a board's rig SoC to Verilog with LiteX (no Vivado: LiteX's build with the
+gateware's compilation off) and, with --synth, synthesizes it with yosys's synth_xilinx
+(the transceivers, IDELAYCTRL and the other hard blocks stay black boxes) into a resource
+report of LUTs, flip-flops and block RAMs, each also as a share of the part.
+
+    python -m fisrig_boards.build BOARD [--gen 1|2|3] [--out DIR] [--synth]
+
+BOARD is one of BOARDS. The Vivado build of a bitstream is docs/boards.md's."""
+
+import argparse
+import importlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+from litex.soc.integration.builder import Builder
+
+BOARDS = ("acorn_baseboard_mini", "stlv7325")
+# The parts' resources from their slice counts (Xilinx DS180, 7 Series FPGAs Data Sheet:
+# Overview; 33,650 and 50,950 slices of 4 LUTs and 8 flip-flops) and 36 Kb block RAMs.
+PARTS = {
+    "xc7a200t": {"luts": 134_600, "ffs": 269_200, "brams": 365},
+    "xc7k325t": {"luts": 203_800, "ffs": 407_600, "brams": 445},
+}
+DEFAULT_OUT = os.path.join("build", "boards")
+
+
+class BoardError(Exception):
+    """What main() prints in one line before it exits 2."""
+
+
+def target(name):
+    if name not in BOARDS:
+        raise BoardError(f"no board '{name}' (boards: {', '.join(BOARDS)})")
+    return importlib.import_module(f"fisrig_boards.{name}")
+
+
+def elaborate(name, gen=None, out=DEFAULT_OUT):
+    """Writes the board's SoC as Verilog (with its csr.json and software headers) under
+    out/name; returns (the top Verilog file, the SoC's other Verilog sources)."""
+    board = target(name)
+    gen = board.DEFAULT_GEN if gen is None else gen
+    if gen not in board.GENS:
+        raise BoardError(f"{name} runs SATA Gen {', '.join(map(str, board.GENS))}, not {gen}")
+    soc = board.soc(gen=gen)
+    build_dir = os.path.join(out, name)
+    builder = Builder(soc, output_dir=build_dir, compile_software=False, compile_gateware=False,
+                      csr_json=os.path.join(build_dir, "csr.json"))
+    builder.build(build_name=name, run=False)
+    top = os.path.join(build_dir, "gateware", f"{name}.v")
+    sources = [path for path, language, _ in soc.platform.sources if language in ("verilog", "systemverilog")]
+    return top, sources
+
+
+# yosys's cell names for what the report counts (synth_xilinx's output for 7-series).
+_LUT = re.compile(r"^LUT[1-6]$")
+_FF = re.compile(r"^FD[CPRSE]E?$")
+_BRAM = {"RAMB36E1": 1.0, "RAMB18E1": 0.5}
+# Distributed RAM uses LUTs too (DS180 counts them among the slice LUTs): a RAM64M is four
+# LUTs, a RAM32M four, RAM64X1D two, RAM32X1D two, RAM128X1D four, a shift register one.
+_LUTRAM = {"RAM64M": 4, "RAM32M": 4, "RAM64X1D": 2, "RAM32X1D": 2, "RAM128X1D": 4, "RAM64X1S": 1,
+           "RAM32X1S": 1, "SRL16E": 1, "SRLC32E": 1}
+
+
+def synthesize(name, top, sources, out=DEFAULT_OUT):
+    """yosys synth_xilinx of the elaborated SoC; returns the resource report (also written
+    as out/name/resources.json)."""
+    if not shutil.which("yosys"):
+        raise BoardError("yosys is not installed (scripts/bootstrap.sh installs it)")
+    build_dir = os.path.join(out, name)
+    stat = os.path.join(build_dir, "yosys_stat.json")
+    script = os.path.join(build_dir, "synth.ys")
+    with open(script, "w") as f:
+        for path in dict.fromkeys(os.path.abspath(p) for p in sources + [top]):  # LiteX lists the top too
+            f.write(f"read_verilog -defer {path}\n")
+        f.write(f"synth_xilinx -family xc7 -top {name} -flatten\n")
+        f.write(f"tee -q -o {os.path.abspath(stat)} stat -json\n")
+    log = os.path.join(build_dir, "yosys.log")
+    done = subprocess.run(["yosys", "-q", "-l", log, "-s", script], capture_output=True, text=True)
+    if done.returncode:
+        last = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise BoardError(f"yosys failed on {name}: {last} (its log: {log})")
+    with open(stat) as f:
+        cells = json.load(f)["design"]["num_cells_by_type"]
+    part = PARTS[target(name).PART]
+    used = {
+        "luts": sum(n for c, n in cells.items() if _LUT.match(c)) + sum(n * _LUTRAM.get(c, 0) for c, n in cells.items()),
+        "ffs": sum(n for c, n in cells.items() if _FF.match(c)),
+        "brams": sum(n * _BRAM.get(c, 0) for c, n in cells.items()),
+    }
+    report = {"board": name, "part": target(name).PART, "cells": cells,
+              **used, **{f"{k}_pct": round(100 * v / part[k], 2) for k, v in used.items()}}
+    with open(os.path.join(build_dir, "resources.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    return report
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m fisrig_boards.build", description=__doc__.splitlines()[0])
+    parser.add_argument("board", help=" | ".join(BOARDS))
+    parser.add_argument("--gen", type=int, choices=(1, 2, 3), help="the link's SATA generation (default: the board's)")
+    parser.add_argument("--out", default=DEFAULT_OUT, help=f"build folder (default {DEFAULT_OUT})")
+    parser.add_argument("--synth", action="store_true", help="synthesize with yosys and report resources")
+    args = parser.parse_args(argv)
+    try:
+        top, sources = elaborate(args.board, args.gen, args.out)
+        print(f"{args.board}: {top}")
+        r = synthesize(args.board, top, sources, args.out) if args.synth else None
+    except BoardError as e:
+        print(f"fisrig_boards.build: {e}", file=sys.stderr)
+        return 2
+    if r:
+        print(f"{args.board} ({r['part']}): {r['luts']:,} LUTs ({r['luts_pct']}%), {r['ffs']:,} FFs "
+              f"({r['ffs_pct']}%), {r['brams']:g} BRAMs ({r['brams_pct']}%)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
