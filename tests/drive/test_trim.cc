@@ -13,6 +13,26 @@ std::vector<uint32_t> words_of(Drive& d, uint64_t lba, uint32_t n, SimTime& now)
   EXPECT_TRUE(exec(d, read_dma(lba, n, w.data()), now).ok());
   return w;
 }
+
+// Writes every LBA once, 1 MiB at a time; returns the time it took.
+SimTime fill(Drive& d, SimTime& now, uint32_t word) {
+  SimTime t0 = now;
+  for (uint64_t lba = 0; lba + 2048 <= d.user_sectors(); lba += 2048)
+    EXPECT_TRUE(exec(d, write_dma(lba, 2048, word), now).ok());
+  exec(d, simple(ata::kFlushCacheExt), now);
+  return now - t0;
+}
+
+RangeList whole_drive(const Drive& d) {
+  RangeList r(8);
+  uint64_t lba = 0;
+  for (uint32_t i = 0; i < 512 && lba < d.user_sectors(); ++i) {
+    uint16_t n = uint16_t(std::min<uint64_t>(0xFFFF, d.user_sectors() - lba));
+    r.add(i, lba, n);
+    lba += n;
+  }
+  return r;
+}
 }  // namespace
 
 TEST(Trim, TrimmedSectorsReadZerosAndFreeSpace) {
@@ -78,44 +98,14 @@ TEST(Trim, BadRangeListIsAbortedAndTrimsNothing) {
 TEST(Trim, WholeDriveTrimMakesGcFree) {
   Drive d(tiny());
   SimTime now = 0;
-  for (uint64_t lba = 0; lba + 2048 <= d.user_sectors(); lba += 2048)
-    ASSERT_TRUE(exec(d, write_dma(lba, 2048, 1), now).ok());
-  RangeList r(8);
-  uint64_t lba = 0;
-  for (uint32_t i = 0; i < 512 && lba < d.user_sectors(); ++i) {
-    uint16_t n = uint16_t(std::min<uint64_t>(0xFFFF, d.user_sectors() - lba));
-    r.add(i, lba, n);
-    lba += n;
-  }
-  ASSERT_TRUE(exec(d, trim(r), now).ok());
+  fill(d, now, 1);
+  ASSERT_TRUE(exec(d, trim(whole_drive(d)), now).ok());
   EXPECT_EQ(d.ftl().valid_slots(), 0u);
   d.ftl().reset_counters();
-  for (uint64_t l = 0; l + 2048 <= d.user_sectors(); l += 2048)
-    ASSERT_TRUE(exec(d, write_dma(l, 2048, 2), now).ok());
+  fill(d, now, 2);
   EXPECT_EQ(d.ftl().counters().gc_slots, 0u);  // every victim was empty: nothing to copy
 }
 
-namespace {
-// Writes every LBA once, 1 MiB at a time; returns the time it took.
-SimTime fill(Drive& d, SimTime& now, uint32_t word) {
-  SimTime t0 = now;
-  for (uint64_t lba = 0; lba + 2048 <= d.user_sectors(); lba += 2048)
-    EXPECT_TRUE(exec(d, write_dma(lba, 2048, word), now).ok());
-  exec(d, simple(ata::kFlushCacheExt), now);
-  return now - t0;
-}
-
-RangeList whole_drive(const Drive& d) {
-  RangeList r(8);
-  uint64_t lba = 0;
-  for (uint32_t i = 0; i < 512 && lba < d.user_sectors(); ++i) {
-    uint16_t n = uint16_t(std::min<uint64_t>(0xFFFF, d.user_sectors() - lba));
-    r.add(i, lba, n);
-    lba += n;
-  }
-  return r;
-}
-}  // namespace
 
 // gc.serial_erase (blocking-gc-256gb, fill-delete-fill's SSD1 and SSD2): a refill without
 // TRIM reclaims every superblock in the write path, each erased one die at a time while
