@@ -1,8 +1,9 @@
 """The rig SoC on a board: the simulated SoC's parts (fisrig_hw.soc.sim_soc) with a real
 transceiver under the rig core (fisrig_hw.phy.board_phy), DDR3 main RAM through LiteDRAM,
 and a host bridge to the board's own link (Etherbone where the board has Ethernet,
-UARTBone otherwise). Everything the firmware and the host touch is at the same addresses
-as in simulation (fisrig_hw.soc.rig_soc), so both run unchanged.
+UARTBone otherwise). The rig's registers have the same names, and its ring RAM and tick
+gate the same addresses, as in simulation (fisrig_hw.soc.rig_soc; tests/hw/test_boards.py
+holds them to it); the firmware is built against each SoC's csr.h.
 
 The SoC, the rig core and every stamp share one 150 MHz clock (a stamp tick is 6.67 ns on
 a board as in simulation); the transceiver's own clocks meet it in LiteSATA's datapath."""

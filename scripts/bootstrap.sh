@@ -44,8 +44,8 @@ fi
 # Python packages into the project's .venv, pinned, then our three packages, editable, so
 # that tests, scripts and the fisrig command import them by name: hw/ (fisrig_hw, the
 # gateware), boards/ (fisrig_boards) and host/ (fisrig). Redone when the pins or a pyproject
-# change. The build backend is
-# the venv's own setuptools (no build isolation: nothing unpinned is fetched).
+# change. The build backend is the venv's own setuptools (no build isolation: nothing
+# unpinned is fetched).
 venv=.venv
 stamp=$venv/.requirements.sha256
 want=$(cat host/requirements.txt hw/pyproject.toml boards/pyproject.toml host/pyproject.toml | sha256sum | cut -d' ' -f1)

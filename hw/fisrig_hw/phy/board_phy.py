@@ -8,9 +8,9 @@ the rig core the same things (tap_tx, tap_rx, power, current_ma, comreset, ready
 Where the wire taps look: on the datapath's sys side, the dwords the link hands the
 transmit crossing and those the receive crossing hands the link. On a board the wire is a
 clock crossing away from the counter, so a tap sees a dword a few cycles after (RX) or
-before (TX) the transceiver moves it, and the crossing's latency moves by a cycle with the
-clocks' phase. The stamps' definition at the wire (engine_if.h) holds on a board only to
-that crossing's latency; docs/boards.md says how to measure it with a drive attached.
+before (TX) the transceiver moves it; the RX crossing's latency moves by a cycle with the
+drive's clock. The stamps' definition at the wire (engine_if.h) holds on a board only to
+that latency, which is still to be measured on one (docs/boards.md, "Clocks").
 
 Polarity: LiteSATA's control finds the RX polarity and tries both TX polarities while it
 waits for the drive's COMINIT (ctrl.py), so boards with inverted pairs (the Acorn) need

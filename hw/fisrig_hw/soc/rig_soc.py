@@ -1,8 +1,9 @@
 """The rig's part of a LiteX SoC, the same in simulation (sim_soc) and on boards
 (fisrig_boards): the SATA core's status and controls (RigStatus), the CPU bus watcher, the
 engine's ring front end as a bus master, the ring RAM with a second port of its own for the
-host bridge, and the tick gate. The firmware finds them by the generated csr.h and mem.h,
-so it runs unchanged on every SoC that has them."""
+host bridge, and the tick gate. Their registers have the same names, and the ring RAM and
+the tick gate the same addresses, on every SoC; the firmware and the host find the
+registers' addresses in each SoC's generated csr.h and csr.json."""
 
 from migen import *
 
