@@ -8,6 +8,7 @@ from migen import ClockSignal
 from litedram.phy.s7ddrphy import A7DDRPHY
 
 from fisrig_boards.board_soc import FisrigBoardSoC, S7CRG
+from fisrig_boards.platforms import dram_module
 from fisrig_boards.platforms import acorn_baseboard_mini as board
 
 NAME = "acorn_baseboard_mini"
@@ -22,6 +23,6 @@ def soc(gen=DEFAULT_GEN):
     # reference is made in the fabric (S7CRG).
     crg = S7CRG(platform, platform.request("clk200"), speedgrade=-3, with_sata_refclk=True)
     return FisrigBoardSoC(platform, crg, platform.request("sata", 0), ClockSignal("sata_refclk"),
-                          gen=gen, dram=(A7DDRPHY, board.dram_module()), bridge="uart",
+                          gen=gen, dram=(A7DDRPHY, dram_module(board.DRAM_MODULE)), bridge="uart",
                           power_pads=platform.request("drive_power", 0),
                           ident="fisrig rig SoC on Acorn CLE-215+ / Acorn Baseboard Mini")

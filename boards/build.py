@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 from litex.soc.integration.builder import Builder
 
@@ -96,6 +97,24 @@ def synthesize(name, top, sources, out=DEFAULT_OUT):
     with open(os.path.join(build_dir, "resources.json"), "w") as f:
         json.dump(report, f, indent=1)
     return report
+
+
+def synthesize_all(out=DEFAULT_OUT):
+    """Every board elaborated and synthesized at its default generation, one process a
+    board run at once (a yosys each: the 2 cores); returns {board: (report, wall seconds)}
+    in the order they finish. BoardError names a board whose build failed."""
+    t0 = time.monotonic()
+    runs = {b: subprocess.Popen([sys.executable, "-m", "fisrig_boards.build", b, "--synth", "--out", str(out)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            for b in BOARDS}
+    done = {}
+    for board, run in runs.items():
+        _, err = run.communicate()
+        if run.returncode:
+            raise BoardError(f"{board}'s synthesis failed: {(err.strip().splitlines() or ['?'])[-1]}")
+        with open(os.path.join(out, board, "resources.json")) as f:
+            done[board] = (json.load(f), time.monotonic() - t0)
+    return done
 
 
 def main(argv=None):

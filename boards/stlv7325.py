@@ -15,6 +15,7 @@ from liteeth.phy.gmii import LiteEthPHYGMII
 from litedram.phy.s7ddrphy import K7DDRPHY
 
 from fisrig_boards.board_soc import FisrigBoardSoC, S7CRG
+from fisrig_boards.platforms import dram_module
 from fisrig_boards.platforms import stlv7325 as board
 
 NAME = "stlv7325"
@@ -29,6 +30,6 @@ def soc(gen=DEFAULT_GEN):
     crg = S7CRG(platform, platform.request("clk200"), speedgrade=-2, with_sata_refclk=True)
     eth_phy = LiteEthPHYGMII(platform.request("eth_clocks", 0), platform.request("eth", 0))
     return FisrigBoardSoC(platform, crg, platform.request("sata", 0), ClockSignal("sata_refclk"),
-                          gen=gen, dram=(K7DDRPHY, board.dram_module()),
+                          gen=gen, dram=(K7DDRPHY, dram_module(board.DRAM_MODULE)),
                           bridge=("etherbone", eth_phy, IP_ADDRESS),
                           power_pads=platform.request("drive_power", 0), ident="fisrig rig SoC on STLV7325")

@@ -20,6 +20,8 @@ git snapshot of the repository):
 from litex.build.generic_platform import IOStandard, Misc, Pins, Subsignal
 from litex.build.xilinx import Xilinx7SeriesPlatform
 
+from fisrig_boards.platforms import drive_power, sata_port
+
 # [T] uses litedram.modules.MT41K512M16 (1:4) on an A7DDRPHY with nphases=4.
 DRAM_MODULE = "MT41K512M16"
 
@@ -30,11 +32,6 @@ DRAM_MODULE = "MT41K512M16"
 SATA_TX_INVERTED = True
 SATA_RX_INVERTED = True
 
-
-def dram_module():
-    """The litedram module class named by DRAM_MODULE."""
-    from litedram import modules
-    return getattr(modules, DRAM_MODULE)
 
 
 _io = [
@@ -87,24 +84,13 @@ _io = [
     # [P] _litex_acorn_baseboard_mini_io: the SATA connector, on the first GTP pair of
     # [P]'s pcie_x4 (the M.2 edge). Transceiver pins take no IOStandard. Polarity:
     # SATA_TX_INVERTED / SATA_RX_INVERTED above.
-    ("sata", 0,
-        Subsignal("tx_p", Pins("B6")),
-        Subsignal("tx_n", Pins("A6")),
-        Subsignal("rx_p", Pins("B10")),
-        Subsignal("rx_n", Pins("A10")),
-    ),
+    sata_port(0, "B6", "A6", "B10", "A10"),
 
     # [P] _litex_acorn_baseboard_mini_io: the baseboard's debug header, ("debug", 0,
     # Pins("H5 J5 J2 K2"), LVCMOS33). These are the pins [P] also gives to the bare Acorn's
     # P2 adapter (its serial and SPI SD card). fisrig wires its load switch board here,
     # one pin per enable, in the header's order. p3 high asserts the drive's Power Disable.
-    ("drive_power", 0,
-        Subsignal("en_3v3", Pins("H5")),
-        Subsignal("en_5v",  Pins("J5")),
-        Subsignal("en_12v", Pins("J2")),
-        Subsignal("p3",     Pins("K2")),
-        IOStandard("LVCMOS33"),
-    ),
+    drive_power(("H5", "J5", "J2", "K2"), "LVCMOS33"),
 ]
 
 

@@ -34,6 +34,11 @@ differs. Its SATA pins, clk150 and clk200 are the same.
 from litex.build.generic_platform import IOStandard, Misc, Pins, Subsignal
 from litex.build.xilinx import Xilinx7SeriesPlatform
 
+from fisrig_boards.platforms import drive_power, sata_port
+
+# The IO standard of banks 13 and 15 by the J4 jumper's VCCIO setting.
+LVCMOS = {"2.5V": "LVCMOS25", "3.3V": "LVCMOS33"}
+
 # [T] uses litedram.modules.MT8JTF12864 (1:4) on a K7DDRPHY with nphases=4.
 DRAM_MODULE = "MT8JTF12864"
 
@@ -43,16 +48,11 @@ DRAM_MODULE = "MT8JTF12864"
 DRIVE_POWER_PINS = ("DE:1", "DE:2", "DE:3", "DE:4")
 
 
-def dram_module():
-    """The litedram module class named by DRAM_MODULE."""
-    from litedram import modules
-    return getattr(modules, DRAM_MODULE)
-
 
 def _io(vccio):
     # [V1] 2f13decc: banks 13 (serial) and 15 (header DE) run at the VCCIO set by jumper J4
     # (bank numbers from [X]). [T]'s "--vccio" option defaults it to 2.5 V.
-    lvcmos = {"2.5V": "LVCMOS25", "3.3V": "LVCMOS33"}[vccio]
+    lvcmos = LVCMOS[vccio]
     return [
         # [A]: the 200 MHz oscillator, DIFF_SSTL15 because it sits on a 1.5 V DDR3 bank.
         ("clk200", 0,
@@ -124,18 +124,8 @@ def _io(vccio):
 
         # [A]: the two SATA ports. [X]: GTX quad 115, channels 0 (port 0) and 1 (port 1).
         # [V1] dropped [A]'s IOStandard("LVCMOS33") here: transceiver pins take none.
-        ("sata", 0,
-            Subsignal("tx_p", Pins("P2")),
-            Subsignal("tx_n", Pins("P1")),
-            Subsignal("rx_p", Pins("R4")),
-            Subsignal("rx_n", Pins("R3")),
-        ),
-        ("sata", 1,
-            Subsignal("tx_p", Pins("M2")),
-            Subsignal("tx_n", Pins("M1")),
-            Subsignal("rx_p", Pins("N4")),
-            Subsignal("rx_n", Pins("N3")),
-        ),
+        sata_port(0, "P2", "P1", "R4", "R3"),
+        sata_port(1, "M2", "M1", "N4", "N3"),
 
         # [A] pins, [V1] IO voltage (3d8106f8) and no COL/CRS (4ba57938): Ethernet port 0,
         # a GMII PHY (the chip is not named in any source read). [X] puts its clocks and
@@ -185,14 +175,7 @@ class Platform(Xilinx7SeriesPlatform):
     def __init__(self, vccio="2.5V", drive_power_pins=DRIVE_POWER_PINS, toolchain="vivado"):
         io = _io(vccio)
         if drive_power_pins is not None:
-            en_3v3, en_5v, en_12v, p3 = drive_power_pins
-            io.append(("drive_power", 0,
-                Subsignal("en_3v3", Pins(en_3v3)),
-                Subsignal("en_5v",  Pins(en_5v)),
-                Subsignal("en_12v", Pins(en_12v)),
-                Subsignal("p3",     Pins(p3)),  # high asserts the drive's Power Disable
-                IOStandard({"2.5V": "LVCMOS25", "3.3V": "LVCMOS33"}[vccio]),
-            ))
+            io.append(drive_power(drive_power_pins, LVCMOS[vccio]))
         Xilinx7SeriesPlatform.__init__(self, "xc7k325t-ffg676-2", io, _connectors,
                                        toolchain=toolchain)
         self.vccio = vccio

@@ -7,8 +7,6 @@ ring front end as a bus master, in one 150 MHz domain. In litex_sim the simulate
 sim/litex_sim/fisrig_drive; the bridge's stream is on a port of 127.0.0.1 through
 sim/litex_sim/serial2loopback. fisrig_hw.soc.soc_build builds it."""
 
-import os
-
 from migen import *
 from migen.genlib.io import CRG
 
@@ -18,7 +16,7 @@ from litex.build.sim.config import SimConfig
 from litex.soc.cores.uart import RS232PHYModel, UARTBone
 from litex.soc.integration.soc_core import SoCCore
 
-from fisrig_hw import ROOT, contract
+from fisrig_hw import contract
 from fisrig_hw.descriptor import PINS
 from fisrig_hw.soc.rig_core import RigCore
 from fisrig_hw.soc.rig_soc import add_rig
