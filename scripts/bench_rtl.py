@@ -148,8 +148,11 @@ def power_cut_jitter(exe, runs=6):
 
 def soc_speed(seconds=10):
     """The whole SoC (VexRiscv idling in the BIOS, the link up, the drive module) in
-    litex_sim: timestamp ticks the counter advanced per wall second, read over the bridge."""
+    litex_sim: timestamp ticks the counter advanced per wall second, read over the bridge;
+    then how many run records a wall second the host bridge carries out of the ring RAM
+    (soc_run.RingDrain's reads: a burst of whole records, as many as a UARTBone read takes)."""
     import time
+    from fisrig_hw.soc.rig_soc import RING_RAM_BASE
     from fisrig.rig import bridge, soc_run
     from fisrig_hw.soc import soc_build
     from fisrig.rig.bios_console import BiosConsole
@@ -170,12 +173,22 @@ def soc_speed(seconds=10):
             t0, w0 = ticks()
             time.sleep(seconds)
             t1, w1 = ticks()
+            burst, taken, d0 = soc_run.RingDrain.BURST, 0, time.monotonic()
+            while time.monotonic() - d0 < seconds:
+                b.read_bytes(RING_RAM_BASE, soc_run.RECORD_BYTES * burst)
+                taken += burst
+            drained = taken / (time.monotonic() - d0)
         finally:
             b.close()
             console.close()
     figure("rtl.soc_sim_khz", round((t1 - t0) / (w1 - w0) / 1000, 1), "kHz",
            "simulated SATA clock cycles per wall second of the whole rig SoC in litex_sim "
            "(VexRiscv in the BIOS, link up, the drive module), over the host bridge; wall clock")
+    figure("rtl.bridge_records_per_s", round(drained), "records/s",
+           f"run records ({soc_run.RECORD_BYTES} bytes) the host bridge carried out of the ring RAM a wall "
+           f"second, the simulated SoC over its UARTBone (reads of {soc_run.RingDrain.BURST} records); wall "
+           "clock. A board at line rate makes one a command, rtl.ncq_4k_randread_iops_qd32 a second: "
+           "docs/rtl-engine.md has what a board's bridges carry")
 
 
 def instructions_by_callgrind(exe):
