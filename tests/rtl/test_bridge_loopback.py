@@ -1,12 +1,18 @@
 """The host bridge is a Wishbone master over the whole rig SoC, so in simulation its TCP port
 listens on 127.0.0.1 only (our litex_sim module serial2loopback): a connection to the same
 port on any other address of this machine is refused, while 127.0.0.1 reaches the bus.
-Only this machine's own addresses are tried; nothing is sent anywhere else."""
+Only this machine's own addresses are tried; nothing is sent anywhere else. And a bridge
+read through that port is one round trip, its words in order."""
+import contextlib
 import fcntl
 import socket
+import statistics
 import struct
+import time
 
 import pytest
+
+from fisrig_hw.soc.rig_soc import RING_RAM_BASE
 
 from fisrig.rig import bridge, soc_run
 from fisrig.rig.bios_console import BiosConsole
@@ -30,25 +36,33 @@ def own_non_loopback_addresses():
     return found
 
 
-def test_the_bridge_port_refuses_every_address_but_loopback(soc_dir, tmp_path):  # noqa: F811
-    others = own_non_loopback_addresses()
-    if not others:
-        pytest.skip("this machine has no IPv4 address besides loopback to try the bridge's port on")
+@contextlib.contextmanager
+def soc_and_bridge(soc_dir, run_dir):
+    """The SoC booted to its BIOS in run_dir, and the host's bridge to it: (console, bridge,
+    the bridge's port); both closed after."""
     port = soc_run.free_port()
-    soc_run.prepare(soc_dir, str(tmp_path), None, b"", "tiny-1gb", "boot_us=100", port)
-    console = BiosConsole(soc_dir, sim_dir=str(tmp_path))
+    soc_run.prepare(soc_dir, str(run_dir), None, b"", "tiny-1gb", "boot_us=100", port)
+    console = BiosConsole(soc_dir, sim_dir=str(run_dir))
     b = None
     try:
         b = bridge.connect(port)
         b.open()
-        assert b.read(console.regs["ctrl_scratch"]) == 0x12345678  # loopback reaches the bus
-        for addr in others:
-            with pytest.raises(ConnectionRefusedError):
-                socket.create_connection((addr, port), timeout=5).close()
+        yield console, b, port
     finally:
         if b:
             b.close()
         console.close()
+
+
+def test_the_bridge_port_refuses_every_address_but_loopback(soc_dir, tmp_path):  # noqa: F811
+    others = own_non_loopback_addresses()
+    if not others:
+        pytest.skip("this machine has no IPv4 address besides loopback to try the bridge's port on")
+    with soc_and_bridge(soc_dir, tmp_path) as (console, b, port):
+        assert b.read(console.regs["ctrl_scratch"]) == 0x12345678  # loopback reaches the bus
+        for addr in others:
+            with pytest.raises(ConnectionRefusedError):
+                socket.create_connection((addr, port), timeout=5).close()
 
 
 def test_a_bridge_read_is_whole_and_never_waits_for_a_delayed_ack(soc_dir, tmp_path):  # noqa: F811
@@ -57,17 +71,7 @@ def test_a_bridge_read_is_whole_and_never_waits_for_a_delayed_ack(soc_dir, tmp_p
     before (docs/rtl-engine.md, "What the bridge carries"). A read of one word takes under a
     millisecond of wall time here; 20 ms leaves a loaded machine room and still catches the
     40 ms stall. The words come back in order, as written."""
-    import statistics
-    import time
-
-    from fisrig_hw.soc.rig_soc import RING_RAM_BASE
-    port = soc_run.free_port()
-    soc_run.prepare(soc_dir, str(tmp_path), None, b"", "tiny-1gb", "boot_us=100", port)
-    console = BiosConsole(soc_dir, sim_dir=str(tmp_path))
-    b = None
-    try:
-        b = bridge.connect(port)
-        b.open()
+    with soc_and_bridge(soc_dir, tmp_path) as (console, b, _):
         assert b.port._socket.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
         words = [(0x9E3779B9 * (i + 1)) & 0xFFFFFFFF for i in range(255)]
         b.write(RING_RAM_BASE, words)
@@ -80,7 +84,3 @@ def test_a_bridge_read_is_whole_and_never_waits_for_a_delayed_ack(soc_dir, tmp_p
             b.read(console.regs["ctrl_scratch"])
             took.append(time.monotonic() - t)
         assert statistics.median(took) < 0.020, took
-    finally:
-        if b:
-            b.close()
-        console.close()
