@@ -9,6 +9,8 @@
  * where the boot header asks (the ring or the console, baremetal_if.h), in the order the VM
  * emits them, and the run's outcome ends it on the console: the JSON line fisrig-model
  * prints, with the late start and the waits for the host that make a run not the one asked.
+ * Booted with no program it goes straight to serving programs through the bridge's mailbox
+ * (baremetal_if.h; `--target board`), and after a booted program's run it does the same.
  */
 #include <generated/csr.h>
 #include <generated/mem.h>
@@ -32,9 +34,12 @@ struct ring_ram {
   struct fisrig_cpl_record cq[CQ_ENTRIES];
   struct fisrig_record_ring ring;
 };
-_Static_assert(sizeof(struct ring_ram) <= RING_RAM_SIZE, "the rings do not fit the ring RAM");
+_Static_assert(sizeof(struct ring_ram) <= FISRIG_MAILBOX_OFFSET, "the rings reach the mailbox");
+_Static_assert(FISRIG_MAILBOX_OFFSET + sizeof(struct fisrig_mailbox) <= RING_RAM_SIZE,
+               "the mailbox does not fit the ring RAM");
 #define RINGS ((struct ring_ram *)RING_RAM_BASE)
 static struct fisrig_record_ring *const ring = &RINGS->ring;
+static struct fisrig_mailbox *const mailbox = (struct fisrig_mailbox *)(RING_RAM_BASE + FISRIG_MAILBOX_OFFSET);
 
 static uint8_t data_window[FISRIG_VM_INFLIGHT * FISRIG_VM_DSM_BYTES] __attribute__((aligned(32)));
 static struct fisrig_vm vm;
@@ -165,6 +170,68 @@ static void print_bus_activity(const struct bus_counts *before, uint64_t command
          (unsigned long)((after.dbus_busy - before->dbus_busy) / n));
 }
 
+/* The engine's rings empty and where they are, whatever the BIOS or a last run left. */
+static void setup_rings(void) {
+  rings_enable_write(0);
+  rings_sq_base_write((uint32_t)(uintptr_t)RINGS->sq);
+  rings_sq_entries_write(SQ_ENTRIES);
+  rings_cq_base_write((uint32_t)(uintptr_t)RINGS->cq);
+  rings_cq_entries_write(CQ_ENTRIES);
+  rings_data_base_write((uint32_t)(uintptr_t)data_window);
+  rings_data_bytes_write(sizeof data_window); /* the engine refuses RAM data past it */
+  rings_sq_tail_write(0);
+  rings_cq_head_write(0);
+  rings_enable_write(1);
+}
+
+/* Runs a program and prints its outcome (the JSON line fisrig-model prints) into `out`. */
+static void run(const struct fisrig_engine_ops *ops, const struct fisrig_record_sink *sink,
+                const uint8_t *program, uint32_t size, uint32_t late, char *out, unsigned out_bytes) {
+  const uint32_t room = MAIN_RAM_SIZE - FISRIG_BOOT_PROGRAM_OFFSET - sizeof(struct fisrig_boot_header);
+  records = 0;
+  ring_waits = 0;
+  ring_wait_ticks = 0;
+  fisrig_vm_init(&vm, ops, sink);
+  struct bus_counts before = bus_counts();
+  enum fisrig_vm_status st = size > room ? FISRIG_VM_BAD_PROGRAM : fisrig_vm_run(&vm, program, size);
+  print_bus_activity(&before, vm.commands);
+  char b[5][21];
+  snprintf(out, out_bytes,
+           "{\"status\": \"%s\", \"records\": %s, \"commands\": %s, \"errors\": %s, "
+           "\"sim_ns\": %s, \"wall_s\": 0, \"error_offset\": %lu, \"error\": \"%s\", "
+           "\"start_late_ticks\": %lu, \"ring_waits\": %lu, \"ring_wait_ticks\": %s}",
+           fisrig_vm_status_name(st), u64_text(records, b[0]), u64_text(vm.commands, b[1]),
+           u64_text(vm.errors, b[2]), u64_text(fisrig_ticks_to_ns(now(0)), b[3]),
+           (unsigned long)vm.error_offset,
+           vm.error_text ? vm.error_text : (st == FISRIG_VM_BAD_PROGRAM ? "program too large" : ""),
+           (unsigned long)late, (unsigned long)ring_waits, u64_text(ring_wait_ticks, b[4]));
+  printf("%s\n", out);
+}
+
+/* Resident: a run each time the host says GO in the mailbox (baremetal_if.h), never returns. */
+static void serve(const struct fisrig_engine_ops *ops, const uint8_t *program) {
+  const struct fisrig_record_sink sink = {0, emit_to_ring};
+  mailbox->state = FISRIG_MAILBOX_IDLE;
+  mailbox->program_bytes = 0;
+  mailbox->ring_at = (uint32_t)(uintptr_t)ring;
+  mailbox->runs = 0;
+  mailbox->outcome[0] = 0;
+  mailbox->magic = FISRIG_MAILBOX_MAGIC;
+  printf("fisrig firmware: resident, mailbox at 0x%08lx\n", (unsigned long)(uintptr_t)mailbox);
+  for (;;) {
+    while (mailbox->state != FISRIG_MAILBOX_GO) {
+    }
+    ring->tail = 0;
+    ring->head = 0;
+    mailbox->state = FISRIG_MAILBOX_RUNNING;
+    flush_cpu_dcache(); /* the program came through the bridge, behind the data cache */
+    setup_rings();
+    run(ops, &sink, program, mailbox->program_bytes, 0, mailbox->outcome, FISRIG_OUTCOME_BYTES);
+    ++mailbox->runs;
+    mailbox->state = FISRIG_MAILBOX_DONE;
+  }
+}
+
 int main(void) {
   const struct fisrig_boot_header *boot =
       (const struct fisrig_boot_header *)(MAIN_RAM_BASE + FISRIG_BOOT_PROGRAM_OFFSET);
@@ -182,18 +249,9 @@ int main(void) {
   uint64_t booted = now(0);
   printf("fisrig firmware: program of %lu bytes\n", (unsigned long)size);
   ring->entries = RING_RECORDS;
-  if (to == FISRIG_RECORDS_TO_RING)
+  if (to == FISRIG_RECORDS_TO_RING && size)
     printf("fisrig firmware: record ring at 0x%08lx\n", (unsigned long)(uintptr_t)ring);
-  rings_enable_write(0); /* empty rings, whatever the BIOS or a last run left */
-  rings_sq_base_write((uint32_t)(uintptr_t)RINGS->sq);
-  rings_sq_entries_write(SQ_ENTRIES);
-  rings_cq_base_write((uint32_t)(uintptr_t)RINGS->cq);
-  rings_cq_entries_write(CQ_ENTRIES);
-  rings_data_base_write((uint32_t)(uintptr_t)data_window);
-  rings_data_bytes_write(sizeof data_window); /* the engine refuses RAM data past it */
-  rings_sq_tail_write(0);
-  rings_cq_head_write(0);
-  rings_enable_write(1);
+  setup_rings();
 
   /* The drive is powered at reset: its signature arrives as the engine's first event
      record once LiteSATA calls the link ready (5 ms). A program starts on a live link. */
@@ -202,27 +260,15 @@ int main(void) {
   }
   printf("fisrig firmware: link %s\n", rig_link_ready_read() ? "up" : "down");
   rings_cq_head_write(rings_cq_tail_read());
+  if (!size) serve(&ops, program);
   /* Printed before the gate, where the console's time does not matter: how much of the
      start tick's margin this boot used. */
   printf("fisrig firmware: booted at tick %lu, waiting for tick %lu\n", (unsigned long)booted,
          (unsigned long)FISRIG_RUN_START_TICK);
   uint32_t late = start_at(FISRIG_RUN_START_TICK);
-
-  fisrig_vm_init(&vm, &ops, &sink);
-  struct bus_counts before = bus_counts();
-  enum fisrig_vm_status st = size > MAIN_RAM_SIZE - FISRIG_BOOT_PROGRAM_OFFSET - sizeof *boot
-                                 ? FISRIG_VM_BAD_PROGRAM
-                                 : fisrig_vm_run(&vm, program, size);
-  print_bus_activity(&before, vm.commands);
-  char b[5][21];
-  printf("{\"status\": \"%s\", \"records\": %s, \"commands\": %s, \"errors\": %s, "
-         "\"sim_ns\": %s, \"wall_s\": 0, \"error_offset\": %lu, \"error\": \"%s\", "
-         "\"start_late_ticks\": %lu, \"ring_waits\": %lu, \"ring_wait_ticks\": %s}\n",
-         fisrig_vm_status_name(st), u64_text(records, b[0]), u64_text(vm.commands, b[1]),
-         u64_text(vm.errors, b[2]), u64_text(fisrig_ticks_to_ns(now(0)), b[3]),
-         (unsigned long)vm.error_offset,
-         vm.error_text ? vm.error_text : (st == FISRIG_VM_BAD_PROGRAM ? "program too large" : ""),
-         (unsigned long)late, (unsigned long)ring_waits, u64_text(ring_wait_ticks, b[4]));
-  for (;;) {
-  }
+  static char outcome[FISRIG_OUTCOME_BYTES];
+  run(&ops, &sink, program, size, late, outcome, sizeof outcome);
+  /* Then resident, so that a board booted with whatever its RAM held at the boot header
+     (a refused program) still takes the host's programs through the mailbox. */
+  serve(&ops, program);
 }

@@ -31,7 +31,7 @@ def _run(plan, a) -> int:
     """Prepare (every check), print the estimate, then run; the report at the end."""
     out = Path(a.out or f"runs/{plan.name}")
     every_s = progress.every_s() if progress.wanted(a.quiet) else None  # FISRIG_PROGRESS_S checked first
-    p = prepare(plan, a.target, a.profile, a.fault, a.link_gen)
+    p = prepare(plan, a.target, a.profile, a.fault, a.link_gen, a.url)
     warning = check(p, out, a.force)  # --out and the disk, before a line is printed
     if warning:
         print(f"fisrig: {warning}", file=sys.stderr, flush=True)
@@ -172,6 +172,8 @@ def parser() -> argparse.ArgumentParser:
                                               "below, or a profile TOML file")
         sp.add_argument("--link-gen", type=int, choices=(1, 2, 3),
                         help="SATA speed of the rig's link: 1 (1.5 Gb/s), 2 (3), 3 (6; the default); rtl target")
+        sp.add_argument("--url", metavar="HOST:PORT",
+                        help="board target: the litex_server connected to the board (docs/boards.md)")
         sp.add_argument("-q", "--quiet", action="store_true", help="no progress output")
 
     def runs(sp, default_out: str):

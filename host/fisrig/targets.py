@@ -1,10 +1,11 @@
 """Where a program runs: the fast native model, the RTL simulation, or a board.
 
 A target takes a compiled program and writes the run's records file; it knows the drive's
-IDENTIFY data. `model` and `rtl` exist; `board` says plainly that it does not yet.
+IDENTIFY data. `board` reaches a board through LiteX's litex_server (fisrig.rig.board_run).
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -100,6 +101,31 @@ class ModelTarget:
         return RunOutcome(o["status"], o["records"], o["commands"], o["errors"], o["sim_ns"],
                           o["wall_s"], o["error"], o["error_offset"])
 
+    @contextlib.contextmanager
+    def records_file(self, records: Path):
+        """records.bin for a target whose records come to the host one by one (rtl, board):
+        yields keep(raw), which appends them, flushed (a run stopped half-way keeps every
+        record it took), and hands them to self.progress and self.records_sink."""
+        from . import program_format as pf
+        progress = self.progress
+        with open(records, "wb") as out:
+            out.write(pf.RECORDS_HEADER.pack(pf.RECORDS_MAGIC, pf.RECORDS_VERSION, pf.RECORD_DTYPE.itemsize, 0))
+
+            def keep(raw: bytes) -> None:
+                out.write(raw)
+                out.flush()
+                if progress:
+                    progress.take(raw)
+                if self.records_sink:
+                    self.records_sink.take(raw)
+            try:
+                yield keep
+            finally:
+                if progress:
+                    progress.stop()
+        if progress:
+            progress.finish()
+
     def _follow(self, cmd: list[str], records: Path) -> tuple[str, str, int]:
         """Runs fisrig-model to its end, feeding self.progress and self.records_sink the
         records it writes (the model writes records.bin as it goes); its stdout, stderr and
@@ -161,7 +187,6 @@ class RtlTarget(ModelTarget):
 
         from fisrig_hw.soc import soc_build
 
-        from . import program_format as pf
         from .rig import soc_run
         soc_dir = Path(soc_build.default_build_dir(self.link_gen, str(build_dir())))
         progress = self.progress
@@ -177,17 +202,8 @@ class RtlTarget(ModelTarget):
         faults = ",".join(["boot_us=100"] + self.faults)
         t0 = time.monotonic()
         # The firmware's console beside the records: its link state, its bus profile.
-        with open(records, "wb") as out, open(records.parent / "console.log", "w") as log, \
+        with self.records_file(records) as keep, open(records.parent / "console.log", "w") as log, \
                 tempfile.TemporaryDirectory(prefix="fisrig-rtl-") as tmp:
-            out.write(pf.RECORDS_HEADER.pack(pf.RECORDS_MAGIC, pf.RECORDS_VERSION, pf.RECORD_DTYPE.itemsize, 0))
-
-            def keep(raw: bytes) -> None:
-                out.write(raw)
-                out.flush()  # a run stopped half-way keeps every record it took
-                if progress:
-                    progress.take(raw)
-                if self.records_sink:
-                    self.records_sink.take(raw)
             try:
                 o = soc_run.run(str(soc_dir), tmp, firmware, program.read_bytes(), keep,
                                 profile=self.profile, faults=faults,
@@ -195,11 +211,6 @@ class RtlTarget(ModelTarget):
                                 host_lag_ticks=self.host_lag_ticks)
             except soc_run.SocRunError as e:
                 raise RuntimeError(f"rtl target: {e}") from None
-            finally:
-                if progress:
-                    progress.stop()
-        if progress:
-            progress.finish()
         return RunOutcome(o["status"], o["records"], o["commands"], o["errors"], o["sim_ns"],
                           round(time.monotonic() - t0, 3), o["error"], o["error_offset"],
                           rtl_notes(o))
@@ -223,25 +234,61 @@ def rtl_notes(o: dict) -> list[str]:
     return notes
 
 
-class _NotYet:
-    def __init__(self, name: str, issue: str):
-        self.name, self.issue = name, issue
+class BoardTarget(ModelTarget):
+    """A rig board (or anything standing in for one) behind LiteX's litex_server at `url`
+    (HOST:PORT), its firmware booted resident (fisrig.rig.board_run). IDENTIFY data is still
+    the profile's, as on the other targets: the plan is compiled for the profile's capacity,
+    not yet for the drive on the board (so give --profile the drive's size). No faults (the
+    drive is real) and the link speed is the one the board's bitstream was built for."""
 
-    def __call__(self, *args, **kwargs):
-        raise TargetUnavailable(f"target '{self.name}' is not available yet ({self.issue}); use --target model")
+    name = "board"
+    captures_data_in = False
+
+    def __init__(self, profile: str, faults: list[str] | None = None, link_gen: int | None = None,
+                 url: str | None = None):
+        if faults:
+            raise TargetUnavailable("--fault: the board's drive is a real one; fault knobs are the simulated drive's")
+        if link_gen is not None:
+            raise TargetUnavailable("--link-gen: a board's link speed is its bitstream's "
+                                    "(python -m fisrig_boards.build BOARD --gen N)")
+        if not url:
+            raise TargetUnavailable("--target board needs --url HOST:PORT: a litex_server connected to the board")
+        from .rig.board_run import BoardRunError, parse_url
+        try:
+            parse_url(url)
+        except BoardRunError as e:
+            raise TargetUnavailable(str(e)) from None
+        super().__init__(profile)
+        self.url = url
+
+    def run(self, program: Path, records: Path, quiet: bool = False) -> RunOutcome:
+        import time
+
+        from .rig import board_run
+        t0 = time.monotonic()
+        try:
+            with self.records_file(records) as keep:
+                o = board_run.run(self.url, program.read_bytes(), keep)
+        except (board_run.BoardRunError, board_run.BridgeTimeout) as e:
+            raise RuntimeError(f"board target: {e}") from None
+        return RunOutcome(o["status"], o["records"], o["commands"], o["errors"], o["sim_ns"],
+                          round(time.monotonic() - t0, 3), o["error"], o["error_offset"], rtl_notes(o))
 
 
 TARGETS = {
     "model": ModelTarget,
     "rtl": RtlTarget,
-    "board": _NotYet("board", "no board target has been brought up"),
+    "board": BoardTarget,
 }
 
 
-def make_target(name: str, profile: str, faults: list[str] | None = None, link_gen: int | None = None):
+def make_target(name: str, profile: str, faults: list[str] | None = None, link_gen: int | None = None,
+                url: str | None = None):
     if name not in TARGETS:
         raise TargetUnavailable(f"unknown target '{name}': one of {', '.join(TARGETS)}")
-    return TARGETS[name](profile, faults, link_gen)
+    if url is not None and name != "board":
+        raise TargetUnavailable(f"--url is the board target's (a litex_server); target '{name}' takes none")
+    return TARGETS[name](profile, faults, link_gen, url=url) if url is not None else TARGETS[name](profile, faults, link_gen)
 
 
 def identify_fields(words: list[int]) -> dict:

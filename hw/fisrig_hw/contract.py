@@ -124,8 +124,15 @@ FISRIG_VM_STOPPED = 5
 FISRIG_BOOT_PROGRAM_OFFSET = 0x20000
 FISRIG_RECORD_RING_ENTRIES = 2_048
 FISRIG_RUN_START_TICK = 1_200_000
+FISRIG_MAILBOX_OFFSET = 0x3f000
+FISRIG_MAILBOX_MAGIC = 0x47525346
+FISRIG_OUTCOME_BYTES = 1_024
 FISRIG_RECORDS_TO_UART = 0
 FISRIG_RECORDS_TO_RING = 1
+FISRIG_MAILBOX_IDLE = 0
+FISRIG_MAILBOX_GO = 1
+FISRIG_MAILBOX_RUNNING = 2
+FISRIG_MAILBOX_DONE = 3
 
 # enum name -> its members in declaration order.
 ENUMS = {
@@ -145,6 +152,7 @@ ENUMS = {
     'fisrig_record_kind': ['FISRIG_RECORD_COMMAND', 'FISRIG_RECORD_POWER', 'FISRIG_RECORD_LINK', 'FISRIG_RECORD_END', 'FISRIG_RECORD_LOOP_PASS', 'FISRIG_RECORD_STAMP', 'FISRIG_RECORD_IDENTIFY', 'FISRIG_RECORD_CURRENT'],
     'fisrig_vm_status': ['FISRIG_VM_DONE', 'FISRIG_VM_BAD_PROGRAM', 'FISRIG_VM_EXPECT_FAILED', 'FISRIG_VM_ENGINE_STUCK', 'FISRIG_VM_RECORDS_LOST', 'FISRIG_VM_STOPPED'],
     'fisrig_records_to': ['FISRIG_RECORDS_TO_UART', 'FISRIG_RECORDS_TO_RING'],
+    'fisrig_mailbox_state': ['FISRIG_MAILBOX_IDLE', 'FISRIG_MAILBOX_GO', 'FISRIG_MAILBOX_RUNNING', 'FISRIG_MAILBOX_DONE'],
 }
 
 # struct name -> sizeof.
@@ -171,6 +179,7 @@ SIZES = {
     'fisrig_records_file_header': 16,
     'fisrig_boot_header': 8,
     'fisrig_record_ring': 213008,
+    'fisrig_mailbox': 1056,
 }
 
 # struct name -> {field (nested structs as a.b): (offset, bytes, elements)}, in declaration order.
@@ -435,5 +444,14 @@ FIELDS = {
         'head': (8, 4, 1),
         'reserved': (12, 4, 1),
         'rec': (16, 212992, 2048),
+    },
+    'fisrig_mailbox': {
+        'magic': (0, 4, 1),
+        'state': (4, 4, 1),
+        'program_bytes': (8, 4, 1),
+        'ring_at': (12, 4, 1),
+        'runs': (16, 4, 1),
+        'reserved': (20, 12, 3),
+        'outcome': (32, 1024, 1024),
     },
 }

@@ -17,10 +17,11 @@ def test_plans_lists_the_builtins():
     assert "torture-idle-trim-recovery" in r.stdout and "smoke-tiny" in r.stdout
 
 
-def test_board_says_not_yet():
+def test_board_asks_for_its_server():
+    """The board target's runs are tests/rtl/test_board_target.py's."""
     r = fisrig("run", "smoke-tiny", "--target", "board")
     assert r.returncode == 2
-    assert "target 'board' is not available yet" in r.stderr
+    assert "--target board needs --url HOST:PORT" in r.stderr
 
 
 def test_link_speed_is_refused_where_the_link_is_gen3_only():

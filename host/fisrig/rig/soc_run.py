@@ -94,6 +94,27 @@ def rig_now(link, regs):
     return link.read(regs["rig_ts"]) << 32 | link.read(regs["rig_ts"] + 4)
 
 
+def boot_resident(build_dir, run_dir, firmware, profile="tiny-1gb", faults="boot_us=100", on_console=None):
+    """The simulated SoC as a board stands between plans: the firmware booted with no program,
+    so that it stays resident and takes programs through the bridge's mailbox
+    (baremetal_if.h; fisrig.rig.board_run). Returns (console, bridge port) once it serves;
+    the caller closes the console, which ends the simulation."""
+    on_console = on_console or (lambda line: None)
+    port = free_port()
+    prepare(build_dir, run_dir, firmware, b"", profile, faults, port)
+    console = BiosConsole(build_dir, sim_dir=run_dir)
+    try:
+        console.send("boot 0x{:08x}".format(console.mems["main_ram"]))
+        while True:
+            line = console.read_line(120)
+            on_console(line)
+            if "resident, mailbox at" in line:
+                return console, port
+    except BaseException:
+        console.close()
+        raise
+
+
 def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
         faults="boot_us=100", timeout=1800, on_console=None, host_lag_ticks=0):
     """Runs program; on_record(bytes) gets each record (struct fisrig_run_record) as the firmware writes it

@@ -61,6 +61,39 @@ struct fisrig_record_ring {
   struct fisrig_run_record rec[FISRIG_RECORD_RING_ENTRIES];
 };
 
+/*
+ * A firmware booted with no program (program_bytes 0), or done with the program it was booted
+ * with, stays resident and takes its programs through the host bridge alone, the way a board
+ * is driven (`--target board`: no console needed once it is booted). Its mailbox sits at FISRIG_MAILBOX_OFFSET in the ring RAM, where
+ * the bridge reaches it without holding the CPU. The firmware fills it and writes `magic`
+ * last; then, for each run: the host puts the program in main RAM as at boot (after the boot
+ * header at FISRIG_BOOT_PROGRAM_OFFSET) and its size in `program_bytes`, then sets `state`
+ * to GO; the firmware empties the record ring (tail and head 0), says RUNNING, runs it with
+ * its records to the ring, writes the outcome line (the JSON the console also gets) and
+ * says DONE. The host drains the ring as for a booted run and may send the next program once
+ * it has read DONE and every record.
+ */
+#define FISRIG_MAILBOX_OFFSET 0x3F000u
+#define FISRIG_MAILBOX_MAGIC 0x47525346u /* "FSRG" */
+#define FISRIG_OUTCOME_BYTES 1024u
+
+enum fisrig_mailbox_state {
+  FISRIG_MAILBOX_IDLE = 0,    /* the firmware waits for a program */
+  FISRIG_MAILBOX_GO = 1,      /* the host: a program is in place */
+  FISRIG_MAILBOX_RUNNING = 2, /* the firmware runs it */
+  FISRIG_MAILBOX_DONE = 3     /* outcome written; the firmware waits for the next GO */
+};
+
+struct fisrig_mailbox {
+  uint32_t magic;              /* FISRIG_MAILBOX_MAGIC once the firmware serves */
+  volatile uint32_t state;     /* enum fisrig_mailbox_state */
+  volatile uint32_t program_bytes;
+  uint32_t ring_at;            /* the record ring's address (struct fisrig_record_ring) */
+  uint32_t runs;               /* runs done since boot */
+  uint32_t reserved[3];
+  char outcome[FISRIG_OUTCOME_BYTES]; /* the last run's outcome line, NUL-terminated */
+};
+
 typedef char fisrig_boot_header_is_8_bytes[sizeof(struct fisrig_boot_header) == 8 ? 1 : -1];
 
 #endif /* FISRIG_BAREMETAL_IF_H */

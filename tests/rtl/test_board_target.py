@@ -1,0 +1,127 @@
+"""`--target board --url HOST:PORT` against the simulated SoC standing in for a board (issue 17,
+section 3): the firmware booted resident (no program: it serves the bridge's mailbox,
+baremetal_if.h), LiteX's own litex_server in front of the simulation's bridge, and the host
+reaching the rig only through the server (LiteX's RemoteClient; fisrig.rig.board_run). The
+built-in plan targets-agree run so gives the records `--target rtl` gives: the same commands,
+answers and phases record by record, and every phase's latency within 2% (fisrig.compare, as
+tests/rtl/test_targets_agree.py holds the model to the rtl); and the firmware takes a second
+plan after the first. A server in front of a SoC whose firmware was not booted resident, an
+address nobody listens on, and bad flags each end in one line."""
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from cli_in_process import fisrig
+
+from fisrig import plan
+from fisrig.compare import compare
+from fisrig.rig import soc_run
+from fisrig.rig.bios_console import BiosConsole
+from fisrig.run import run_plan
+from fisrig_hw.soc import soc_build
+from test_sim_soc import soc_dir  # noqa: F401  (the SoC built once for the files that use it)
+
+PLAN = "targets-agree"
+
+
+def litex_server(bridge_port):
+    """LiteX's litex_server on the simulation's bridge (UARTBone over its TCP stream), on a
+    port of its own; returns (process, its port) once it listens."""
+    port = soc_run.free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "litex.tools.litex_server", "--uart", "--uart-port",
+                             f"socket://127.0.0.1:{bridge_port}", "--bind-ip", "127.0.0.1", "--bind-port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, port
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                raise RuntimeError("litex_server did not start: " + proc.communicate()[0].decode()[-2000:])
+            time.sleep(0.1)
+
+
+def stop(proc):
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="module")
+def runs(soc_dir, tmp_path_factory):  # noqa: F811
+    """The plan on the simulated board twice, and on --target rtl."""
+    p = plan.load(plan.find(PLAN))
+    out = tmp_path_factory.mktemp("board")
+    firmware = soc_build.build_firmware(soc_dir)
+    console, bridge_port = soc_run.boot_resident(soc_dir, str(out / "sim"), firmware, profile=p.profile)
+    server = None
+    try:
+        server, port = litex_server(bridge_port)
+        url = f"127.0.0.1:{port}"
+        runs = {name: run_plan(p, out / name.replace(" ", "-"), target="board", url=url, quiet=True)
+                for name in ("board", "board again")}
+    finally:
+        if server:
+            stop(server)
+        console.close()
+    runs["rtl"] = run_plan(p, out / "rtl", target="rtl", quiet=True)
+    for name, r in runs.items():
+        assert r.status == "done", (name, r.outcome)
+    return runs
+
+
+def test_the_board_target_gives_the_rtl_targets_records(runs):
+    for board in ("board", "board again"):
+        c = compare(runs[board].run_dir, runs["rtl"].run_dir)
+        assert c.records[0] == c.records[1] > 300, c.records
+        assert not c.mismatches, c.mismatches[:5]
+        slow = [r for r in c.rows if r.what == "latency" and r.beyond_a_tick and r.diff_pct > 2.0]
+        assert not slow, c.table()
+
+
+def test_a_board_that_is_not_serving_says_so_in_a_line(soc_dir, tmp_path):  # noqa: F811
+    """The SoC at its BIOS prompt, no firmware booted: the mailbox is empty."""
+    port = soc_run.free_port()
+    soc_run.prepare(soc_dir, str(tmp_path / "sim"), None, b"", "fast-1gb", "boot_us=100", port)
+    console = BiosConsole(soc_dir, sim_dir=str(tmp_path / "sim"))
+    server = None
+    try:
+        server, server_port = litex_server(port)
+        with pytest.raises(RuntimeError, match="no resident fisrig firmware answers"):
+            run_plan(plan.load(plan.find("smoke-tiny")), tmp_path / "run", target="board",
+                     url=f"127.0.0.1:{server_port}", quiet=True)
+    finally:
+        if server:
+            stop(server)
+        console.close()
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--target", "board"], "--target board needs --url HOST:PORT"),
+    (["--target", "board", "--url", "nonsense"], "--url 'nonsense': give HOST:PORT"),
+    (["--target", "board", "--url", "127.0.0.1:99999"], "--url '127.0.0.1:99999': give HOST:PORT"),
+    (["--url", "127.0.0.1:1234"], "--url is the board target's"),
+    (["--target", "board", "--url", "127.0.0.1:1234", "--fault", "busy_us=5"], "fault knobs are the simulated"),
+    (["--target", "board", "--url", "127.0.0.1:1234", "--link-gen", "2"], "a board's link speed is its bitstream's"),
+])
+def test_bad_board_flags_end_in_one_line(tmp_path, capsys, args, says):
+    code, _, err = fisrig(["run", "smoke-tiny", "--out", tmp_path / "run", *args], capsys)
+    assert code == 2, err
+    assert says in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "run").exists()
+
+
+def test_no_server_at_the_url_ends_the_run_failed_with_why(tmp_path, capsys):
+    code, _, err = fisrig(["run", "smoke-tiny", "--target", "board", "--url", f"127.0.0.1:{soc_run.free_port()}",
+                           "--out", tmp_path / "run", "-q"], capsys)
+    assert code != 0 and "no litex_server at 127.0.0.1:" in err, err
+    assert "Traceback" not in err
+    assert '"status": "failed"' in Path(tmp_path / "run" / "run.json").read_text()
