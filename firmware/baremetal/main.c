@@ -185,15 +185,16 @@ static void setup_rings(void) {
 }
 
 /* Runs a program and prints its outcome (the JSON line fisrig-model prints) into `out`. */
+#define PROGRAM_ROOM (MAIN_RAM_SIZE - FISRIG_BOOT_PROGRAM_OFFSET - sizeof(struct fisrig_boot_header))
+
 static void run(const struct fisrig_engine_ops *ops, const struct fisrig_record_sink *sink,
                 const uint8_t *program, uint32_t size, uint32_t late, char *out, unsigned out_bytes) {
-  const uint32_t room = MAIN_RAM_SIZE - FISRIG_BOOT_PROGRAM_OFFSET - sizeof(struct fisrig_boot_header);
   records = 0;
   ring_waits = 0;
   ring_wait_ticks = 0;
   fisrig_vm_init(&vm, ops, sink);
   struct bus_counts before = bus_counts();
-  enum fisrig_vm_status st = size > room ? FISRIG_VM_BAD_PROGRAM : fisrig_vm_run(&vm, program, size);
+  enum fisrig_vm_status st = size > PROGRAM_ROOM ? FISRIG_VM_BAD_PROGRAM : fisrig_vm_run(&vm, program, size);
   print_bus_activity(&before, vm.commands);
   char b[5][21];
   snprintf(out, out_bytes,
@@ -215,6 +216,7 @@ static void serve(const struct fisrig_engine_ops *ops, const uint8_t *program) {
   mailbox->program_bytes = 0;
   mailbox->ring_at = (uint32_t)(uintptr_t)ring;
   mailbox->runs = 0;
+  mailbox->program_room = PROGRAM_ROOM;
   mailbox->outcome[0] = 0;
   mailbox->magic = FISRIG_MAILBOX_MAGIC;
   printf("fisrig firmware: resident, mailbox at 0x%08lx\n", (unsigned long)(uintptr_t)mailbox);

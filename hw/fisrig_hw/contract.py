@@ -451,7 +451,8 @@ FIELDS = {
         'program_bytes': (8, 4, 1),
         'ring_at': (12, 4, 1),
         'runs': (16, 4, 1),
-        'reserved': (20, 12, 3),
+        'program_room': (20, 4, 1),
+        'reserved': (24, 8, 2),
         'outcome': (32, 1024, 1024),
     },
 }

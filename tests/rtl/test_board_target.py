@@ -5,8 +5,9 @@ reaching the rig only through the server (LiteX's RemoteClient; fisrig.rig.board
 built-in plan targets-agree run so gives the records `--target rtl` gives: the same commands,
 answers and phases record by record, and every phase's latency within 2% (fisrig.compare, as
 tests/rtl/test_targets_agree.py holds the model to the rtl); and the firmware takes a second
-plan after the first. A server in front of a SoC whose firmware was not booted resident, an
-address nobody listens on, and bad flags each end in one line."""
+plan after the first. A program larger than the board's main RAM is refused before it is
+sent; a server in front of a SoC whose firmware was not booted resident, an address nobody
+listens on, and bad flags each end in one line."""
 import socket
 import subprocess
 import sys
@@ -18,13 +19,16 @@ from cli_in_process import fisrig
 
 from fisrig import plan
 from fisrig.compare import compare
-from fisrig.rig import soc_run
+from fisrig.rig import board_run, soc_run
 from fisrig.rig.bios_console import BiosConsole
 from fisrig.run import run_plan
+from fisrig_hw import contract
 from fisrig_hw.soc import soc_build
 from test_sim_soc import soc_dir  # noqa: F401  (the SoC built once for the files that use it)
 
 PLAN = "targets-agree"
+# The simulated SoC's main RAM (512 KiB) after the firmware's area and the boot header.
+MAIN_RAM_ROOM = 0x80000 - contract.FISRIG_BOOT_PROGRAM_OFFSET - contract.SIZES["fisrig_boot_header"]
 
 
 def litex_server(bridge_port):
@@ -68,13 +72,16 @@ def runs(soc_dir, tmp_path_factory):  # noqa: F811
         url = f"127.0.0.1:{port}"
         runs = {name: run_plan(p, out / name.replace(" ", "-"), target="board", url=url, quiet=True)
                 for name in ("board", "board again")}
+        with pytest.raises(board_run.BoardRunError) as too_large:
+            board_run.run(url, bytes(MAIN_RAM_ROOM + 4), lambda raw: None)
+        runs["too large"] = str(too_large.value)
     finally:
         if server:
             stop(server)
         console.close()
     runs["rtl"] = run_plan(p, out / "rtl", target="rtl", quiet=True)
     for name, r in runs.items():
-        assert r.status == "done", (name, r.outcome)
+        assert name == "too large" or r.status == "done", (name, r.outcome)
     return runs
 
 
@@ -85,6 +92,11 @@ def test_the_board_target_gives_the_rtl_targets_records(runs):
         assert not c.mismatches, c.mismatches[:5]
         slow = [r for r in c.rows if r.what == "latency" and r.beyond_a_tick and r.diff_pct > 2.0]
         assert not slow, c.table()
+
+
+def test_a_program_larger_than_the_boards_ram_is_refused_before_it_is_sent(runs):
+    assert f"the program is {MAIN_RAM_ROOM + 4:,} bytes and the board's main RAM holds {MAIN_RAM_ROOM:,}" \
+        in runs["too large"]
 
 
 def test_a_board_that_is_not_serving_says_so_in_a_line(soc_dir, tmp_path):  # noqa: F811

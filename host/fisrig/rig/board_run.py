@@ -102,6 +102,10 @@ def run(url, program, on_record, timeout=3600, poll_s=0.005):
                                 "a plan on it, or one was stopped half-way (reset the board)")
         ring = link.read(MAILBOX + _MB["ring_at"])
         runs = link.read(MAILBOX + _MB["runs"])
+        room = link.read(MAILBOX + _MB["program_room"])
+        if len(program) > room:
+            raise BoardRunError(f"{url}: the program is {len(program):,} bytes and the board's main RAM holds "
+                                f"{room:,} after its boot header: a shorter plan, or a board with more RAM")
         header = MAIN_RAM_BASE + contract.FISRIG_BOOT_PROGRAM_OFFSET
         link.write(header + _BOOT["program_bytes"], len(program))
         link.write(header + _BOOT["records_to"], contract.FISRIG_RECORDS_TO_RING)

@@ -90,7 +90,8 @@ struct fisrig_mailbox {
   volatile uint32_t program_bytes;
   uint32_t ring_at;            /* the record ring's address (struct fisrig_record_ring) */
   uint32_t runs;               /* runs done since boot */
-  uint32_t reserved[3];
+  uint32_t program_room;       /* the most program_bytes main RAM holds after the boot header */
+  uint32_t reserved[2];
   char outcome[FISRIG_OUTCOME_BYTES]; /* the last run's outcome line, NUL-terminated */
 };
 
