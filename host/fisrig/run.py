@@ -121,6 +121,7 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
         "versions": {"fisrig": __version__, "engine_interface": pf.ENGINE_IF_VERSION,
                      "program_format": pf.PROGRAM_VERSION, "target": p.target_name},
         "started": int(time.time()), "target": p.target_name, "link_gen": p.target.link_gen,
+        "url": getattr(p.target, "url", None),  # the board target's litex_server
         "profile": p.profile, "faults": p.faults,
         "seed": plan.seed, "status": "running",
         "plan": {"name": plan.name, "description": plan.description, "source": plan.source,

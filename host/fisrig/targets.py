@@ -259,7 +259,7 @@ class BoardTarget(ModelTarget):
         except BoardRunError as e:
             raise TargetUnavailable(str(e)) from None
         super().__init__(profile)
-        self.url = url
+        self.url, self.link_gen = url, None  # the bitstream's, which the host is not told
 
     def run(self, program: Path, records: Path, quiet: bool = False) -> RunOutcome:
         import time

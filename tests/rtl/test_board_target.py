@@ -8,6 +8,7 @@ tests/rtl/test_targets_agree.py holds the model to the rtl); and the firmware ta
 plan after the first. A program larger than the board's main RAM is refused before it is
 sent; a server in front of a SoC whose firmware was not booted resident, an address nobody
 listens on, and bad flags each end in one line."""
+import json
 import socket
 import subprocess
 import sys
@@ -87,6 +88,8 @@ def runs(soc_dir, tmp_path_factory):  # noqa: F811
 
 def test_the_board_target_gives_the_rtl_targets_records(runs):
     for board in ("board", "board again"):
+        meta = json.loads((runs[board].run_dir / "run.json").read_text())
+        assert meta["target"] == "board" and meta["url"].startswith("127.0.0.1:") and meta["link_gen"] is None
         c = compare(runs[board].run_dir, runs["rtl"].run_dir)
         assert c.records[0] == c.records[1] > 300, c.records
         assert not c.mismatches, c.mismatches[:5]
