@@ -11,18 +11,17 @@ import socket
 import time
 
 from fisrig_hw import contract
+from fisrig_hw.soc import soc_build
 from fisrig_hw.soc.rig_soc import RING_RAM_BASE
 from litex.soc.integration.soc_core import SoCCore
 from litex.tools.litex_client import RemoteClient
 
-from fisrig.rig.bridge import BridgeTimeout
-from fisrig.rig.soc_run import RingDrain
+from fisrig.rig.bridge import BridgeTimeout, ByteAccess
+from fisrig.rig.soc_run import RingDrain, drain_to_outcome
 
 MAILBOX = RING_RAM_BASE + contract.FISRIG_MAILBOX_OFFSET
 _MB = {name: at for name, (at, *_rest) in contract.FIELDS["fisrig_mailbox"].items()}
-_BOOT = {name: at for name, (at, *_rest) in contract.FIELDS["fisrig_boot_header"].items()}
 MAIN_RAM_BASE = SoCCore.mem_map["main_ram"]  # the simulated SoC's and the boards' alike
-PROGRAM_AT = MAIN_RAM_BASE + contract.FISRIG_BOOT_PROGRAM_OFFSET + contract.SIZES["fisrig_boot_header"]
 BURST_WORDS = 255  # an Etherbone record's most
 
 
@@ -30,7 +29,7 @@ class BoardRunError(RuntimeError):
     pass
 
 
-class BoardLink(RemoteClient):
+class BoardLink(ByteAccess, RemoteClient):
     """RemoteClient with every wait bounded and a silence an error: its own read returns zeros
     when the server does not answer in time, which would pass for records."""
 
@@ -67,14 +66,6 @@ class BoardLink(RemoteClient):
         for at in range(0, len(datas), BURST_WORDS):
             super().write(addr + 4 * at, datas[at:at + BURST_WORDS])
 
-    def read_bytes(self, addr, length):
-        words = self.read(addr, (length + 3) // 4)
-        return b"".join(w.to_bytes(4, "little") for w in words)[:length]
-
-    def write_bytes(self, addr, data):
-        data = data.ljust((len(data) + 3) & ~3, b"\0")
-        self.write(addr, [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)])
-
 
 def parse_url(url):
     """HOST:PORT -> (host, port); BoardRunError naming what is wrong."""
@@ -106,10 +97,7 @@ def run(url, program, on_record, timeout=3600, poll_s=0.005):
         if len(program) > room:
             raise BoardRunError(f"{url}: the program is {len(program):,} bytes and the board's main RAM holds "
                                 f"{room:,} after its boot header: a shorter plan, or a board with more RAM")
-        header = MAIN_RAM_BASE + contract.FISRIG_BOOT_PROGRAM_OFFSET
-        link.write(header + _BOOT["program_bytes"], len(program))
-        link.write(header + _BOOT["records_to"], contract.FISRIG_RECORDS_TO_RING)
-        link.write_bytes(PROGRAM_AT, program)
+        link.write_bytes(MAIN_RAM_BASE + contract.FISRIG_BOOT_PROGRAM_OFFSET, soc_build.boot_block(program))
         link.write(MAILBOX + _MB["program_bytes"], len(program))
         link.write(MAILBOX + _MB["state"], contract.FISRIG_MAILBOX_GO)
         deadline = time.monotonic() + timeout
@@ -117,24 +105,19 @@ def run(url, program, on_record, timeout=3600, poll_s=0.005):
             if time.monotonic() > deadline:
                 raise BoardRunError(f"{url}: the firmware did not take the program")
             time.sleep(poll_s)
-        drain = RingDrain(link, ring, on_record)
-        taken, outcome = 0, None
-        while outcome is None or taken < outcome["records"]:
-            got = drain.once()
-            taken += got
-            if outcome is None and link.read(MAILBOX + _MB["state"]) == contract.FISRIG_MAILBOX_DONE and \
-                    link.read(MAILBOX + _MB["runs"]) == runs + 1:
-                text = link.read_bytes(MAILBOX + _MB["outcome"], contract.FISRIG_OUTCOME_BYTES)
-                line = text.split(b"\0", 1)[0].decode(errors="replace")
-                try:
-                    outcome = json.loads(line)
-                except ValueError:
-                    raise BoardRunError(f"{url}: the firmware's outcome is not the line it writes: {line[:200]!r}") \
-                        from None
-            if time.monotonic() > deadline:
-                raise BoardRunError(f"{url}: the run took longer than {timeout} s; {taken} records taken")
-            if not got:
-                time.sleep(poll_s)
-        return outcome
+
+        def outcome_now():
+            if link.read(MAILBOX + _MB["state"]) != contract.FISRIG_MAILBOX_DONE or \
+                    link.read(MAILBOX + _MB["runs"]) != runs + 1:
+                return None
+            text = link.read_bytes(MAILBOX + _MB["outcome"], contract.FISRIG_OUTCOME_BYTES)
+            line = text.split(b"\0", 1)[0].decode(errors="replace")
+            try:
+                return json.loads(line)
+            except ValueError:
+                raise BoardRunError(f"{url}: the firmware's outcome is not the line it writes: {line[:200]!r}") \
+                    from None
+        return drain_to_outcome(RingDrain(link, ring, on_record), outcome_now, deadline, lambda taken: BoardRunError(
+            f"{url}: the run took longer than {timeout} s; {taken} records taken"), poll_s)
     finally:
         link.close()

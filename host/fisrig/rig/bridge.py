@@ -12,7 +12,20 @@ class BridgeTimeout(Exception):
     pass
 
 
-class Bridge(CommUART):
+class ByteAccess:
+    """Bytes over a bridge that reads and writes 32-bit words (little-endian in memory):
+    for Bridge and for fisrig.rig.board_run's BoardLink alike."""
+
+    def write_bytes(self, addr, data):
+        data = data.ljust((len(data) + 3) & ~3, b"\0")
+        self.write(addr, [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)])
+
+    def read_bytes(self, addr, length):
+        words = self.read(addr, (length + 3) // 4)
+        return b"".join(w.to_bytes(4, "little") for w in words)[:length]
+
+
+class Bridge(ByteAccess, CommUART):
     def __init__(self, url, timeout=30, **kwargs):
         super().__init__(url, **kwargs)
         self.timeout = timeout
@@ -43,14 +56,6 @@ class Bridge(CommUART):
         raw = self._read(4 * n)
         words = [int.from_bytes(raw[i:i + 4], "big") for i in range(0, 4 * n, 4)]
         return words[0] if length is None else words
-
-    def write_bytes(self, addr, data):
-        data = data.ljust((len(data) + 3) & ~3, b"\0")
-        self.write(addr, [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)])
-
-    def read_bytes(self, addr, length):
-        words = self.read(addr, (length + 3) // 4)
-        return b"".join(w.to_bytes(4, "little") for w in words)[:length]
 
 
 def connect(port, timeout=30, host="127.0.0.1"):

@@ -94,17 +94,28 @@ def rig_now(link, regs):
     return link.read(regs["rig_ts"]) << 32 | link.read(regs["rig_ts"] + 4)
 
 
+def _boot(build_dir, run_dir, firmware, program, profile, faults):
+    """The simulation started in run_dir with this main RAM, and `boot` sent to its BIOS;
+    (console, bridge port). The console is closed if anything fails."""
+    port = free_port()
+    prepare(build_dir, run_dir, firmware, program, profile, faults, port)
+    console = BiosConsole(build_dir, sim_dir=run_dir)
+    try:
+        console.send("boot 0x{:08x}".format(console.mems["main_ram"]))
+    except BaseException:
+        console.close()
+        raise
+    return console, port
+
+
 def boot_resident(build_dir, run_dir, firmware, profile="tiny-1gb", faults="boot_us=100", on_console=None):
     """The simulated SoC as a board stands between plans: the firmware booted with no program,
     so that it stays resident and takes programs through the bridge's mailbox
     (baremetal_if.h; fisrig.rig.board_run). Returns (console, bridge port) once it serves;
     the caller closes the console, which ends the simulation."""
     on_console = on_console or (lambda line: None)
-    port = free_port()
-    prepare(build_dir, run_dir, firmware, b"", profile, faults, port)
-    console = BiosConsole(build_dir, sim_dir=run_dir)
+    console, port = _boot(build_dir, run_dir, firmware, b"", profile, faults)
     try:
-        console.send("boot 0x{:08x}".format(console.mems["main_ram"]))
         while True:
             line = console.read_line(120)
             on_console(line)
@@ -113,6 +124,23 @@ def boot_resident(build_dir, run_dir, firmware, profile="tiny-1gb", faults="boot
     except BaseException:
         console.close()
         raise
+
+
+def drain_to_outcome(drain, outcome_now, deadline, too_long, pause_s=0.005):
+    """Drains the record ring until the firmware's outcome has come (outcome_now(): the
+    outcome dict once there is one, else None) and every record it counts is taken; past
+    `deadline` (monotonic), raises too_long(records taken). Returns the outcome."""
+    outcome, taken = None, 0
+    while outcome is None or taken < outcome["records"]:
+        got = drain.once()
+        taken += got
+        if outcome is None:
+            outcome = outcome_now()
+        if time.monotonic() > deadline:
+            raise too_long(taken)
+        if not got:
+            time.sleep(pause_s)
+    return outcome
 
 
 def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
@@ -124,13 +152,10 @@ def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
     after the run's start tick, as a host held up by its machine would (the firmware waits
     and says so)."""
     on_console = on_console or (lambda line: None)
-    port = free_port()
-    prepare(build_dir, run_dir, firmware, program, profile, faults, port)
-    console = BiosConsole(build_dir, sim_dir=run_dir)
+    console, port = _boot(build_dir, run_dir, firmware, program, profile, faults)
     link = None
     deadline = time.monotonic() + timeout
     try:
-        console.send("boot 0x{:08x}".format(console.mems["main_ram"]))
         ring = None
         while ring is None:
             line = console.read_line(120)
@@ -148,11 +173,9 @@ def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
             while rig_now(link, console.regs) < contract.FISRIG_RUN_START_TICK + host_lag_ticks:
                 time.sleep(0.02)
             link.write(ring + RING_HEAD, 0)
-        outcome, taken = None, 0
-        while outcome is None or taken < outcome["records"]:
-            got = drain.once()
-            taken += got
-            line = console.poll_line()
+
+        def outcome_now():
+            outcome, line = None, console.poll_line()
             while line is not None:
                 if line.startswith("{"):
                     outcome = json.loads(line)
@@ -160,12 +183,12 @@ def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
                     on_console(line)
                 if "illegal" in line.lower() or "trap" in line.lower():
                     raise SocRunError("the firmware crashed: " + line)
+                if outcome is not None:
+                    return outcome  # what it prints after (resident, waiting) is not this run's
                 line = console.poll_line()
-            if time.monotonic() > deadline:
-                raise SocRunError("the run took longer than {} s; {} records taken".format(timeout, taken))
-            if not got:
-                time.sleep(0.005)
-        return outcome
+            return None
+        return drain_to_outcome(drain, outcome_now, deadline, lambda taken: SocRunError(
+            "the run took longer than {} s; {} records taken".format(timeout, taken)))
     except (ConsoleTimeout, bridge.BridgeTimeout) as e:
         raise SocRunError(str(e)) from None
     finally:

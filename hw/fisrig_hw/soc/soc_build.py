@@ -114,16 +114,21 @@ def build_firmware(build_dir):
 RECORDS_TO_UART, RECORDS_TO_RING = contract.FISRIG_RECORDS_TO_UART, contract.FISRIG_RECORDS_TO_RING
 
 
+def boot_block(program, records_to=RECORDS_TO_RING):
+    """What goes at PROGRAM_OFFSET in main RAM: struct fisrig_boot_header (the program's size,
+    where the records go, two 32-bit words), then the program. At boot (main_ram_image) and,
+    for a resident firmware, through the bridge (fisrig.rig.board_run)."""
+    return len(program).to_bytes(4, "little") + records_to.to_bytes(4, "little") + program
+
+
 def main_ram_image(firmware, program, records_to=RECORDS_TO_RING):
     """main RAM's contents for a run, as the $readmemh file litex_sim loads at start: the
-    firmware at 0; at PROGRAM_OFFSET struct fisrig_boot_header (the program's size, where the
-    records go, two 32-bit words), then the program."""
+    firmware at 0, then at PROGRAM_OFFSET the boot block."""
     with open(firmware, "rb") as f:
         fw = f.read()
     if len(fw) > PROGRAM_OFFSET:
         raise ValueError("the firmware is larger than its area of main RAM")
-    image = (fw.ljust(PROGRAM_OFFSET, b"\0") + len(program).to_bytes(4, "little") +
-             records_to.to_bytes(4, "little") + program)
+    image = fw.ljust(PROGRAM_OFFSET, b"\0") + boot_block(program, records_to)
     image = image.ljust((len(image) + 3) & ~3, b"\0")
     return "".join("{:08x}\n".format(int.from_bytes(image[i:i + 4], "little"))
                    for i in range(0, len(image), 4))
