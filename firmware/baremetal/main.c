@@ -48,7 +48,7 @@ static uint64_t records;
 void isr(void);
 void isr(void) {} /* nothing here raises interrupts */
 
-static uint64_t now(void *ctx) {
+static __attribute__((hot)) uint64_t now(void *ctx) {
   (void)ctx;
   rig_ts_latch_write(1);
   return rig_ts_read();
@@ -61,7 +61,7 @@ static void data_in(void *ctx) {
   flush_cpu_dcache();
 }
 
-static void doorbell(void *ctx, uint32_t sq_tail) {
+static __attribute__((hot)) void doorbell(void *ctx, uint32_t sq_tail) {
   (void)ctx;
   rings_sq_tail_write(sq_tail);
 }
@@ -71,12 +71,12 @@ static uint32_t sq_head(void *ctx) {
   return rings_sq_head_read();
 }
 
-static uint32_t cq_tail(void *ctx) {
+static __attribute__((hot)) uint32_t cq_tail(void *ctx) {
   (void)ctx;
   return rings_cq_tail_read();
 }
 
-static void cq_consumed(void *ctx, uint32_t cq_head) {
+static __attribute__((hot)) void cq_consumed(void *ctx, uint32_t cq_head) {
   (void)ctx;
   rings_cq_head_write(cq_head);
 }
@@ -90,19 +90,34 @@ static void wait(void *ctx, uint64_t until) {
 static uint64_t ring_wait_ticks;
 static uint32_t ring_waits;
 
-static int emit_to_ring(void *ctx, const struct fisrig_run_record *r) {
-  (void)ctx;
-  if (ring->tail - ring->head >= RING_RECORDS) { /* the host is behind: wait for it */
-    uint64_t t0 = now(0);
-    while (ring->tail - ring->head >= RING_RECORDS) {
-    }
-    ring_wait_ticks += now(0) - t0;
-    ++ring_waits;
+/* The host is behind: wait for it to take a record, counting the ticks. */
+static __attribute__((cold, noinline)) void wait_for_host(void) {
+  uint64_t t0 = now(0);
+  while (ring->tail - ring->head >= RING_RECORDS) {
   }
-  ring->rec[ring->tail % RING_RECORDS] = *r;
+  ring_wait_ticks += now(0) - t0;
+  ++ring_waits;
+}
+
+/* The record sink (vm.h): where the next record goes in the record ring, once the host has
+   left room for it, and that it is there. Marked hot, as everything the VM runs for every
+   command: linker.ld keeps those together in the instruction cache. */
+static __attribute__((hot)) struct fisrig_run_record *ring_place(void *ctx) {
+  (void)ctx;
+  if (ring->tail - ring->head >= RING_RECORDS) wait_for_host(); /* the host is behind */
+  return &ring->rec[ring->tail % RING_RECORDS];
+}
+
+static __attribute__((hot)) int ring_placed(void *ctx) {
+  (void)ctx;
   ring->tail = ring->tail + 1; /* after the record: uncached stores reach the RAM in order */
   ++records;
   return 0;
+}
+
+static int emit_to_ring(void *ctx, const struct fisrig_run_record *r) {
+  *ring_place(ctx) = *r;
+  return ring_placed(ctx);
 }
 
 /* Holds the CPU until the counter reads `tick` (fisrig_hw.soc.tick_gate): everything after starts
@@ -211,7 +226,7 @@ static void run(const struct fisrig_engine_ops *ops, const struct fisrig_record_
 
 /* Resident: a run each time the host says GO in the mailbox (baremetal_if.h), never returns. */
 static void serve(const struct fisrig_engine_ops *ops, const uint8_t *program) {
-  const struct fisrig_record_sink sink = {0, emit_to_ring};
+  const struct fisrig_record_sink sink = {0, emit_to_ring, ring_place, ring_placed};
   mailbox->state = FISRIG_MAILBOX_IDLE;
   mailbox->program_bytes = 0;
   mailbox->ring_at = (uint32_t)(uintptr_t)ring;
@@ -246,7 +261,9 @@ int main(void) {
     .doorbell = doorbell, .sq_head = sq_head, .cq_tail = cq_tail, .cq_consumed = cq_consumed,
     .now = now, .wait = wait, .data_in = data_in,
   };
-  const struct fisrig_record_sink sink = {0, to == FISRIG_RECORDS_TO_RING ? emit_to_ring : emit_to_uart};
+  const struct fisrig_record_sink to_ring = {0, emit_to_ring, ring_place, ring_placed};
+  const struct fisrig_record_sink to_uart = {0, emit_to_uart, 0, 0};
+  const struct fisrig_record_sink sink = to == FISRIG_RECORDS_TO_RING ? to_ring : to_uart;
 
   uint64_t booted = now(0);
   printf("fisrig firmware: program of %lu bytes\n", (unsigned long)size);

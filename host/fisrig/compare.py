@@ -16,6 +16,14 @@ The baseline is ts_h2d, not ts_submit: ts_submit is when the engine took the des
 from the ring, and what follows until the H2D goes out is the engine's fetch and the bus
 the rig's CPU shares with it (on the rtl target) or nothing (on the model). It is shown as
 "submit->h2d", not gated: the plan's latency_ns (submit to status) differs by it.
+And per plan phase, its IOPS: commands over the time from its first submit to its last
+status (the rig's rate, which at queue depth 32 is the link's when the firmware keeps up).
+
+Completion order is the drive's and the link's: at queue depth 1 it is the issue order on
+both targets; deeper, two commands that end within a few ticks of each other may end in the
+other order on the other target. `in_order=False` matches records as a multiset per phase
+(sorted by what they were and how they ended) for such plans.
+
 A difference is within tolerance when it is within `pct` percent of the reference run
 (`b`) or within an ALIGN pair and a tick (3 ticks, 20 ns at Gen3): a tick is a stamp's
 resolution (the model schedules in ns, so its ticks round where the gateware's count), and
@@ -79,6 +87,12 @@ class Comparison:
     records: tuple[int, int]
     mismatches: list[str] = field(default_factory=list)  # record-by-record differences
     rows: list[Row] = field(default_factory=list)
+    iops: dict[str, tuple[float, float]] = field(default_factory=dict)  # phase: (a, b)
+
+    @property
+    def worst_iops_pct(self) -> float:
+        """The worst difference of a phase's IOPS, percent of b's."""
+        return max((abs(a - b) * 100.0 / b for a, b in self.iops.values() if b), default=0.0)
 
     def failing(self, pct: float) -> list[Row]:
         return [r for r in self.rows if not r.within(pct)]
@@ -147,13 +161,31 @@ def _stat(values: np.ndarray, p: int) -> int:
     return int(percentiles(values, (p,))[f"{p:.6f}"]) if len(values) else 0
 
 
-def compare(a_dir: Path, b_dir: Path, limit: int = 20) -> Comparison:
+def _as_multiset(r: dict) -> dict:
+    """The records sorted by what they were and how they ended, phase by phase in the order
+    the phases came: two runs that differ only in completion order compare equal."""
+    phases = {p: i for i, p in enumerate(dict.fromkeys(r["marker"].tolist()))}
+    keys = [[phases[p] for p in r["marker"].tolist()]] + [r[k].tolist() for k in IDENTITY[1:] + OUTCOME]
+    order = sorted(range(len(r["command"])), key=lambda i: tuple(k[i] for k in keys))
+    return {k: v[order] for k, v in r.items()}
+
+
+def _iops(r: dict, m: np.ndarray) -> float:
+    if not m.any():
+        return 0.0
+    span_ns = int(r["t_status_ns"][m].max()) - int(r["t_submit_ns"][m].min())
+    return int(m.sum()) * 1e9 / span_ns if span_ns > 0 else 0.0
+
+
+def compare(a_dir: Path, b_dir: Path, limit: int = 20, in_order: bool = True) -> Comparison:
     """Run `a` against run `b` (the reference: percentages are of b's values)."""
     a, b = commands(a_dir), commands(b_dir)
     cmp = Comparison(str(a_dir), str(b_dir), (len(a["command"]), len(b["command"])))
-    cmp.mismatches = _record_mismatches(a, b, limit)
+    cmp.mismatches = _record_mismatches(a, b, limit) if in_order else \
+        _record_mismatches(_as_multiset(a), _as_multiset(b), limit)
     for phase in dict.fromkeys(b["marker"].tolist()):
         ma, mb = a["marker"] == phase, b["marker"] == phase
+        cmp.iops[str(phase)] = (_iops(a, ma), _iops(b, mb))
         times = {"latency": lambda r, m: r["t_status_ns"][m] - r["t_h2d_ns"][m]}
         for s in STAMPS[:-1]:
             times[s[2:-3]] = lambda r, m, s=s: (r[s][m] - r["t_h2d_ns"][m])[r[s][m] > 0]

@@ -77,7 +77,7 @@ fisrig_op_workload workload(uint8_t pattern, uint8_t read_pct, uint32_t sectors,
 
 fisrig_vm_status run(model::EngineModel& e, const std::vector<uint8_t>& prog, Counter& c) {
   fisrig_engine_ops ops = e.ops();
-  fisrig_record_sink sink{&c, &count};
+  fisrig_record_sink sink{&c, &count, nullptr, nullptr};
   fisrig_vm vm;
   fisrig_vm_init(&vm, &ops, &sink);
   return fisrig_vm_run(&vm, prog.data(), uint32_t(prog.size()));

@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
   fisrig_engine_ops ops = engine.ops();
   fisrig_vm vm;
   SinkCtx ctx{&out, &progress, &engine, &vm};
-  fisrig_record_sink sink{&ctx, &emit};
+  fisrig_record_sink sink{&ctx, &emit, nullptr, nullptr};
   fisrig_vm_init(&vm, &ops, &sink);
   auto t0 = std::chrono::steady_clock::now();
   fisrig_vm_status st = fisrig_vm_run(&vm, program.data(), uint32_t(program.size()));

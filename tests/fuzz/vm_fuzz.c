@@ -6,6 +6,7 @@
  *   byte 0: bit 0 fetch lazily (descriptors wait in the ring until the VM waits),
  *           bit 1 the engine hangs (never completes anything: the VM must give up, not spin),
  *           bit 2 patch the program header's size to the input's (reach the instructions),
+ *           bit 3 commands' records built in place (the sink's place and placed, vm.h),
  *           bits 4-7 completion latency: 1 << n ticks
  *   byte 1: every n-th completion fails (its result cycles through the non-OK ones); 0 none
  *   byte 2: every n-th completion is preceded by an engine event record (power cut); 0 none
@@ -167,13 +168,24 @@ static int sink_emit(void *ctx, const struct fisrig_run_record *r) {
   return 0;
 }
 
+/* The same checks for a record built in place (vm.h's place and placed, as the rig's
+   firmware takes them): a slot poisoned before each. */
+static struct fisrig_run_record slot;
+static struct fisrig_run_record *sink_place(void *ctx) {
+  (void)ctx;
+  memset(&slot, 0xA5, sizeof slot);
+  return &slot;
+}
+
+static int sink_placed(void *ctx) { return sink_emit(ctx, &slot); }
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static struct engine e;
   static struct fisrig_vm vm;
   static uint8_t program[1 << 20];
   struct sink s;
   struct fisrig_engine_ops ops;
-  struct fisrig_record_sink sink = {&s, sink_emit};
+  struct fisrig_record_sink sink = {&s, sink_emit, 0, 0};
   enum fisrig_vm_status status, valid;
   uint32_t n;
 
@@ -182,6 +194,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   memset(&s, 0, sizeof s);
   e.lazy = data[0] & 1;
   e.hang = data[0] >> 1 & 1;
+  if (data[0] >> 3 & 1) { /* commands' records built in place */
+    sink.place = sink_place;
+    sink.placed = sink_placed;
+  }
   e.latency = (uint64_t)1 << (data[0] >> 4);
   e.fail_every = data[1];
   e.event_every = data[2];

@@ -74,6 +74,43 @@ def test_latency_past_the_tolerance_is_found(agree_run, tmp_path):
     assert main(["compare", str(agree_run), str(agree_run)]) == 0
 
 
+def test_records_in_another_completion_order_match_in_any_order(agree_run, tmp_path):
+    """Two commands of a phase that ended the other way round: a difference record by record,
+    none as a multiset (`--any-order`, for queued plans); the phase's IOPS do not change."""
+    def swap(cols):
+        kind = np.asarray(cols["kind"].to_pylist())
+        i, j = np.flatnonzero(kind == "command")[10:12]  # both in "ncq write 4k"
+        order = np.arange(len(kind))
+        order[[i, j]] = order[[j, i]]
+        for name in cols:
+            cols[name] = cols[name].take(pa.array(order))
+    swapped = _edit(agree_run, tmp_path / "swapped", swap)
+    assert len(compare(swapped, agree_run).mismatches) == 2
+    c = compare(swapped, agree_run, in_order=False)
+    assert c.mismatches == [] and c.worst_iops_pct == 0
+    assert main(["compare", str(swapped), str(agree_run)]) == 1
+    assert main(["compare", "--any-order", "--iops", str(swapped), str(agree_run)]) == 0
+
+
+def test_a_slower_phase_fails_on_its_iops_when_asked(agree_run, tmp_path):
+    """Every stamp of a phase's commands 3% later from its first submit: its IOPS 3% lower,
+    which `--iops` holds to the tolerance; the latencies from the H2D barely move."""
+    def later(cols):
+        marker = np.asarray(cols["marker"].to_pylist())
+        sel = marker == "ncq read 4k"
+        t0 = cols["t_submit_ns"].to_numpy()[sel].min()
+        for name in [c for c in cols if c.startswith("t_") and c.endswith("_ns")]:
+            v = cols[name].to_numpy().copy()
+            v[sel & (v > 0)] = t0 + ((v[sel & (v > 0)] - t0) * 1.03).astype(np.int64)
+            cols[name] = pa.array(v)
+    slow = _edit(agree_run, tmp_path / "later", later)
+    c = compare(slow, agree_run)
+    model, ref = c.iops["ncq read 4k"]
+    assert 2.8 < (ref - model) * 100 / ref < 3.1
+    assert 2.8 < c.worst_iops_pct < 3.1
+    assert main(["compare", "--iops", str(slow), str(agree_run)]) == 1
+
+
 def test_what_is_not_a_run_is_one_line(agree_run, tmp_path, capsys):
     with pytest.raises(InputError, match="no records.parquet"):
         compare(tmp_path, agree_run)

@@ -33,14 +33,39 @@ int collect(void* ctx, const fisrig_run_record* r) {
   return 0;
 }
 
-ModelRun run(drive::Drive& d, const std::vector<uint8_t>& program) {
+// A sink that says where each record goes (vm.h's place and placed, as the rig's firmware
+// gives the VM its record ring): a slot filled with 0xA5 before each record, so that a
+// field the VM left unwritten shows.
+struct InPlace {
+  std::vector<fisrig_run_record> records;
+  fisrig_run_record slot;
+  static fisrig_run_record* place(void* ctx) {
+    auto* s = static_cast<InPlace*>(ctx);
+    std::memset(&s->slot, 0xA5, sizeof s->slot);
+    return &s->slot;
+  }
+  static int placed(void* ctx) {
+    auto* s = static_cast<InPlace*>(ctx);
+    s->records.push_back(s->slot);
+    return 0;
+  }
+  static int emit(void* ctx, const fisrig_run_record* r) {
+    static_cast<InPlace*>(ctx)->records.push_back(*r);
+    return 0;
+  }
+};
+
+ModelRun run(drive::Drive& d, const std::vector<uint8_t>& program, bool in_place = false) {
   model::EngineModel engine(d);
   fisrig_engine_ops ops = engine.ops();
   ModelRun r;
-  fisrig_record_sink sink{&r.records, &collect};
+  InPlace place_sink;
+  fisrig_record_sink sink = in_place ? fisrig_record_sink{&place_sink, &InPlace::emit, &InPlace::place, &InPlace::placed}
+                                     : fisrig_record_sink{&r.records, &collect, nullptr, nullptr};
   fisrig_vm vm;
   fisrig_vm_init(&vm, &ops, &sink);
   r.status = fisrig_vm_run(&vm, program.data(), uint32_t(program.size()));
+  if (in_place) r.records = place_sink.records;
   r.error_text = vm.error_text;
   r.error_offset = vm.error_offset;
   r.end_ns = engine.now_ns();
@@ -468,6 +493,46 @@ TEST(ModelPower, CutMidNcqWriteThenRecover) {
   EXPECT_EQ(commands_of(r).back().cpl.result, FISRIG_RESULT_OK);  // the read after power-up
 }
 
+// A command's record built where the sink says (the rig's firmware: straight into its
+// record ring) is, byte for byte, the record the VM hands to emit: with queued commands out
+// of order, an NCQ error and its aborted commands, a power cut and its lost commands, and
+// events among them.
+TEST(ModelRecords, RecordsBuiltInPlaceAreThoseEmitted) {
+  auto programs = [](const drive::Drive& d, int which) {
+    ProgramBuilder p(d.user_sectors());
+    if (which == 0) {
+      p.workload(ProgramBuilder::random_4k(32, true, 50, 2000, d.user_sectors()));
+    } else if (which == 1) {
+      fisrig_op_workload reads = ProgramBuilder::random_4k(8, true, 100, 128, 1024);
+      reads.pattern = FISRIG_PATTERN_SEQUENTIAL;
+      p.workload(reads);
+    } else {
+      p.mark(1).raw(ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_OFF_AT_EVENT, 0, 50, FISRIG_EVENT_H2D),
+                    ProgramBuilder::ok());
+      fisrig_op_workload w = ProgramBuilder::random_4k(32, true, 0, 2000, 1 << 20);
+      w.stop_commands = 0;
+      w.stop_ticks = 1500000;
+      p.mark(2).workload(w);
+      p.mark(3).raw(ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_ON, 0, 0), ProgramBuilder::ok());
+      p.raw(ProgramBuilder::desc(FISRIG_PROTO_LINK, FISRIG_LINK_WAIT_UP, 0, 0), ProgramBuilder::ok());
+    }
+    return p.build();
+  };
+  for (int which = 0; which < 3; ++which) {
+    drive::DriveConfig cfg = tiny();
+    if (which == 1) cfg.faults.unc.push_back({504, 1});
+    drive::Drive a(cfg), b(cfg);
+    ModelRun emitted = run(a, programs(a, which)), placed = run(b, programs(b, which), true);
+    ASSERT_EQ(emitted.status, FISRIG_VM_DONE) << which;
+    ASSERT_EQ(placed.status, FISRIG_VM_DONE) << which;
+    ASSERT_GT(commands_of(emitted).size(), 50u) << which;
+    ASSERT_EQ(emitted.records.size(), placed.records.size()) << which;
+    for (size_t i = 0; i < emitted.records.size(); ++i)
+      ASSERT_EQ(std::memcmp(&emitted.records[i], &placed.records[i], sizeof(fisrig_run_record)), 0)
+          << "program " << which << ", record " << i;
+  }
+}
+
 // A cut's record (engine_if.h's struct fisrig_cut_record, carried by the VM as program.h
 // says) comes before the records of the commands it ended, and its masks are what those
 // records say they had: their H2D, their release, whole Data FISes. 64 KiB writes at QD32
@@ -730,7 +795,7 @@ TEST(ModelProgram, SecondRunOnTheSameEngine) {
   fisrig_engine_ops ops = engine.ops();
   for (int run_no = 0; run_no < 2; ++run_no) {
     std::vector<fisrig_run_record> records;
-    fisrig_record_sink sink{&records, &collect};
+    fisrig_record_sink sink{&records, &collect, nullptr, nullptr};
     fisrig_vm vm;
     fisrig_vm_init(&vm, &ops, &sink);
     auto prog = ProgramBuilder(d.user_sectors()).workload(ProgramBuilder::random_4k(32, true, 50, 1000, 1 << 16)).build();

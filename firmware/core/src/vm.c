@@ -5,6 +5,7 @@
 #include "fisrig/pattern.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #define ATA_READ_DMA_EXT 0x25u
@@ -21,26 +22,59 @@
 
 /* ---- small helpers ---- */
 
-static uint64_t rng_next(uint64_t *s) {
-  /* xorshift64*: fast, and the same sequence on every platform */
+/* Paths a line-rate workload never takes, kept out of the way of those it does: the rig
+   CPU's instruction cache (VexRiscv, 4 KiB, direct-mapped) holds the hot ones only if they
+   are few and together. */
+#if defined(__GNUC__)
+#define FISRIG_VM_COLD __attribute__((cold, noinline))
+#define FISRIG_VM_HOT __attribute__((hot))
+#define FISRIG_VM_NOINLINE __attribute__((noinline))
+#else
+#define FISRIG_VM_NOINLINE
+#define FISRIG_VM_COLD
+#define FISRIG_VM_HOT
+#endif
+
+_Static_assert(offsetof(struct fisrig_run_record, marker) == sizeof(struct fisrig_cpl_record) &&
+                   sizeof(struct fisrig_run_record) - offsetof(struct fisrig_run_record, marker) ==
+                       sizeof(struct fisrig_vm_record_tail) &&
+                   offsetof(struct fisrig_run_record, lba) - offsetof(struct fisrig_run_record, marker) ==
+                       offsetof(struct fisrig_vm_record_tail, lba) &&
+                   offsetof(struct fisrig_run_record, seq) - offsetof(struct fisrig_run_record, marker) ==
+                       offsetof(struct fisrig_vm_record_tail, seq),
+               "a command's record tail is laid out as the run record's");
+
+/* xorshift64*: fast, and the same sequence on every platform. rng_skip moves it on as a
+   draw whose value is not needed (a workload of one size or one operation). */
+static FISRIG_VM_HOT FISRIG_VM_NOINLINE void rng_skip(uint64_t *s) {
   uint64_t x = *s;
   x ^= x >> 12;
   x ^= x << 25;
   x ^= x >> 27;
   *s = x;
-  return x * 0x2545F4914F6CDD1Dull;
 }
 
+static uint64_t rng_next(uint64_t *s) {
+  rng_skip(s);
+  return *s * 0x2545F4914F6CDD1Dull;
+}
+
+/* Straight-line, both: with a loop's 64-bit shifts each cost the rig's CPU about 50
+   instructions a command. */
 static void put_lba(uint8_t lba[6], uint64_t v) {
-  int i;
-  for (i = 0; i < 6; ++i) lba[i] = (uint8_t)(v >> (8 * i));
+  uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
+  lba[0] = (uint8_t)lo;
+  lba[1] = (uint8_t)(lo >> 8);
+  lba[2] = (uint8_t)(lo >> 16);
+  lba[3] = (uint8_t)(lo >> 24);
+  lba[4] = (uint8_t)hi;
+  lba[5] = (uint8_t)(hi >> 8);
 }
 
 static uint64_t get_lba(const uint8_t lba[6]) {
-  uint64_t v = 0;
-  int i;
-  for (i = 5; i >= 0; --i) v = (v << 8) | lba[i];
-  return v;
+  uint32_t lo = (uint32_t)lba[0] | (uint32_t)lba[1] << 8 | (uint32_t)lba[2] << 16 | (uint32_t)lba[3] << 24;
+  uint32_t hi = (uint32_t)lba[4] | (uint32_t)lba[5] << 8;
+  return (uint64_t)hi << 32 | lo;
 }
 
 static enum fisrig_vm_status bad(struct fisrig_vm *vm, uint32_t offset, const char *why) {
@@ -72,11 +106,18 @@ void fisrig_vm_init(struct fisrig_vm *vm, const struct fisrig_engine_ops *ops,
   /* The rings outlive a run: start where the engine is, not at zero. */
   vm->sq_tail = ops->sq_head(ops->ctx);
   vm->cq_head = ops->cq_tail(ops->ctx);
+  for (vm->free_count = 0; vm->free_count < FISRIG_VM_INFLIGHT; ++vm->free_count)
+    vm->free_tags[vm->free_count] = (uint8_t)(FISRIG_VM_INFLIGHT - 1 - vm->free_count);
+}
+
+/* In-flight entry idx is free again. */
+static void release(struct fisrig_vm *vm, uint32_t idx) {
+  vm->free_tags[vm->free_count++] = (uint8_t)idx;
 }
 
 /* ---- rings ---- */
 
-static int emit(struct fisrig_vm *vm, const struct fisrig_run_record *r) {
+static FISRIG_VM_HOT int emit(struct fisrig_vm *vm, const struct fisrig_run_record *r) {
   return vm->sink.emit(vm->sink.ctx, r) != 0;
 }
 
@@ -147,83 +188,109 @@ static int emit_current(struct fisrig_vm *vm, struct fisrig_run_record *r) {
   return 0;
 }
 
+/* The engine's own record (user_tag FISRIG_USER_TAG_EVENT: no descriptor behind it), *ring,
+   handed to the sink; returns 1 if it counts as news (a power or link event), 0 if not (a
+   current sampler's samples), -1 when the sink refused it. Out of the completions' path,
+   which it would make larger than the rig CPU's instruction cache. */
+static FISRIG_VM_COLD int reap_event(struct fisrig_vm *vm, const struct fisrig_cpl_record *ring) {
+  struct fisrig_run_record record, *r = &record;
+  const struct fisrig_cpl_record *c = &r->cpl;
+  memset(r, 0, sizeof *r);
+  r->cpl = *ring;
+  if (c->slot == FISRIG_EVENT_REC_CURRENT) {
+    /* Samples, not news of a command: not counted, so that a waiting VM waits on (and a
+       stuck engine is still found stuck while its sampler runs). */
+    return emit_current(vm, r) ? -1 : 0;
+  }
+  /* The link's fall, not the cut: with staged rails the drive runs on after a cut
+     until a rail it needs falls (its commands' LINK_LOST records say when). */
+  if (c->result == FISRIG_RESULT_LINK_LOST && c->slot != FISRIG_EVENT_REC_POWER_CUT) vm->link_lost = 1;
+  if (c->slot == FISRIG_EVENT_REC_POWER_CUT) vm->power_cut = 1; /* the plan's own: what it ends stays so */
+  r->marker = vm->marker;
+  r->kind = FISRIG_RECORD_POWER;
+  if (c->slot == FISRIG_EVENT_REC_POWER_CUT) { /* the slots at the cut: program.h */
+    struct fisrig_cut_record cut;
+    memcpy(&cut, c, sizeof cut); /* the same bytes, read as what a cut's say */
+    r->lba = (uint64_t)cut.slots_queued << 32 | cut.slots_issued;
+    r->lbas = cut.slots_data;
+    r->seq = cut.slots_done;
+    memset(r->cpl.lba, 0, sizeof r->cpl.lba);
+    r->cpl.check_errors = 0;
+    r->cpl.sectors = r->cpl.data_dwords = 0;
+  }
+  return emit(vm, r) ? -1 : 1;
+}
+
+/* A command's completion that did not end OK: counted, kept, and sent again if the policy
+   says so (its record says it will be). */
+static FISRIG_VM_COLD void reap_failed(struct fisrig_vm *vm, struct fisrig_vm_inflight *f,
+                                       struct fisrig_run_record *r) {
+  const struct fisrig_cpl_record *c = &r->cpl;
+  if (c->result == FISRIG_RESULT_LINK_LOST) vm->link_lost = 1;
+  vm->errors++;
+  vm->last_failed = *c;
+  if (goes_again(vm, f, c->result)) { /* its record says it failed; it waits to go again */
+    r->detail |= FISRIG_DETAIL_SENT_AGAIN;
+    vm->requeue[vm->requeue_tail++ % FISRIG_VM_INFLIGHT] = (uint8_t)(c->user_tag % FISRIG_VM_INFLIGHT);
+  } else {
+    release(vm, c->user_tag % FISRIG_VM_INFLIGHT);
+  }
+}
+
 /* Hands every completion record waiting in the ring to the sink; returns how many, or
-   -1 when the sink refused one. *last gets the last record reaped. */
-static int reap(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
+   -1 when the sink refused one. *last gets the last record reaped.
+   The rig's CPU runs this for every command at line rate: each store it makes is a bus
+   write (VexRiscv's data cache writes through) and each read of the ring a bus read, so a
+   completion is read once and its record built without clearing it first. */
+static FISRIG_VM_HOT int reap(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
   uint32_t tail = vm->ops.cq_tail(vm->ops.ctx);
   int n = 0;
   while (vm->cq_head != tail) {
     const struct fisrig_cpl_record *c = &vm->ops.cq[vm->cq_head & (vm->ops.cq_entries - 1)];
-    struct fisrig_run_record r;
-    struct fisrig_vm_inflight *f = &vm->inflight[c->user_tag % FISRIG_VM_INFLIGHT];
-    memset(&r, 0, sizeof r);
-    r.cpl = *c;
-    if (c->user_tag == FISRIG_USER_TAG_EVENT && c->slot == FISRIG_EVENT_REC_CURRENT) {
-      /* Samples, not news of a command: not counted, so that a waiting VM waits on (and a
-         stuck engine is still found stuck while its sampler runs). */
-      vm->cq_head++;
+    uint32_t user_tag = c->user_tag;
+    struct fisrig_run_record here, *r;
+    struct fisrig_vm_inflight *f;
+    vm->cq_head++;
+    if (user_tag == FISRIG_USER_TAG_EVENT) {
+      int news = reap_event(vm, c);
       vm->ops.cq_consumed(vm->ops.ctx, vm->cq_head);
-      if (emit_current(vm, &r)) return -1;
+      if (news < 0) return -1;
+      n += news;
       continue;
     }
-    if (c->user_tag == FISRIG_USER_TAG_EVENT) { /* the engine's own: no descriptor behind it */
-      /* The link's fall, not the cut: with staged rails the drive runs on after a cut
-         until a rail it needs falls (its commands' LINK_LOST records say when). */
-      if (c->result == FISRIG_RESULT_LINK_LOST && c->slot != FISRIG_EVENT_REC_POWER_CUT) vm->link_lost = 1;
-      if (c->slot == FISRIG_EVENT_REC_POWER_CUT) vm->power_cut = 1; /* the plan's own: what it ends stays so */
-      r.marker = vm->marker;
-      r.kind = FISRIG_RECORD_POWER;
-      if (c->slot == FISRIG_EVENT_REC_POWER_CUT) { /* the slots at the cut: program.h */
-        struct fisrig_cut_record cut;
-        memcpy(&cut, c, sizeof cut); /* the same bytes, read as what a cut's say */
-        r.lba = (uint64_t)cut.slots_queued << 32 | cut.slots_issued;
-        r.lbas = cut.slots_data;
-        r.seq = cut.slots_done;
-        memset(r.cpl.lba, 0, sizeof r.cpl.lba);
-        r.cpl.check_errors = 0;
-        r.cpl.sectors = r.cpl.data_dwords = 0;
-      }
-      vm->cq_head++;
+    /* A command's record, built where the sink keeps it if it says where. */
+    r = vm->sink.place ? vm->sink.place(vm->sink.ctx) : &here;
+    if (!r) {
       vm->ops.cq_consumed(vm->ops.ctx, vm->cq_head);
-      n++;
-      if (emit(vm, &r)) return -1;
-      continue;
+      return -1;
     }
-    r.marker = f->marker;
-    r.command = f->command;
-    r.protocol = f->protocol;
-    r.kind = f->kind;
-    r.lba = f->lba;
-    r.lbas = f->lbas;
-    r.seq = f->seq;
-    r.detail = (uint8_t)(f->detail | f->attempt << FISRIG_DETAIL_ATTEMPT_SHIFT);
+    r->cpl = *c;
+    f = &vm->inflight[user_tag % FISRIG_VM_INFLIGHT];
+    memcpy(&r->marker, &f->tail, sizeof f->tail);
+    r->detail = (uint8_t)(f->tail.detail | f->attempt << FISRIG_DETAIL_ATTEMPT_SHIFT);
     if (vm->outstanding) vm->outstanding--;
     vm->commands++;
-    vm->bytes += (uint64_t)c->sectors * 512u;
-    if (c->result == FISRIG_RESULT_LINK_LOST) vm->link_lost = 1;
-    if (c->result != FISRIG_RESULT_OK) {
-      vm->errors++;
-      vm->last_failed = *c;
+    vm->bytes += (uint64_t)r->cpl.sectors * 512u;
+    if (r->cpl.result != FISRIG_RESULT_OK) {
+      reap_failed(vm, f, r);
     } else {
       vm->recoveries_in_row = 0;
+      release(vm, user_tag % FISRIG_VM_INFLIGHT);
     }
-    if (goes_again(vm, f, c->result)) { /* its record says it failed; it waits to go again */
-      r.detail |= FISRIG_DETAIL_SENT_AGAIN;
-      vm->requeue[vm->requeue_tail++ % FISRIG_VM_INFLIGHT] = (uint8_t)(c->user_tag % FISRIG_VM_INFLIGHT);
-    } else {
-      f->used = 0;
-    }
-    if (last) *last = *c;
-    vm->cq_head++;
-    vm->ops.cq_consumed(vm->ops.ctx, vm->cq_head);
+    if (last) *last = r->cpl;
     n++;
-    if (emit(vm, &r)) return -1;
+    if (r == &here ? emit(vm, r) : vm->sink.placed(vm->sink.ctx) != 0) {
+      vm->ops.cq_consumed(vm->ops.ctx, vm->cq_head);
+      return -1;
+    }
   }
+  /* Once for the lot: the ring has room for every command in flight and more. */
+  vm->ops.cq_consumed(vm->ops.ctx, vm->cq_head);
   return n;
 }
 
 /* Waits for at least one completion. */
-static enum fisrig_vm_status wait_some(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
+static FISRIG_VM_HOT enum fisrig_vm_status wait_some(struct fisrig_vm *vm, struct fisrig_cpl_record *last) {
   uint64_t start = vm->ops.now(vm->ops.ctx);
   for (;;) {
     int n = reap(vm, last);
@@ -243,7 +310,7 @@ static enum fisrig_vm_status drain(struct fisrig_vm *vm, struct fisrig_cpl_recor
 }
 
 /* LBAs a DSM range list covers (its entries' counts: bits 63:48 of each). */
-static uint32_t dsm_lbas(const uint8_t *block, uint32_t bytes) {
+static FISRIG_VM_COLD uint32_t dsm_lbas(const uint8_t *block, uint32_t bytes) {
   uint32_t i, n = 0;
   for (i = 0; i + 8 <= bytes; i += 8) n += (uint32_t)block[i + 6] | (uint32_t)block[i + 7] << 8;
   return n;
@@ -256,45 +323,59 @@ static uint32_t lbas_of(const struct fisrig_cmd_desc *d, const uint8_t *data, ui
 }
 
 /* Sends in-flight entry idx's descriptor: the submission ring, then the doorbell. */
-static void send(struct fisrig_vm *vm, uint32_t idx) {
+static FISRIG_VM_HOT void send(struct fisrig_vm *vm, uint32_t idx) {
   vm->ops.sq[vm->sq_tail & (vm->ops.sq_entries - 1)] = vm->inflight[idx].desc;
   vm->sq_tail++;
   vm->outstanding++;
   vm->ops.doorbell(vm->ops.ctx, vm->sq_tail);
 }
 
-/* Puts one descriptor in the submission ring; `data` (data_bytes) is staged for it. */
-static void submit(struct fisrig_vm *vm, struct fisrig_cmd_desc *d, uint8_t kind,
-                   const uint8_t *data, uint32_t data_bytes) {
-  uint32_t idx;
-  struct fisrig_vm_inflight *f;
-  for (idx = vm->next_tag % FISRIG_VM_INFLIGHT; vm->inflight[idx].used;
-       idx = (idx + 1) % FISRIG_VM_INFLIGHT) {
-  }
-  vm->next_tag = idx + 1;
-  f = &vm->inflight[idx];
-  f->used = 1;
+/* d's data (data_bytes) into its in-flight entry's place in the data window (d->user_tag),
+   which d then names. */
+static FISRIG_VM_COLD void stage(struct fisrig_vm *vm, struct fisrig_cmd_desc *d, const uint8_t *data,
+                                 uint32_t data_bytes) {
+  memcpy(vm->ops.data_window + d->user_tag * FISRIG_VM_DSM_BYTES, data, data_bytes);
+  d->data_source = FISRIG_DATA_RAM;
+  d->data_word = d->user_tag * FISRIG_VM_DSM_BYTES;
+}
+
+/* A free in-flight entry for a new descriptor. Never none: a generator's queue depth is at
+   most 32 (program.h), its commands waiting to go again at most as many, and a raw command
+   goes alone. */
+static struct fisrig_vm_inflight *claim(struct fisrig_vm *vm) {
+  return &vm->inflight[vm->free_tags[--vm->free_count]];
+}
+
+/* Sends claimed entry f's descriptor (f->desc, filled), with what its record will say;
+   `data` (data_bytes) is staged for it. */
+static FISRIG_VM_HOT void submit_entry(struct fisrig_vm *vm, struct fisrig_vm_inflight *f, uint8_t kind,
+                                       const uint8_t *data, uint32_t data_bytes) {
+  struct fisrig_cmd_desc *d = &f->desc;
+  uint32_t idx = (uint32_t)(f - vm->inflight);
   f->attempt = 0;
   f->retried = 0;
-  f->marker = vm->marker;
-  f->command = d->command;
-  f->protocol = d->protocol;
-  f->kind = kind;
-  f->lba = get_lba(d->lba);
-  f->lbas = lbas_of(d, data, data_bytes);
+  f->tail.marker = vm->marker;
+  f->tail.command = d->command;
+  f->tail.protocol = d->protocol;
+  f->tail.kind = kind;
+  f->tail.lba = get_lba(d->lba);
+  f->tail.lbas = lbas_of(d, data, data_bytes);
   /* A write of the integrity stamp: its sequence and whether it was FUA, for a
      power-loss verdict (which writes were acknowledged durable). */
-  f->seq = d->data_source == FISRIG_DATA_STAMP ? d->data_word : 0;
-  f->detail = (d->command == ATA_WRITE_DMA_FUA_EXT || (d->command == ATA_WRITE_FPDMA && (d->device & 0x80)))
-                  ? FISRIG_DETAIL_FUA : 0;
+  f->tail.seq = d->data_source == FISRIG_DATA_STAMP ? d->data_word : 0;
+  f->tail.detail = (d->command == ATA_WRITE_DMA_FUA_EXT || (d->command == ATA_WRITE_FPDMA && (d->device & 0x80)))
+                       ? FISRIG_DETAIL_FUA : 0;
   d->user_tag = idx;
-  if (data_bytes) {
-    memcpy(vm->ops.data_window + idx * FISRIG_VM_DSM_BYTES, data, data_bytes);
-    d->data_source = FISRIG_DATA_RAM;
-    d->data_word = idx * FISRIG_VM_DSM_BYTES;
-  }
-  f->desc = *d; /* the staged data stays at idx's place while the entry is used */
+  if (data_bytes) stage(vm, d, data, data_bytes); /* it stays at idx's place while f is used */
   send(vm, idx);
+}
+
+/* Puts descriptor d in the submission ring; `data` (data_bytes) is staged for it. */
+static void submit(struct fisrig_vm *vm, const struct fisrig_cmd_desc *d, uint8_t kind, const uint8_t *data,
+                   uint32_t data_bytes) {
+  struct fisrig_vm_inflight *f = claim(vm);
+  f->desc = *d;
+  submit_entry(vm, f, kind, data, data_bytes);
 }
 
 /* ---- the error policy: commands sent again, a lost link recovered ---- */
@@ -302,7 +383,7 @@ static void submit(struct fisrig_vm *vm, struct fisrig_cmd_desc *d, uint8_t kind
 static int requeue_waiting(const struct fisrig_vm *vm) { return vm->requeue_head != vm->requeue_tail; }
 
 /* The oldest command waiting to go again goes, its attempt one more. */
-static void resend(struct fisrig_vm *vm) {
+static FISRIG_VM_COLD void resend(struct fisrig_vm *vm) {
   uint32_t idx = vm->requeue[vm->requeue_head++ % FISRIG_VM_INFLIGHT];
   struct fisrig_vm_inflight *f = &vm->inflight[idx];
   f->attempt++;
@@ -312,7 +393,7 @@ static void resend(struct fisrig_vm *vm) {
 /* Commands that were to go again and will not (the instruction ended): their records
    said how they failed. */
 static void drop_requeued(struct fisrig_vm *vm) {
-  while (requeue_waiting(vm)) vm->inflight[vm->requeue[vm->requeue_head++ % FISRIG_VM_INFLIGHT]].used = 0;
+  while (requeue_waiting(vm)) release(vm, vm->requeue[vm->requeue_head++ % FISRIG_VM_INFLIGHT]);
 }
 
 /* One LINK descriptor (a LINK record), waited for; its completion in *done. */
@@ -332,7 +413,7 @@ static enum fisrig_vm_status link_op(struct fisrig_vm *vm, uint8_t op, struct fi
    with a COMRESET when it does not come back within the policy's link timeout. Each is a
    LINK record. A link that falls again and again with no command ending OK between is given
    up (the instruction ends, link_lost still set). */
-static enum fisrig_vm_status recover_link(struct fisrig_vm *vm) {
+static FISRIG_VM_COLD enum fisrig_vm_status recover_link(struct fisrig_vm *vm) {
   struct fisrig_cpl_record done;
   enum fisrig_vm_status s;
   if (vm->recoveries_in_row >= FISRIG_VM_RECOVERIES_MAX) return FISRIG_VM_DONE;
@@ -349,7 +430,7 @@ static enum fisrig_vm_status recover_link(struct fisrig_vm *vm) {
    end (NEXT_END; *s says whether the run goes on). */
 enum next_step { NEXT_NEW, NEXT_AGAIN, NEXT_END };
 
-static enum next_step next_step(struct fisrig_vm *vm, int more, uint32_t queue_depth, int ncq,
+static FISRIG_VM_HOT enum next_step next_step(struct fisrig_vm *vm, int more, uint32_t queue_depth, int ncq,
                                 enum fisrig_vm_status *s) {
   /* After the plan's cut the drive may run on (staged rails) until its link falls: the
      generator goes on until then, and ends there. */
@@ -542,7 +623,7 @@ static enum fisrig_vm_status run_idle(struct fisrig_vm *vm, struct cursor *c) {
 }
 
 /* A rank in [0, n) with P(rank k) ~ 1 / (k+1)^theta: the continuous power law, inverted. */
-static uint64_t zipf_rank(uint64_t *rng, uint64_t n, double theta) {
+static FISRIG_VM_COLD uint64_t zipf_rank(uint64_t *rng, uint64_t n, double theta) {
   double u = (double)(rng_next(rng) >> 11) * (1.0 / 9007199254740992.0);
   double x;
   if (theta > 0.999 && theta < 1.001) x = pow((double)n, u);
@@ -567,10 +648,21 @@ static void workload_divisors_init(struct workload_divisors *dv, const struct fi
   dv->hundred = fisrig_divisor_of(100u);
 }
 
+/* The next draw of a generator's sequence, modulo d: one copy of the arithmetic for every
+   draw a command takes (inlined at each, the loop outgrew the rig CPU's instruction cache). */
+static FISRIG_VM_HOT FISRIG_VM_NOINLINE uint64_t draw(uint64_t *rng, const struct fisrig_divisor *d) {
+  return fisrig_modulo(rng_next(rng), d);
+}
+
 /* The index of a transfer size, drawn by weight. */
-static uint32_t pick_size(const struct fisrig_op_workload *w, const struct workload_divisors *dv,
+static FISRIG_VM_HOT uint32_t pick_size(const struct fisrig_op_workload *w, const struct workload_divisors *dv,
                           uint64_t *rng) {
-  uint32_t i, r = (uint32_t)fisrig_modulo(rng_next(rng), &dv->weight_total);
+  uint32_t i, r;
+  if (w->sizes == 1) { /* the draw says nothing: the sequence moves on without its division */
+    rng_skip(rng);
+    return 0;
+  }
+  r = (uint32_t)draw(rng, &dv->weight_total);
   for (i = 0; i < w->sizes; ++i) {
     if (r < w->size_weight[i]) return i;
     r -= w->size_weight[i];
@@ -583,84 +675,111 @@ struct issue_mode {
   uint8_t ncq, fua, data_source, compress_pct, trims;
 };
 
-/* Issues one read, write, TRIM or FLUSH; returns the bytes of data it moves. */
-static uint64_t issue(struct fisrig_vm *vm, const struct issue_mode *m, uint8_t op, uint64_t lba,
-                      uint32_t sectors, enum fisrig_vm_status *status) {
+/* A generator's TRIM of [lba, lba + sectors): one DSM, its range list staged. */
+static FISRIG_VM_COLD void issue_trim(struct fisrig_vm *vm, const struct issue_mode *m, uint64_t lba,
+                                      uint32_t sectors) {
   struct fisrig_cmd_desc d;
   uint8_t block[FISRIG_VM_DSM_BYTES];
+  uint64_t at = lba;
+  /* A DSM among NCQ commands: the engine holds it until every slot is free and the
+     commands after it until it ends (docs/model-target.md), so no drain is needed. */
+  trim_desc(&d, m->ncq && m->trims == FISRIG_TRIMS_AS_QUEUE);
+  d.timeout_ticks = vm->timeout_ticks;
+  dsm_block(block, &at, lba + sectors);
+  put_lba(d.lba, lba);
+  submit(vm, &d, FISRIG_RECORD_COMMAND, block, sizeof block);
+}
+
+/* A generator's FLUSH: not queued, so the queue empties first. */
+static FISRIG_VM_COLD enum fisrig_vm_status issue_flush(struct fisrig_vm *vm) {
+  struct fisrig_cmd_desc d;
+  if (vm->outstanding) {
+    enum fisrig_vm_status s = drain(vm, NULL);
+    if (s != FISRIG_VM_DONE) return s;
+  }
   memset(&d, 0, sizeof d);
   d.device = 0x40;
   d.timeout_ticks = vm->timeout_ticks;
-  *status = FISRIG_VM_DONE;
-  switch (op) {
-    case FISRIG_TRACE_TRIM: {
-      uint64_t at = lba;
-      /* A DSM among NCQ commands: the engine holds it until every slot is free and the
-         commands after it until it ends (docs/model-target.md), so no drain is needed. */
-      trim_desc(&d, m->ncq && m->trims == FISRIG_TRIMS_AS_QUEUE);
-      d.timeout_ticks = vm->timeout_ticks;
-      dsm_block(block, &at, lba + sectors);
-      put_lba(d.lba, lba);
-      submit(vm, &d, FISRIG_RECORD_COMMAND, block, sizeof block);
-      return 0;
-    }
-    case FISRIG_TRACE_FLUSH:
-      if (vm->outstanding) { /* FLUSH is not queued: let the queue empty first */
-        *status = drain(vm, NULL);
-        if (*status != FISRIG_VM_DONE) return 0;
-      }
-      d.protocol = FISRIG_PROTO_NON_DATA;
-      d.command = ATA_FLUSH_EXT;
-      submit(vm, &d, FISRIG_RECORD_COMMAND, NULL, 0);
-      return 0;
-    case FISRIG_TRACE_READ:
-      d.protocol = m->ncq ? FISRIG_PROTO_FPDMA_IN : FISRIG_PROTO_DMA_IN;
-      d.command = m->ncq ? ATA_READ_FPDMA : ATA_READ_DMA_EXT;
-      break;
-    default:
-      d.protocol = m->ncq ? FISRIG_PROTO_FPDMA_OUT : FISRIG_PROTO_DMA_OUT;
-      d.command = m->ncq ? ATA_WRITE_FPDMA : (m->fua ? ATA_WRITE_DMA_FUA_EXT : ATA_WRITE_DMA_EXT);
-      if (m->ncq && m->fua) d.device |= 0x80;
-      d.data_source = m->data_source;
-      d.compress_pct = m->compress_pct;
-      d.data_word = ++vm->write_seq;
-  }
-  if (m->ncq) d.features = (uint16_t)sectors; /* 65536 is 0 in both fields */
-  else d.count = (uint16_t)sectors;
-  put_lba(d.lba, lba);
+  d.protocol = FISRIG_PROTO_NON_DATA;
+  d.command = ATA_FLUSH_EXT;
   submit(vm, &d, FISRIG_RECORD_COMMAND, NULL, 0);
+  return FISRIG_VM_DONE;
+}
+
+/* Issues one read, write, TRIM or FLUSH; returns the bytes of data it moves. */
+static FISRIG_VM_HOT uint64_t issue(struct fisrig_vm *vm, const struct issue_mode *m, uint8_t op, uint64_t lba,
+                      uint32_t sectors, enum fisrig_vm_status *status) {
+  struct fisrig_vm_inflight *f;
+  struct fisrig_cmd_desc *d;
+  *status = FISRIG_VM_DONE;
+  if (op == FISRIG_TRACE_TRIM) {
+    issue_trim(vm, m, lba, sectors);
+    return 0;
+  }
+  if (op == FISRIG_TRACE_FLUSH) {
+    *status = issue_flush(vm);
+    return 0;
+  }
+  /* A read or write: its descriptor made where it stays while in flight, not copied there
+     (each store a bus write on the rig's CPU). */
+  f = claim(vm);
+  d = &f->desc;
+  /* Every field, not a memset first: the compiler merges these into word stores, and a
+     call of memset would sit outside the hot code (firmware/baremetal/linker.ld). */
+  d->features = d->count = d->aux = 0;
+  d->device = 0x40;
+  d->icc = d->control = d->flags = 0;
+  d->data_source = d->compress_pct = 0;
+  d->data_word = 0;
+  d->timeout_ticks = vm->timeout_ticks;
+  if (op == FISRIG_TRACE_READ) {
+    d->protocol = m->ncq ? FISRIG_PROTO_FPDMA_IN : FISRIG_PROTO_DMA_IN;
+    d->command = m->ncq ? ATA_READ_FPDMA : ATA_READ_DMA_EXT;
+  } else {
+    d->protocol = m->ncq ? FISRIG_PROTO_FPDMA_OUT : FISRIG_PROTO_DMA_OUT;
+    d->command = m->ncq ? ATA_WRITE_FPDMA : (m->fua ? ATA_WRITE_DMA_FUA_EXT : ATA_WRITE_DMA_EXT);
+    if (m->ncq && m->fua) d->device |= 0x80;
+    d->data_source = m->data_source;
+    d->compress_pct = m->compress_pct;
+    d->data_word = ++vm->write_seq;
+  }
+  if (m->ncq) d->features = (uint16_t)sectors; /* 65536 is 0 in both fields */
+  else d->count = (uint16_t)sectors;
+  put_lba(d->lba, lba);
+  submit_entry(vm, f, FISRIG_RECORD_COMMAND, NULL, 0);
   return (uint64_t)sectors * 512u;
 }
 
-static enum fisrig_vm_status run_workload(struct fisrig_vm *vm, struct cursor *c) {
-  struct fisrig_op_workload workload;
-  const struct fisrig_op_workload *w = op_at(c, &workload, sizeof workload);
+/* A zipf-distributed LBA: hot blocks spread over the span rather than packed at its start. */
+static FISRIG_VM_COLD uint64_t zipf_lba(uint64_t *rng, const struct fisrig_divisor *blocks, double theta) {
+  return fisrig_modulo(zipf_rank(rng, blocks->n, theta) * 0x9E3779B97F4A7C15ull, blocks);
+}
+
+/* A workload's commands, drawn and issued until its stop (the loop the rig's CPU runs for
+   every command; run_workload below sets it up). *issued counts them. */
+static FISRIG_VM_HOT FISRIG_VM_NOINLINE enum fisrig_vm_status workload_commands(struct fisrig_vm *vm, const struct fisrig_op_workload *w,
+                                                             const struct workload_divisors *dv,
+                                                             const struct issue_mode *mode, uint64_t t0,
+                                                             double theta, uint64_t *issued) {
   uint64_t rng = ((uint64_t)w->seed << 1) | 1u;
-  uint64_t issued = 0, bytes = 0, seq_next = 0;
-  uint64_t t0 = vm->ops.now(vm->ops.ctx);
-  double theta = w->zipf_theta_milli / 1000.0;
-  struct workload_divisors dv;
-  struct issue_mode mode;
-  mode.ncq = w->ncq;
-  mode.fua = w->fua;
-  mode.data_source = w->data_source;
-  mode.compress_pct = w->compress_pct;
-  mode.trims = FISRIG_TRIMS_AS_QUEUE;
+  uint64_t bytes = 0, seq_next = 0;
   enum fisrig_vm_status s = FISRIG_VM_DONE;
-  generator_begin(vm); /* the plan's cut ends it once the link falls; a link lost otherwise is recovered */
-  workload_divisors_init(&dv, w);
+  int one_op = w->read_pct >= 100 || (w->read_pct == 0 && w->trim_pct == 0 && w->flush_pct == 0);
   for (;;) {
-    int more = !((w->stop_commands && issued >= w->stop_commands) ||
+    int more = !((w->stop_commands && *issued >= w->stop_commands) ||
                  (w->stop_bytes && bytes >= w->stop_bytes) ||
                  (w->stop_ticks && vm->ops.now(vm->ops.ctx) - t0 >= w->stop_ticks));
     enum next_step n = next_step(vm, more, w->queue_depth, w->ncq, &s);
     if (n == NEXT_END) break;
     if (n == NEXT_NEW) {
-      uint32_t size = pick_size(w, &dv, &rng), sectors = w->size_sectors[size];
-      const struct fisrig_divisor *blocks = &dv.blocks[size];
+      uint32_t size = pick_size(w, dv, &rng), sectors = w->size_sectors[size];
+      const struct fisrig_divisor *blocks = &dv->blocks[size];
       uint64_t lba;
-      uint32_t r = (uint32_t)fisrig_modulo(rng_next(&rng), &dv.hundred);
-      uint8_t op = r < w->read_pct                                            ? FISRIG_TRACE_READ
+      uint32_t r = 0;
+      uint8_t op;
+      if (one_op) rng_skip(&rng); /* its draw says nothing: the sequence moves on, undivided */
+      else r = (uint32_t)draw(&rng, &dv->hundred);
+      op = r < w->read_pct                                            ? FISRIG_TRACE_READ
                    : r < (uint32_t)w->read_pct + w->trim_pct                  ? FISRIG_TRACE_TRIM
                    : r < (uint32_t)w->read_pct + w->trim_pct + w->flush_pct ? FISRIG_TRACE_FLUSH
                                                                               : FISRIG_TRACE_WRITE;
@@ -669,18 +788,34 @@ static enum fisrig_vm_status run_workload(struct fisrig_vm *vm, struct cursor *c
         lba = w->lba_start + seq_next;
         seq_next += sectors;
       } else if (w->pattern == FISRIG_PATTERN_ZIPF) {
-        /* hot blocks spread over the span rather than packed at its start */
-        lba = w->lba_start +
-              fisrig_modulo(zipf_rank(&rng, blocks->n, theta) * 0x9E3779B97F4A7C15ull, blocks) * sectors;
+        lba = w->lba_start + zipf_lba(&rng, blocks, theta) * sectors;
       } else {
-        lba = w->lba_start + fisrig_modulo(rng_next(&rng), blocks) * sectors;
+        lba = w->lba_start + draw(&rng, blocks) * sectors;
       }
-      bytes += issue(vm, &mode, op, lba, sectors, &s);
+      bytes += issue(vm, mode, op, lba, sectors, &s);
       if (s != FISRIG_VM_DONE) break;
-      issued++;
+      ++*issued;
     }
   }
-  s = generator_end(vm, s);
+  return s;
+}
+
+static enum fisrig_vm_status run_workload(struct fisrig_vm *vm, struct cursor *c) {
+  struct fisrig_op_workload workload;
+  const struct fisrig_op_workload *w = op_at(c, &workload, sizeof workload);
+  uint64_t issued = 0;
+  uint64_t t0 = vm->ops.now(vm->ops.ctx);
+  struct workload_divisors dv;
+  struct issue_mode mode;
+  enum fisrig_vm_status s;
+  mode.ncq = w->ncq;
+  mode.fua = w->fua;
+  mode.data_source = w->data_source;
+  mode.compress_pct = w->compress_pct;
+  mode.trims = FISRIG_TRIMS_AS_QUEUE;
+  generator_begin(vm); /* the plan's cut ends it once the link falls; a link lost otherwise is recovered */
+  workload_divisors_init(&dv, w);
+  s = generator_end(vm, workload_commands(vm, w, &dv, &mode, t0, w->zipf_theta_milli / 1000.0, &issued));
   if (s != FISRIG_VM_DONE) return s;
   if (c->steady_depth && steady_loop(c).steady_pc == c->pc) { /* what its loop measures */
     c->steady_ran = 1;

@@ -52,6 +52,12 @@ struct fisrig_engine_ops {
 struct fisrig_record_sink {
   void *ctx;
   int (*emit)(void *ctx, const struct fisrig_run_record *record);
+  /* Optional, both or neither: where the next record is to be written (null: refused, as
+     emit's non-zero), and that it has been. The VM then builds a command's record in place:
+     on the rig, straight into the record ring, where a record built on the stack and copied
+     cost the CPU a bus write a word twice. Other records go through emit. */
+  struct fisrig_run_record *(*place)(void *ctx);
+  int (*placed)(void *ctx);
 };
 
 enum fisrig_vm_status {
@@ -63,18 +69,23 @@ enum fisrig_vm_status {
   FISRIG_VM_STOPPED = 5         /* the platform asked to stop */
 };
 
-struct fisrig_vm_inflight {
-  struct fisrig_cmd_desc desc;    /* as submitted: what goes again if the policy says so */
+/* What a command's run record says besides its completion: struct fisrig_run_record's
+   fields after cpl, in its layout, so that a completion's record takes them in one copy
+   (vm.c asserts the layout). */
+struct fisrig_vm_record_tail {
   uint32_t marker;
-  uint64_t lba;
-  uint32_t lbas;
-  uint32_t seq;
-  uint8_t detail;
-  uint32_t bytes;
   uint8_t command;
   uint8_t protocol;
   uint8_t kind;
-  uint8_t used;
+  uint8_t detail;                 /* without the attempt, which reap adds */
+  uint64_t lba;
+  uint32_t lbas;
+  uint32_t seq;
+};
+
+struct fisrig_vm_inflight {
+  struct fisrig_cmd_desc desc;    /* as submitted: what goes again if the policy says so */
+  struct fisrig_vm_record_tail tail;
   uint8_t attempt;                /* 0: its first send */
   uint8_t retried;                /* retries its own failures spent (struct fisrig_op_policy) */
 };
@@ -95,7 +106,11 @@ struct fisrig_vm {
   uint32_t sq_tail;
   uint32_t cq_head;
   uint32_t outstanding;
-  uint32_t next_tag;
+  /* In-flight entries free, the last freed on top: at queue depth 32 the entries in use
+     stay among 32 of them (2 KiB) and the next is one the rig CPU's data cache likely
+     still holds; handed out in turn they went round all 64 (4 KiB, its whole cache). */
+  uint32_t free_count;
+  uint8_t free_tags[FISRIG_VM_INFLIGHT];
   uint32_t write_seq;             /* the stamp word of the next write */
   uint64_t drive_sectors;
   int link_lost;                  /* a record said the link went down */

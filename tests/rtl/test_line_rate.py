@@ -1,0 +1,63 @@
+"""A plan at line rate (issue 17, section 2): the built-in plan targets-agree-qd32 (4 KiB random
+writes and reads and 128 KiB sequential ones at queue depth 32, on the drive that is never
+the limit) on the model target and on the gateware, where the firmware's VM draws and issues
+every command on the SoC's VexRiscv.
+
+- The firmware keeps the link busy: the 4 KiB phases run within 3% of the link's ceiling FIS
+  by FIS (docs/rtl-engine.md; 136,120 reads and 134,771 writes a second). Before the
+  firmware's hot path was made to fit the CPU's caches it issued 62,700 a second, 46%.
+- Both targets send the same commands and get the same answers, matched in any completion
+  order (at queue depth 32 two commands ending a few ticks apart may swap), and each
+  phase's IOPS is within 3% of the gateware's.
+- Not held yet, the issue's goal: IOPS within 2% (the 4 KiB read phase is 2.06% apart) and
+  the per-phase latencies within 2%. At queue depth 32 the model books a queued command's
+  H2D where the gateware's engine does not (docs/rtl-engine.md, "A plan at line rate"), so
+  the drive queues differently on each; the table is printed.
+"""
+import pytest
+
+from fisrig import plan
+from fisrig.compare import compare
+from fisrig.run import run_plan
+
+TOLERANCE_PCT = 3.0  # the goal is 2.0: see above
+# FIS by FIS at Gen3 (docs/rtl-engine.md, scripts/bench_rtl.py): a read 1,102 dwords a
+# command, a write 1,113 (its DMA Activate).
+CEILING = {"ncq read 4k rand": 136_120, "ncq write 4k rand": 134_771}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    p = plan.load(plan.find("targets-agree-qd32"))
+    out = tmp_path_factory.mktemp("qd32")
+    runs = {t: run_plan(p, out / t, target=t, quiet=True) for t in ("model", "rtl")}
+    for t, r in runs.items():
+        assert r.status == "done", (t, r.outcome)
+        assert r.outcome.notes == [], (t, r.outcome.notes)  # nothing waited for the host
+    return runs
+
+
+@pytest.fixture(scope="module")
+def comparison(runs):
+    c = compare(runs["model"].run_dir, runs["rtl"].run_dir, in_order=False)
+    print(c.table())
+    return c
+
+
+def test_the_firmware_keeps_the_link_at_line_rate(comparison):
+    for phase, ceiling in CEILING.items():
+        rtl = comparison.iops[phase][1]
+        assert rtl >= 0.97 * ceiling, (phase, rtl, ceiling)
+
+
+def test_both_targets_send_the_same_commands_and_get_the_same_answers(runs, comparison):
+    assert comparison.records == (6256, 6256)
+    assert comparison.mismatches == []
+
+
+def test_every_phase_runs_at_the_same_rate_on_both_targets(comparison):
+    assert list(comparison.iops) == ["ncq write 128k seq", "ncq write 4k rand", "ncq read 4k rand",
+                                     "ncq read 128k seq"]
+    for phase, (model, rtl) in comparison.iops.items():
+        assert abs(model - rtl) <= TOLERANCE_PCT / 100 * rtl, (phase, model, rtl)
+    assert comparison.worst_iops_pct <= TOLERANCE_PCT
