@@ -65,7 +65,8 @@ class FisrigBoardSoC(SoCCore):
         SoCCore.__init__(self, platform, clk_freq=SYS_CLK_HZ, cpu_type="vexriscv",
                          cpu_variant="standard", uart_name=uart,
                          integrated_rom_size=0x10000, integrated_sram_size=0x2000,
-                         bus_bursting=True, ident=f"{ident}, SATA Gen{gen}")
+                         bus_bursting=True, ident=f"{ident}, SATA Gen{gen}",
+                         timer_uptime=True)  # for Zephyr's LiteX timer (fisrig_hw.soc.zephyr_overlay)
         if dram is not None:
             phy_class, module = dram
             self.ddrphy = phy_class(platform.request("ddram"), memtype="DDR3", nphases=4,

@@ -63,6 +63,9 @@ class FisrigSimSoC(SoCCore):
                          # reads of data from RAM (fisrig_hw.soc.burst_reader) and the CPU's
                          # cache line fills.
                          bus_bursting=True,
+                         # Zephyr 4.3's LiteX timer driver reads the uptime CSRs (issue 18;
+                         # fisrig_hw.soc.zephyr_overlay refuses a SoC without them).
+                         timer_uptime=True,
                          ident="fisrig rig SoC (simulation, SATA Gen{})".format(gen), **kwargs)
         # Simulated time is dear: the BIOS goes straight to its prompt (no serialboot wait,
         # no test of a RAM that is a Verilog array).
