@@ -167,9 +167,7 @@ def soc_speed(seconds=10):
         b.open()
         try:
             def ticks():
-                b.write(console.regs["rig_ts_latch"], 1)
-                hi, lo = b.read(console.regs["rig_ts"], 2)  # CSR words: high first
-                return (hi << 32 | lo), time.monotonic()
+                return soc_run.rig_now(b, console.regs), time.monotonic()
             t0, w0 = ticks()
             time.sleep(seconds)
             t1, w1 = ticks()
@@ -222,7 +220,7 @@ def soc_instructions_by_callgrind(seconds=20):
             try:
                 def ticks():
                     return soc_run.rig_now(b, regs)
-                while ticks() < 6 * 150_000:  # past the link's coming up (5 ms)
+                while ticks() < 6 * TICK_HZ // 1000:  # past the link's coming up (5 ms)
                     time.sleep(1)
                 def control(*what):
                     subprocess.run(["callgrind_control", *what, str(proc.pid)], check=True, capture_output=True)

@@ -89,9 +89,10 @@ class RingDrain:
 
 def rig_now(link, regs):
     """The rig's counter, through the bridge (RigStatus: latch, then the 64-bit CSR, its
-    high word first)."""
+    high word first, in one read of two words: one round trip)."""
     link.write(regs["rig_ts_latch"], 1)
-    return link.read(regs["rig_ts"]) << 32 | link.read(regs["rig_ts"] + 4)
+    hi, lo = link.read(regs["rig_ts"], 2)
+    return hi << 32 | lo
 
 
 def _boot(build_dir, run_dir, firmware, program, profile, faults):
