@@ -16,8 +16,9 @@ The baseline is ts_h2d, not ts_submit: ts_submit is when the engine took the des
 from the ring, and what follows until the H2D goes out is the engine's fetch and the bus
 the rig's CPU shares with it (on the rtl target) or nothing (on the model). It is shown as
 "submit->h2d", not gated: the plan's latency_ns (submit to status) differs by it.
-And per plan phase, its IOPS: commands over the time from its first submit to its last
-status (the rig's rate, which at queue depth 32 is the link's when the firmware keeps up).
+And per plan phase, its IOPS as the run's report gives them (phase_stats: commands over
+the time from the phase's first submit to its last status), the rig's rate, which at queue
+depth 32 is the link's when the firmware keeps up.
 
 Completion order is the drive's and the link's: at queue depth 1 it is the issue order on
 both targets; deeper, two commands that end within a few ticks of each other may end in the
@@ -39,12 +40,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import program_format as pf
 from .errors import InputError
 from .fio_json import percentiles
-from .results import PARQUET, codes, code_of
+from . import phase_stats
+from .results import PARQUET, codes, code_of, read_meta
 
 # Equal record by record.
 IDENTITY = ("marker", "command", "lba", "lbas")
@@ -113,16 +116,22 @@ class Comparison:
         return "\n".join(lines)
 
 
-def commands(run_dir: Path) -> dict[str, np.ndarray]:
-    """The command records of a run (power, link and end records left out), as columns;
-    dictionary columns as their names. InputError for a directory without records.parquet."""
+def _table(run_dir: Path) -> pa.Table:
+    """A run's records.parquet; InputError for a directory without one, or a damaged one."""
     path = Path(run_dir) / PARQUET
     if not path.is_file():
         raise InputError(str(run_dir), f"no {PARQUET} (not a finished run: `fisrig report` makes it from records.bin)")
     try:
-        table = pq.read_table(path)
+        return pq.read_table(path)
     except Exception as e:  # noqa: BLE001 - a damaged file is an input problem, said in one line
         raise InputError(str(path), f"cannot be read: {e}") from None
+
+
+def commands(run_dir: Path, table: pa.Table | None = None) -> dict[str, np.ndarray]:
+    """The command records of a run (power, link and end records left out), as columns;
+    dictionary columns as their names. InputError for a directory without records.parquet."""
+    path = Path(run_dir) / PARQUET
+    table = _table(run_dir) if table is None else table
     missing = [c for c in ("kind", "t_submit_ns", "t_h2d_ns") + IDENTITY + OUTCOME + STAMPS
                if c not in table.column_names]
     if missing:
@@ -170,22 +179,22 @@ def _as_multiset(r: dict) -> dict:
     return {k: v[order] for k, v in r.items()}
 
 
-def _iops(r: dict, m: np.ndarray) -> float:
-    if not m.any():
-        return 0.0
-    span_ns = int(r["t_status_ns"][m].max()) - int(r["t_submit_ns"][m].min())
-    return int(m.sum()) * 1e9 / span_ns if span_ns > 0 else 0.0
+def _phase_iops(run_dir: Path, table: pa.Table) -> dict[str, float]:
+    """Each phase's IOPS as the run's report gives them (phase_stats)."""
+    return {p.label: p.iops for p in phase_stats.compute(table, read_meta(Path(run_dir)))}
 
 
 def compare(a_dir: Path, b_dir: Path, limit: int = 20, in_order: bool = True) -> Comparison:
     """Run `a` against run `b` (the reference: percentages are of b's values)."""
-    a, b = commands(a_dir), commands(b_dir)
+    ta, tb = _table(a_dir), _table(b_dir)
+    a, b = commands(a_dir, ta), commands(b_dir, tb)
+    iops_a, iops_b = _phase_iops(a_dir, ta), _phase_iops(b_dir, tb)
     cmp = Comparison(str(a_dir), str(b_dir), (len(a["command"]), len(b["command"])))
     cmp.mismatches = _record_mismatches(a, b, limit) if in_order else \
         _record_mismatches(_as_multiset(a), _as_multiset(b), limit)
     for phase in dict.fromkeys(b["marker"].tolist()):
         ma, mb = a["marker"] == phase, b["marker"] == phase
-        cmp.iops[str(phase)] = (_iops(a, ma), _iops(b, mb))
+        cmp.iops[str(phase)] = (iops_a.get(str(phase), 0.0), iops_b.get(str(phase), 0.0))
         times = {"latency": lambda r, m: r["t_status_ns"][m] - r["t_h2d_ns"][m]}
         for s in STAMPS[:-1]:
             times[s[2:-3]] = lambda r, m, s=s: (r[s][m] - r["t_h2d_ns"][m])[r[s][m] > 0]
