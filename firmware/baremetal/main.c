@@ -21,29 +21,14 @@
 #include "fisrig/baremetal_if.h"
 #include "fisrig/vm.h"
 
-#define SQ_ENTRIES 128u
-#define CQ_ENTRIES 128u
-#define RING_RECORDS FISRIG_RECORD_RING_ENTRIES
+#include "fisrig/rig_firmware.h"
 
-/* The engine's rings and the record ring live in the SoC's ring RAM, which the CPU never
-   caches: the engine writes completions and the host the ring's head behind the data
-   cache, which in main RAM had to be dropped whole before every look (VexRiscv has no
-   per-line invalidate), taking everything else the VM had cached with it. */
-struct ring_ram {
-  struct fisrig_cmd_desc sq[SQ_ENTRIES];
-  struct fisrig_cpl_record cq[CQ_ENTRIES];
-  struct fisrig_record_ring ring;
-};
-_Static_assert(sizeof(struct ring_ram) <= FISRIG_MAILBOX_OFFSET, "the rings reach the mailbox");
-_Static_assert(FISRIG_MAILBOX_OFFSET + sizeof(struct fisrig_mailbox) <= RING_RAM_SIZE,
-               "the mailbox does not fit the ring RAM");
-#define RINGS ((struct ring_ram *)RING_RAM_BASE)
-static struct fisrig_record_ring *const ring = &RINGS->ring;
+#define RINGS ((struct fisrig_ring_ram *)RING_RAM_BASE)
+_Static_assert(FISRIG_FW_RING_RAM_BYTES <= RING_RAM_SIZE, "the mailbox does not fit the ring RAM");
 static struct fisrig_mailbox *const mailbox = (struct fisrig_mailbox *)(RING_RAM_BASE + FISRIG_MAILBOX_OFFSET);
 
 static uint8_t data_window[FISRIG_VM_INFLIGHT * FISRIG_VM_DSM_BYTES] __attribute__((aligned(32)));
 static struct fisrig_vm vm;
-static uint64_t records;
 
 void isr(void);
 void isr(void) {} /* nothing here raises interrupts */
@@ -53,6 +38,9 @@ static __attribute__((hot)) uint64_t now(void *ctx) {
   rig_ts_latch_write(1);
   return rig_ts_read();
 }
+
+/* The record ring, and how long the firmware waited for the host to make room in it. */
+static struct fisrig_fw_ring records = {&RINGS->ring, now, 0, &vm.stop_requested, 0, 0, 0};
 
 /* The engine DMAs read data into the data window behind the data cache (a verify pass's
    read-back): drop the cache before the VM looks. */
@@ -86,40 +74,6 @@ static void wait(void *ctx, uint64_t until) {
   (void)until; /* the VM polls; the engine needs nothing from the CPU meanwhile */
 }
 
-/* Ticks the firmware waited for the host to make room in the record ring, and how often. */
-static uint64_t ring_wait_ticks;
-static uint32_t ring_waits;
-
-/* The host is behind: wait for it to take a record, counting the ticks. */
-static __attribute__((cold, noinline)) void wait_for_host(void) {
-  uint64_t t0 = now(0);
-  while (ring->tail - ring->head >= RING_RECORDS) {
-  }
-  ring_wait_ticks += now(0) - t0;
-  ++ring_waits;
-}
-
-/* The record sink (vm.h): where the next record goes in the record ring, once the host has
-   left room for it, and that it is there. Marked hot, as everything the VM runs for every
-   command: linker.ld keeps those together in the instruction cache. */
-static __attribute__((hot)) struct fisrig_run_record *ring_place(void *ctx) {
-  (void)ctx;
-  if (ring->tail - ring->head >= RING_RECORDS) wait_for_host(); /* the host is behind */
-  return &ring->rec[ring->tail % RING_RECORDS];
-}
-
-static __attribute__((hot)) int ring_placed(void *ctx) {
-  (void)ctx;
-  ring->tail = ring->tail + 1; /* after the record: uncached stores reach the RAM in order */
-  ++records;
-  return 0;
-}
-
-static int emit_to_ring(void *ctx, const struct fisrig_run_record *r) {
-  *ring_place(ctx) = *r;
-  return ring_placed(ctx);
-}
-
 /* Holds the CPU until the counter reads `tick` (fisrig_hw.soc.tick_gate): everything after starts
    on that tick, however long the host took to send the BIOS its "boot". Returns the ticks it
    was late (0: on time). */
@@ -130,30 +84,15 @@ static uint32_t start_at(uint64_t tick) {
   return gate[2];
 }
 
+static uint64_t uart_records;
+
 static int emit_to_uart(void *ctx, const struct fisrig_run_record *r) {
   (void)ctx;
-  static const char hex[] = "0123456789abcdef";
-  const uint8_t *b = (const uint8_t *)r;
-  putchar('R');
-  putchar(' ');
-  for (unsigned i = 0; i < sizeof *r; ++i) {
-    putchar(hex[b[i] >> 4]);
-    putchar(hex[b[i] & 15]);
-  }
-  putchar('\n');
-  ++records;
+  char line[FISRIG_FW_RECORD_LINE_BYTES];
+  fisrig_fw_record_line(line, r);
+  puts(line);
+  ++uart_records;
   return 0;
-}
-
-/* picolibc's integer printf may lack 64-bit conversions: decimal by hand. */
-static const char *u64_text(uint64_t v, char buf[21]) {
-  char *p = buf + 20;
-  *p = 0;
-  do {
-    *--p = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  return p;
 }
 
 /* What the CPU's buses did over the run (fisrig_hw.soc.bus_activity): the firmware's own
@@ -189,9 +128,9 @@ static void print_bus_activity(const struct bus_counts *before, uint64_t command
 static void setup_rings(void) {
   rings_enable_write(0);
   rings_sq_base_write((uint32_t)(uintptr_t)RINGS->sq);
-  rings_sq_entries_write(SQ_ENTRIES);
+  rings_sq_entries_write(FISRIG_FW_SQ_ENTRIES);
   rings_cq_base_write((uint32_t)(uintptr_t)RINGS->cq);
-  rings_cq_entries_write(CQ_ENTRIES);
+  rings_cq_entries_write(FISRIG_FW_CQ_ENTRIES);
   rings_data_base_write((uint32_t)(uintptr_t)data_window);
   rings_data_bytes_write(sizeof data_window); /* the engine refuses RAM data past it */
   rings_sq_tail_write(0);
@@ -204,48 +143,32 @@ static void setup_rings(void) {
 
 static void run(const struct fisrig_engine_ops *ops, const struct fisrig_record_sink *sink,
                 const uint8_t *program, uint32_t size, uint32_t late, char *out, unsigned out_bytes) {
-  records = 0;
-  ring_waits = 0;
-  ring_wait_ticks = 0;
+  uart_records = 0;
   fisrig_vm_init(&vm, ops, sink);
   struct bus_counts before = bus_counts();
   enum fisrig_vm_status st = size > PROGRAM_ROOM ? FISRIG_VM_BAD_PROGRAM : fisrig_vm_run(&vm, program, size);
   print_bus_activity(&before, vm.commands);
-  char b[5][21];
-  snprintf(out, out_bytes,
-           "{\"status\": \"%s\", \"records\": %s, \"commands\": %s, \"errors\": %s, "
-           "\"sim_ns\": %s, \"wall_s\": 0, \"error_offset\": %lu, \"error\": \"%s\", "
-           "\"start_late_ticks\": %lu, \"ring_waits\": %lu, \"ring_wait_ticks\": %s}",
-           fisrig_vm_status_name(st), u64_text(records, b[0]), u64_text(vm.commands, b[1]),
-           u64_text(vm.errors, b[2]), u64_text(fisrig_ticks_to_ns(now(0)), b[3]),
-           (unsigned long)vm.error_offset,
-           vm.error_text ? vm.error_text : (st == FISRIG_VM_BAD_PROGRAM ? "program too large" : ""),
-           (unsigned long)late, (unsigned long)ring_waits, u64_text(ring_wait_ticks, b[4]));
+  struct fisrig_fw_run r = {st, size > PROGRAM_ROOM ? "program too large" : 0,
+                            records.records + uart_records, fisrig_ticks_to_ns(now(0)), late,
+                            records.waits, records.wait_ticks};
+  fisrig_fw_outcome_line(out, out_bytes, &vm, &r);
   printf("%s\n", out);
 }
 
 /* Resident: a run each time the host says GO in the mailbox (baremetal_if.h), never returns. */
 static void serve(const struct fisrig_engine_ops *ops, const uint8_t *program) {
-  const struct fisrig_record_sink sink = {0, emit_to_ring, ring_place, ring_placed};
-  mailbox->state = FISRIG_MAILBOX_IDLE;
-  mailbox->program_bytes = 0;
-  mailbox->ring_at = (uint32_t)(uintptr_t)ring;
-  mailbox->runs = 0;
-  mailbox->program_room = PROGRAM_ROOM;
-  mailbox->outcome[0] = 0;
-  mailbox->magic = FISRIG_MAILBOX_MAGIC;
+  const struct fisrig_record_sink sink = fisrig_fw_ring_sink(&records);
+  fisrig_fw_mailbox_open(mailbox, records.ring, PROGRAM_ROOM);
   printf("fisrig firmware: resident, mailbox at 0x%08lx\n", (unsigned long)(uintptr_t)mailbox);
   for (;;) {
-    while (mailbox->state != FISRIG_MAILBOX_GO) {
+    int32_t size;
+    while ((size = fisrig_fw_mailbox_take(mailbox, records.ring)) < 0) {
     }
-    ring->tail = 0;
-    ring->head = 0;
-    mailbox->state = FISRIG_MAILBOX_RUNNING;
+    fisrig_fw_ring_reset(&records);
     flush_cpu_dcache(); /* the program came through the bridge, behind the data cache */
     setup_rings();
-    run(ops, &sink, program, mailbox->program_bytes, 0, mailbox->outcome, FISRIG_OUTCOME_BYTES);
-    ++mailbox->runs;
-    mailbox->state = FISRIG_MAILBOX_DONE;
+    run(ops, &sink, program, (uint32_t)size, 0, mailbox->outcome, FISRIG_OUTCOME_BYTES);
+    fisrig_fw_mailbox_done(mailbox, mailbox->outcome);
   }
 }
 
@@ -256,20 +179,20 @@ int main(void) {
   uint32_t size = boot->program_bytes;
   uint32_t to = boot->records_to;
   const struct fisrig_engine_ops ops = {
-    .ctx = 0, .sq = RINGS->sq, .sq_entries = SQ_ENTRIES, .cq = RINGS->cq, .cq_entries = CQ_ENTRIES,
-    .data_window = data_window, .data_window_bytes = sizeof data_window,
-    .doorbell = doorbell, .sq_head = sq_head, .cq_tail = cq_tail, .cq_consumed = cq_consumed,
-    .now = now, .wait = wait, .data_in = data_in,
+    .ctx = 0, .sq = RINGS->sq, .sq_entries = FISRIG_FW_SQ_ENTRIES, .cq = RINGS->cq,
+    .cq_entries = FISRIG_FW_CQ_ENTRIES, .data_window = data_window,
+    .data_window_bytes = sizeof data_window, .doorbell = doorbell, .sq_head = sq_head,
+    .cq_tail = cq_tail, .cq_consumed = cq_consumed, .now = now, .wait = wait, .data_in = data_in,
   };
-  const struct fisrig_record_sink to_ring = {0, emit_to_ring, ring_place, ring_placed};
+  const struct fisrig_record_sink to_ring = fisrig_fw_ring_sink(&records);
   const struct fisrig_record_sink to_uart = {0, emit_to_uart, 0, 0};
   const struct fisrig_record_sink sink = to == FISRIG_RECORDS_TO_RING ? to_ring : to_uart;
 
   uint64_t booted = now(0);
   printf("fisrig firmware: program of %lu bytes\n", (unsigned long)size);
-  ring->entries = RING_RECORDS;
+  fisrig_fw_ring_reset(&records);
   if (to == FISRIG_RECORDS_TO_RING && size)
-    printf("fisrig firmware: record ring at 0x%08lx\n", (unsigned long)(uintptr_t)ring);
+    printf("fisrig firmware: record ring at 0x%08lx\n", (unsigned long)(uintptr_t)records.ring);
   setup_rings();
 
   /* The drive is powered at reset: its signature arrives as the engine's first event

@@ -1,0 +1,126 @@
+/* What the bare-metal and the Zephyr firmware do the same around the VM (fisrig/rig_firmware.h). */
+#include "fisrig/rig_firmware.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The record sink's place and placed run for every command: marked hot, they are linked with
+   the VM's other per-command code, in the instruction cache together (firmware/baremetal's
+   linker.ld, firmware/zephyr's hot_text.ld). */
+#if defined(__GNUC__)
+#define FISRIG_FW_HOT __attribute__((hot))
+#define FISRIG_FW_COLD __attribute__((cold, noinline))
+#else
+#define FISRIG_FW_HOT
+#define FISRIG_FW_COLD
+#endif
+
+void fisrig_fw_ring_reset(struct fisrig_fw_ring *r) {
+  r->ring->entries = FISRIG_RECORD_RING_ENTRIES;
+  r->ring->tail = 0;
+  r->ring->head = 0;
+  r->records = 0;
+  r->waits = 0;
+  r->wait_ticks = 0;
+}
+
+/* The host is behind: wait for it to take a record, counting the ticks. */
+static FISRIG_FW_COLD int wait_for_host(struct fisrig_fw_ring *r) {
+  uint64_t t0 = r->now(r->now_ctx);
+  while (r->ring->tail - r->ring->head >= FISRIG_RECORD_RING_ENTRIES) {
+    if (r->stop && *r->stop) return -1;
+  }
+  r->wait_ticks += r->now(r->now_ctx) - t0;
+  ++r->waits;
+  return 0;
+}
+
+static FISRIG_FW_HOT struct fisrig_run_record *ring_place(void *ctx) {
+  struct fisrig_fw_ring *r = ctx;
+  struct fisrig_record_ring *ring = r->ring;
+  if (ring->tail - ring->head >= FISRIG_RECORD_RING_ENTRIES && wait_for_host(r)) return 0;
+  return &ring->rec[ring->tail % FISRIG_RECORD_RING_ENTRIES];
+}
+
+static FISRIG_FW_HOT int ring_placed(void *ctx) {
+  struct fisrig_fw_ring *r = ctx;
+  r->ring->tail = r->ring->tail + 1; /* after the record: uncached stores reach the RAM in order */
+  ++r->records;
+  return 0;
+}
+
+static int ring_emit(void *ctx, const struct fisrig_run_record *rec) {
+  struct fisrig_run_record *slot = ring_place(ctx);
+  if (!slot) return -1;
+  *slot = *rec;
+  return ring_placed(ctx);
+}
+
+struct fisrig_record_sink fisrig_fw_ring_sink(struct fisrig_fw_ring *r) {
+  struct fisrig_record_sink s = {r, ring_emit, ring_place, ring_placed};
+  return s;
+}
+
+const char *fisrig_fw_u64_text(uint64_t v, char buf[21]) {
+  char *p = buf + 20;
+  *p = 0;
+  do {
+    *--p = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  return p;
+}
+
+int fisrig_fw_outcome_line(char *out, unsigned bytes, const struct fisrig_vm *vm, const struct fisrig_fw_run *run) {
+  char b[5][21];
+  const char *error = run->error ? run->error : vm->error_text ? vm->error_text : "";
+  return snprintf(out, bytes,
+                  "{\"status\": \"%s\", \"records\": %s, \"commands\": %s, \"errors\": %s, "
+                  "\"sim_ns\": %s, \"wall_s\": 0, \"error_offset\": %lu, \"error\": \"%s\", "
+                  "\"start_late_ticks\": %lu, \"ring_waits\": %lu, \"ring_wait_ticks\": %s}",
+                  fisrig_vm_status_name(run->status), fisrig_fw_u64_text(run->records, b[0]),
+                  fisrig_fw_u64_text(vm->commands, b[1]), fisrig_fw_u64_text(vm->errors, b[2]),
+                  fisrig_fw_u64_text(run->now_ns, b[3]), (unsigned long)vm->error_offset, error,
+                  (unsigned long)run->late_ticks, (unsigned long)run->ring_waits,
+                  fisrig_fw_u64_text(run->ring_wait_ticks, b[4]));
+}
+
+void fisrig_fw_record_line(char out[FISRIG_FW_RECORD_LINE_BYTES], const struct fisrig_run_record *r) {
+  static const char hex[] = "0123456789abcdef";
+  const uint8_t *b = (const uint8_t *)r;
+  char *p = out;
+  *p++ = 'R';
+  *p++ = ' ';
+  for (unsigned i = 0; i < sizeof *r; ++i) {
+    *p++ = hex[b[i] >> 4];
+    *p++ = hex[b[i] & 15];
+  }
+  *p = 0;
+}
+
+void fisrig_fw_mailbox_open(struct fisrig_mailbox *mb, const struct fisrig_record_ring *ring, uint32_t program_room) {
+  mb->state = FISRIG_MAILBOX_IDLE;
+  mb->program_bytes = 0;
+  mb->ring_at = (uint32_t)(uintptr_t)ring;
+  mb->runs = 0;
+  mb->program_room = program_room;
+  mb->outcome[0] = 0;
+  mb->magic = FISRIG_MAILBOX_MAGIC; /* last: the host takes the magic as "serving" */
+}
+
+int32_t fisrig_fw_mailbox_take(struct fisrig_mailbox *mb, struct fisrig_record_ring *ring) {
+  if (mb->state != FISRIG_MAILBOX_GO) return -1;
+  ring->tail = 0;
+  ring->head = 0;
+  mb->state = FISRIG_MAILBOX_RUNNING;
+  return (int32_t)mb->program_bytes;
+}
+
+void fisrig_fw_mailbox_done(struct fisrig_mailbox *mb, const char *outcome) {
+  if (outcome != mb->outcome) {
+    strncpy(mb->outcome, outcome, FISRIG_OUTCOME_BYTES - 1);
+    mb->outcome[FISRIG_OUTCOME_BYTES - 1] = 0;
+  }
+  ++mb->runs;
+  mb->state = FISRIG_MAILBOX_DONE;
+}

@@ -1,0 +1,145 @@
+// What the bare-metal and the Zephyr firmware share around the VM (firmware/core's
+// rig_firmware.c): the record ring as a record sink, its waits for the host, the outcome and
+// record lines, the mailbox a resident firmware serves. Built natively; the rig runs the same C.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+extern "C" {
+#include "fisrig/rig_firmware.h"
+}
+
+namespace {
+
+// The host's side of the ring for a test: each look at the clock moves it on 10 ticks and,
+// when the ring is full, takes one record (as a host draining it would meanwhile).
+struct Host {
+  fisrig_record_ring* ring;
+  uint64_t tick = 1000;
+  uint32_t takes = 0;
+  static uint64_t now(void* ctx) {
+    auto* h = static_cast<Host*>(ctx);
+    if (h->ring->tail - h->ring->head >= FISRIG_RECORD_RING_ENTRIES) {
+      h->ring->head = h->ring->head + 1;
+      ++h->takes;
+    }
+    return h->tick += 10;
+  }
+};
+
+fisrig_run_record record_of(uint32_t seq) {
+  fisrig_run_record r;
+  std::memset(&r, 0, sizeof r);
+  r.seq = seq;
+  r.lba = 0x0102030405060708ull + seq;
+  return r;
+}
+
+TEST(RigFirmware, TheRecordRingTakesRecordsInOrderAndWaitsForTheHostWhenFull) {
+  auto ring = std::make_unique<fisrig_record_ring>();
+  Host host{ring.get()};
+  fisrig_fw_ring r{ring.get(), Host::now, &host, nullptr, 0, 0, 0};
+  fisrig_fw_ring_reset(&r);
+  EXPECT_EQ(ring->entries, FISRIG_RECORD_RING_ENTRIES);
+  fisrig_record_sink sink = fisrig_fw_ring_sink(&r);
+  const uint32_t n = FISRIG_RECORD_RING_ENTRIES + 5;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (i % 2) {
+      fisrig_run_record rec = record_of(i);
+      ASSERT_EQ(sink.emit(sink.ctx, &rec), 0) << i;
+    } else {
+      fisrig_run_record* slot = sink.place(sink.ctx);
+      ASSERT_NE(slot, nullptr) << i;
+      *slot = record_of(i);
+      ASSERT_EQ(sink.placed(sink.ctx), 0) << i;
+    }
+  }
+  EXPECT_EQ(ring->tail, n);
+  EXPECT_EQ(r.records, n);
+  // The five past a full ring each waited for the host to take one, a look at the clock
+  // before and one after: 10 ticks each.
+  EXPECT_EQ(r.waits, 5u);
+  EXPECT_EQ(host.takes, 5u);
+  EXPECT_EQ(r.wait_ticks, 50u);
+  for (uint32_t i = n - FISRIG_RECORD_RING_ENTRIES; i < n; ++i)
+    EXPECT_EQ(ring->rec[i % FISRIG_RECORD_RING_ENTRIES].seq, i);
+}
+
+TEST(RigFirmware, AStopEndsAWaitForTheHostAndTheRecordIsRefused) {
+  auto ring = std::make_unique<fisrig_record_ring>();
+  volatile int stop = 0;
+  auto never_drains = [](void*) -> uint64_t { return 7; };
+  fisrig_fw_ring r{ring.get(), never_drains, nullptr, &stop, 0, 0, 0};
+  fisrig_fw_ring_reset(&r);
+  ring->tail = FISRIG_RECORD_RING_ENTRIES;  // full, and nobody takes any
+  stop = 1;
+  fisrig_record_sink sink = fisrig_fw_ring_sink(&r);
+  EXPECT_EQ(sink.place(sink.ctx), nullptr);
+  fisrig_run_record rec = record_of(1);
+  EXPECT_NE(sink.emit(sink.ctx, &rec), 0);
+  EXPECT_EQ(ring->tail, FISRIG_RECORD_RING_ENTRIES);
+  EXPECT_EQ(r.waits, 0u);  // a wait that ended in a stop is not one the run waited out
+}
+
+TEST(RigFirmware, TheOutcomeLineIsTheModelsJsonWithTheWaits) {
+  fisrig_vm vm;
+  std::memset(&vm, 0, sizeof vm);
+  vm.commands = 5000000000ull;
+  vm.errors = 3;
+  vm.error_offset = 12;
+  vm.error_text = "expected status 0x50";
+  fisrig_fw_run run{FISRIG_VM_EXPECT_FAILED, nullptr, 18446744073709551615ull, 0, 2, 4, 123456789012ull};
+  char out[FISRIG_OUTCOME_BYTES];
+  int n = fisrig_fw_outcome_line(out, sizeof out, &vm, &run);
+  EXPECT_EQ(std::string(out),
+            "{\"status\": \"expect_failed\", \"records\": 18446744073709551615, \"commands\": 5000000000, "
+            "\"errors\": 3, \"sim_ns\": 0, \"wall_s\": 0, \"error_offset\": 12, \"error\": \"expected status 0x50\", "
+            "\"start_late_ticks\": 2, \"ring_waits\": 4, \"ring_wait_ticks\": 123456789012}");
+  EXPECT_EQ(n, static_cast<int>(std::strlen(out)));
+  run.error = "program too large";
+  fisrig_fw_outcome_line(out, sizeof out, &vm, &run);
+  EXPECT_NE(std::string(out).find("\"error\": \"program too large\""), std::string::npos);
+}
+
+TEST(RigFirmware, ARecordLineIsItsBytesInHex) {
+  fisrig_run_record r = record_of(0x11223344);
+  char line[FISRIG_FW_RECORD_LINE_BYTES];
+  fisrig_fw_record_line(line, &r);
+  std::string s(line);
+  ASSERT_EQ(s.size(), 2 + 2 * sizeof r);
+  EXPECT_EQ(s.substr(0, 2), "R ");
+  const auto* b = reinterpret_cast<const uint8_t*>(&r);
+  for (size_t i = 0; i < sizeof r; ++i)
+    EXPECT_EQ(std::stoul(s.substr(2 + 2 * i, 2), nullptr, 16), b[i]) << i;
+}
+
+TEST(RigFirmware, TheMailboxTakesAGoOnlyAndHandsTheOutcomeBack) {
+  auto ring = std::make_unique<fisrig_record_ring>();
+  fisrig_mailbox mb;
+  std::memset(&mb, 0xEE, sizeof mb);
+  fisrig_fw_mailbox_open(&mb, ring.get(), 4096);
+  EXPECT_EQ(mb.magic, FISRIG_MAILBOX_MAGIC);
+  EXPECT_EQ(mb.state, FISRIG_MAILBOX_IDLE);
+  EXPECT_EQ(mb.ring_at, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(ring.get())));
+  EXPECT_EQ(mb.program_room, 4096u);
+  EXPECT_EQ(mb.runs, 0u);
+  EXPECT_EQ(fisrig_fw_mailbox_take(&mb, ring.get()), -1);  // nothing asked
+  ring->tail = 9;
+  ring->head = 4;
+  mb.program_bytes = 300;
+  mb.state = FISRIG_MAILBOX_GO;
+  EXPECT_EQ(fisrig_fw_mailbox_take(&mb, ring.get()), 300);
+  EXPECT_EQ(mb.state, FISRIG_MAILBOX_RUNNING);
+  EXPECT_EQ(ring->tail, 0u);
+  EXPECT_EQ(ring->head, 0u);
+  EXPECT_EQ(fisrig_fw_mailbox_take(&mb, ring.get()), -1);  // running: no second take
+  std::string long_outcome(FISRIG_OUTCOME_BYTES + 50, 'x');
+  fisrig_fw_mailbox_done(&mb, long_outcome.c_str());
+  EXPECT_EQ(mb.state, FISRIG_MAILBOX_DONE);
+  EXPECT_EQ(mb.runs, 1u);
+  EXPECT_EQ(std::strlen(mb.outcome), FISRIG_OUTCOME_BYTES - 1u);  // cut, never past the mailbox
+}
+
+}  // namespace
