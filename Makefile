@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= 2
 PROFILE ?= consumer-256gb
 
-.PHONY: all deps native test bench run scenario fuzz clean
+.PHONY: all deps native test bench run scenario fuzz zephyr clean
 
 all: native
 
@@ -36,7 +36,7 @@ bench: native
 	  && .venv/bin/python scripts/bench_rtl.py && .venv/bin/python scripts/bench_litesata_host.py \
 	  && .venv/bin/python scripts/bench_targets.py && .venv/bin/python scripts/bench_plans.py \
 	  && .venv/bin/python scripts/bench_jedec.py && .venv/bin/python scripts/bench_power.py \
-	  && .venv/bin/python scripts/bench_boards.py \
+	  && .venv/bin/python scripts/bench_boards.py && .venv/bin/python scripts/bench_zephyr.py \
 	  && .venv/bin/python scripts/fuzz.py --seconds 120; } \
 	  | python3 scripts/bench_collect.py $(BUILD)/bench.json
 
@@ -46,6 +46,14 @@ bench: native
 FUZZ_SECONDS ?= 60
 fuzz: native
 	.venv/bin/python scripts/fuzz.py --seconds $(FUZZ_SECONDS)
+
+# The rig's firmware on Zephyr (firmware/zephyr) for the simulated rig SoC: needs a Zephyr 4.3
+# tree at ZEPHYR_BASE (docs/zephyr.md says how ours was had); `fisrig run --target rtl
+# --firmware zephyr` then boots it.
+zephyr: native
+	@test -n "$(ZEPHYR_BASE)" || { echo "make zephyr: set ZEPHYR_BASE to a Zephyr 4.3 tree (docs/zephyr.md)" >&2; exit 2; }
+	.venv/bin/python -m fisrig_hw.soc.soc_build
+	.venv/bin/python -m fisrig_hw.soc.zephyr_build
 
 clean:
 	rm -rf $(BUILD)

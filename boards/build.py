@@ -3,7 +3,11 @@ gateware's compilation off) and, with --synth, synthesizes it with yosys's synth
 (the transceivers, IDELAYCTRL and the other hard blocks stay black boxes) into a resource
 report of LUTs, flip-flops and block RAMs, each also as a share of the part.
 
-    python -m fisrig_boards.build BOARD [--gen 1|2|3] [--out DIR] [--synth]
+    python -m fisrig_boards.build BOARD [--gen 1|2|3] [--out DIR] [--synth] [--software]
+
+--software also compiles the SoC's software (LiteX's BIOS and libraries): what the board's
+firmware builds link (`python -m fisrig_hw.soc.zephyr_build --soc-build DIR/BOARD` for the
+Zephyr firmware, docs/zephyr.md).
 
 BOARD is one of BOARDS. The Vivado build of a bitstream is docs/boards.md's."""
 
@@ -39,16 +43,19 @@ def target(name):
     return importlib.import_module(f"fisrig_boards.{name}")
 
 
-def elaborate(name, gen=None, out=DEFAULT_OUT):
-    """Writes the board's SoC as Verilog (with its csr.json and software headers) under
-    out/name; returns (the top Verilog file, the SoC's other Verilog sources)."""
+def elaborate(name, gen=None, out=DEFAULT_OUT, software=False):
+    """Writes the board's SoC as Verilog (with its csr.json and software headers; with
+    `software`, its software compiled) under out/name; returns (the top Verilog file, the
+    SoC's other Verilog sources)."""
     board = target(name)
     gen = board.DEFAULT_GEN if gen is None else gen
     if gen not in board.GENS:
         raise BoardError(f"{name} runs SATA Gen {', '.join(map(str, board.GENS))}, not {gen}")
     soc = board.soc(gen=gen)
     build_dir = os.path.join(out, name)
-    builder = Builder(soc, output_dir=build_dir, compile_software=False, compile_gateware=False,
+    if software:  # LiteX's software Makefiles run `python3 -m litex...`: this interpreter's
+        os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]
+    builder = Builder(soc, output_dir=build_dir, compile_software=software, compile_gateware=False,
                       csr_json=os.path.join(build_dir, "csr.json"))
     builder.build(build_name=name, run=False)
     top = os.path.join(build_dir, "gateware", f"{name}.v")
@@ -123,9 +130,11 @@ def main(argv=None):
     parser.add_argument("--gen", type=int, choices=(1, 2, 3), help="the link's SATA generation (default: the board's)")
     parser.add_argument("--out", default=DEFAULT_OUT, help=f"build folder (default {DEFAULT_OUT})")
     parser.add_argument("--synth", action="store_true", help="synthesize with yosys and report resources")
+    parser.add_argument("--software", action="store_true",
+                        help="compile the SoC's software too (LiteX's BIOS and libraries, for the firmware builds)")
     args = parser.parse_args(argv)
     try:
-        top, sources = elaborate(args.board, args.gen, args.out)
+        top, sources = elaborate(args.board, args.gen, args.out, args.software)
         print(f"{args.board}: {top}")
         r = synthesize(args.board, top, sources, args.out) if args.synth else None
     except BoardError as e:

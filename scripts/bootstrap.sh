@@ -26,6 +26,8 @@ declare -A WHY=(
   [clang-14]="builds the firmware VM's libFuzzer target (make fuzz, and 10 s of it in the tests)"
   [libclang-rt-14-dev]="clang's libFuzzer and sanitizer runtimes"
   [yosys]="synthesizes each board's rig SoC for its resource report (fisrig_boards.build --synth)"
+  [device-tree-compiler]="Zephyr's build of the rig firmware compiles its devicetree (make zephyr)"
+  [gperf]="Zephyr's build makes its kernel object tables with it (make zephyr)"
   [blktrace]="its blkparse prints the binary traces a test writes, as users' blktraces are printed, for the trace reader"
 )
 

@@ -14,7 +14,7 @@ from . import trace_gen
 from .compile import PROTOCOL_OF
 from .errors import InputError
 from .run import check, execute, prepare, rebuild
-from .targets import TARGETS, TargetUnavailable
+from .targets import FIRMWARES, TARGETS, TargetUnavailable
 from .cli_raw import PROTOCOLS, cmd_identify, cmd_raw
 from .cli_trace import cmd_trace
 
@@ -31,7 +31,7 @@ def _run(plan, a) -> int:
     """Prepare (every check), print the estimate, then run; the report at the end."""
     out = Path(a.out or f"runs/{plan.name}")
     every_s = progress.every_s() if progress.wanted(a.quiet) else None  # FISRIG_PROGRESS_S checked first
-    p = prepare(plan, a.target, a.profile, a.fault, a.link_gen, a.url)
+    p = prepare(plan, a.target, a.profile, a.fault, a.link_gen, a.url, a.firmware)
     warning = check(p, out, a.force)  # --out and the disk, before a line is printed
     if warning:
         print(f"fisrig: {warning}", file=sys.stderr, flush=True)
@@ -177,6 +177,9 @@ def parser() -> argparse.ArgumentParser:
                         help="SATA speed of the rig's link: 1 (1.5 Gb/s), 2 (3), 3 (6; the default); rtl target")
         sp.add_argument("--url", metavar="HOST:PORT",
                         help="board target: the litex_server connected to the board (docs/boards.md)")
+        sp.add_argument("--firmware", choices=FIRMWARES,
+                        help="rtl target: the firmware the rig SoC boots, bare metal (the default) or "
+                             "Zephyr (needs ZEPHYR_BASE; docs/zephyr.md)")
         sp.add_argument("-q", "--quiet", action="store_true", help="no progress output")
 
     def runs(sp, default_out: str):

@@ -19,7 +19,7 @@ PROTOCOLS = list(pf.PROTO)
 def cmd_identify(a) -> int:
     drive_catalog.check_profile(a.profile, f"--profile {a.profile}")
     try:
-        words = make_target(a.target, a.profile, link_gen=a.link_gen, url=a.url).identify()
+        words = make_target(a.target, a.profile, link_gen=a.link_gen, url=a.url, firmware=a.firmware).identify()
     except drive_catalog.DriveRefused as e:
         raise InputError(f"--profile {a.profile}", e.message) from None
     f = identify_fields(words)
@@ -58,7 +58,7 @@ def cmd_raw(a) -> int:
         if Path(a.data_in).exists():
             raise InputError(f"--data-in {a.data_in}", "already exists; name a new file")
     plan = plan_mod.from_dict({"plan": {"name": "raw"}, "step": [step]}, "<raw>")
-    p = prepare(plan, a.target, a.profile, link_gen=a.link_gen, url=a.url)
+    p = prepare(plan, a.target, a.profile, link_gen=a.link_gen, url=a.url, firmware=a.firmware)
     keeps = data_in and getattr(p.target, "captures_data_in", False)
     if a.data_in is not None and not keeps:
         raise InputError(f"--data-in {a.data_in}", f"target {a.target} does not bring a command's data back "

@@ -41,11 +41,12 @@ class Prepared:
 
 
 def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = None,
-            faults: list[str] | None = None, link_gen: int | None = None, url: str | None = None) -> Prepared:
+            faults: list[str] | None = None, link_gen: int | None = None, url: str | None = None,
+            firmware: str | None = None) -> Prepared:
     """Checks the profile and fault knobs (the drive's own lists and checks), asks the drive
     its IDENTIFY, compiles the plan for its capacity and estimates the run; InputError
     (PlanError for the plan) before anything is written. url: the board target's
-    litex_server (HOST:PORT)."""
+    litex_server (HOST:PORT); firmware: the rtl target's firmware build (RtlTarget)."""
     faults = list(faults or [])
     where = f"--profile {profile}" if profile else \
         (f"{plan.source}:{plan.lines[('plan', 0, 'profile')]}" if ("plan", 0, "profile") in plan.lines else plan.source)
@@ -53,7 +54,7 @@ def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = No
     drive_catalog.check_profile(profile, where)
     for f in faults:
         drive_catalog.check_fault(f, f"--fault {f}")
-    tgt = make_target(target, profile, faults, link_gen, url)
+    tgt = make_target(target, profile, faults, link_gen, url, firmware)
     try:
         words = tgt.identify()
     except drive_catalog.DriveRefused as e:  # a knob's value, or a profile file's content
@@ -122,6 +123,7 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
                      "program_format": pf.PROGRAM_VERSION, "target": p.target_name},
         "started": int(time.time()), "target": p.target_name, "link_gen": p.target.link_gen,
         "url": getattr(p.target, "url", None),  # the board target's litex_server
+        "firmware": getattr(p.target, "firmware", None),  # the rtl target's firmware build
         "profile": p.profile, "faults": p.faults,
         "seed": plan.seed, "status": "running",
         "plan": {"name": plan.name, "description": plan.description, "source": plan.source,
@@ -178,11 +180,11 @@ def finish_stream(out: Path, stream: results.ParquetStream, keep_raw: bool) -> N
 def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str | None = None,
              faults: list[str] | None = None, quiet: bool = False,
              link_gen: int | None = None, force: bool = False, keep_raw: bool = False,
-             url: str | None = None) -> RunResult:
+             url: str | None = None, firmware: str | None = None) -> RunResult:
     """Runs `plan` and leaves in `out`: run.json, program.bin, records.parquet, summary.json
     and the plots, and records.bin with keep_raw (prepare, then execute). link_gen: the SATA
     speed of the rig's link (rtl target; Gen3 when not given)."""
-    return execute(prepare(plan, target, profile, faults, link_gen, url), out, quiet=quiet, force=force,
+    return execute(prepare(plan, target, profile, faults, link_gen, url, firmware), out, quiet=quiet, force=force,
                    keep_raw=keep_raw)
 
 

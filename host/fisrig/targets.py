@@ -163,23 +163,37 @@ class ModelTarget:
         return out, err, proc.returncode
 
 
+# The rig firmware builds the rtl target boots: the host's side of either is the same
+# (fisrig/baremetal_if.h), so a run does not depend on which one ran but through its timing.
+FIRMWARES = ("baremetal", "zephyr")
+
+
 class RtlTarget(ModelTarget):
-    """The rig SoC in Verilator (litex_sim): VexRiscv running the bare-metal firmware's VM,
-    the engine's rings, LiteSATA and our engine, and the simulated drive on the transceiver
-    pins. Cycle-accurate and slow (a few milliseconds of drive time per wall second): for
-    short plans. IDENTIFY data is the profile's, as the model target gives it. link_gen:
-    the SATA speed the rig's link is built for (1, 2 or 3, one SoC build each); the drive
-    negotiates down to it."""
+    """The rig SoC in Verilator (litex_sim): VexRiscv running the firmware's VM, the engine's
+    rings, LiteSATA and our engine, and the simulated drive on the transceiver pins.
+    Cycle-accurate and slow (a few milliseconds of drive time per wall second): for short
+    plans. IDENTIFY data is the profile's, as the model target gives it. link_gen: the SATA
+    speed the rig's link is built for (1, 2 or 3, one SoC build each); the drive negotiates
+    down to it. firmware: the bare-metal build (firmware/baremetal) or the Zephyr one
+    (firmware/zephyr; needs a Zephyr tree at ZEPHYR_BASE, docs/zephyr.md)."""
 
     name = "rtl"
     captures_data_in = False  # the rig's RAM is not read back after a command yet
     host_lag_ticks = 0  # soc_run.run's: a host that falls behind the record ring, for tests
 
-    def __init__(self, profile: str, faults: list[str] | None = None, link_gen: int | None = None):
+    def __init__(self, profile: str, faults: list[str] | None = None, link_gen: int | None = None,
+                 firmware: str | None = None):
         super().__init__(profile, faults)
         if link_gen not in (None, 1, 2, 3):
             raise TargetUnavailable(f"--link-gen {link_gen}: SATA speeds are 1, 2 and 3")
         self.link_gen = link_gen or 3
+        self.firmware = firmware or "baremetal"
+        if self.firmware not in FIRMWARES:
+            raise TargetUnavailable(f"--firmware {firmware}: one of {', '.join(FIRMWARES)}")
+        if self.firmware == "zephyr":
+            from fisrig_hw.soc import zephyr_build
+            if zephyr_build.zephyr_base() is None:
+                raise TargetUnavailable("--firmware zephyr needs a Zephyr 4.3 tree: set ZEPHYR_BASE (docs/zephyr.md)")
 
     def run(self, program: Path, records: Path, quiet: bool = False) -> RunOutcome:
         import tempfile
@@ -196,7 +210,7 @@ class RtlTarget(ModelTarget):
                           ("(first run, about 2 minutes)..." if first else "(again only if its sources changed)..."))
         t_build = time.monotonic()
         soc_build.build_quietly(soc_dir, self.link_gen)
-        firmware = soc_build.build_firmware(str(soc_dir))
+        firmware = self.build_firmware(soc_dir)
         if progress:
             progress.note(f"rtl: the SoC and firmware are ready ({time.monotonic() - t_build:.0f} s); booting it")
         faults = ",".join(["boot_us=100"] + self.faults)
@@ -214,6 +228,17 @@ class RtlTarget(ModelTarget):
         return RunOutcome(o["status"], o["records"], o["commands"], o["errors"], o["sim_ns"],
                           round(time.monotonic() - t0, 3), o["error"], o["error_offset"],
                           rtl_notes(o))
+
+    def build_firmware(self, soc_dir: Path) -> str:
+        """The firmware image for the SoC built in soc_dir (built, or rebuilt if stale)."""
+        from fisrig_hw.soc import soc_build
+        if self.firmware == "baremetal":
+            return soc_build.build_firmware(str(soc_dir))
+        from fisrig_hw.soc import zephyr_build
+        try:
+            return zephyr_build.build(str(soc_dir))
+        except zephyr_build.ZephyrBuildError as e:
+            raise RuntimeError(f"rtl target: the Zephyr firmware: {e}") from None
 
 
 def rtl_notes(o: dict) -> list[str]:
@@ -283,12 +308,16 @@ TARGETS = {
 
 
 def make_target(name: str, profile: str, faults: list[str] | None = None, link_gen: int | None = None,
-                url: str | None = None):
+                url: str | None = None, firmware: str | None = None):
     if name not in TARGETS:
         raise TargetUnavailable(f"unknown target '{name}': one of {', '.join(TARGETS)}")
     if url is not None and name != "board":
         raise TargetUnavailable(f"--url is the board target's (a litex_server); target '{name}' takes none")
-    return TARGETS[name](profile, faults, link_gen, url=url) if url is not None else TARGETS[name](profile, faults, link_gen)
+    if firmware is not None and name != "rtl":
+        raise TargetUnavailable(f"--firmware is the rtl target's (the firmware it boots); target '{name}' "
+                                + ("runs whichever the board booted" if name == "board" else "runs none"))
+    extra = {"url": url} if url is not None else {"firmware": firmware} if firmware is not None else {}
+    return TARGETS[name](profile, faults, link_gen, **extra)
 
 
 def identify_fields(words: list[int]) -> dict:

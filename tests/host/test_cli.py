@@ -32,6 +32,18 @@ def test_link_speed_is_refused_where_the_link_is_gen3_only():
     assert r.returncode == 2 and "invalid choice: 4" in r.stderr
 
 
+def test_firmware_is_the_rtl_targets_and_zephyr_needs_its_tree(tmp_path):
+    """The Zephyr firmware's runs are tests/rtl/test_zephyr_firmware.py's (with a tree)."""
+    for args, says in [((), "--firmware is the rtl target's (the firmware it boots); target 'model' runs none"),
+                       (("--target", "board", "--url", "127.0.0.1:1234"), "target 'board' runs whichever the board booted"),
+                       (("--target", "rtl"), "--firmware zephyr needs a Zephyr 4.3 tree: set ZEPHYR_BASE")]:
+        r = fisrig("run", "smoke-tiny", "--firmware", "zephyr", "--out", str(tmp_path / "run"), *args)
+        assert r.returncode == 2 and says in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "run").exists(), r.stderr
+    r = fisrig("run", "smoke-tiny", "--target", "rtl", "--firmware", "linux")
+    assert r.returncode == 2 and "invalid choice: 'linux'" in r.stderr
+
+
 def test_raw_prints_completion_and_timing():
     r = fisrig("raw", "--command", "0x25", "--lba", "0", "--count", "8", "--profile", "tiny-1gb")
     assert r.returncode == 0, r.stderr

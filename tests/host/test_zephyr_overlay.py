@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from fisrig_hw import contract
 from fisrig_hw.soc import zephyr_overlay as z
 
 DATA = Path(__file__).parent / "data" / "zephyr"
@@ -57,7 +58,7 @@ def test_every_board_node_the_soc_lacks_is_disabled(csr):
             assert body == '    status = "disabled";\n', (label, body)
 
 
-def test_the_engine_node_names_every_register_and_the_ring_ram(csr):
+def test_the_engine_node_names_every_register_the_ring_ram_tick_gate_and_program_area(csr):
     overlay, _ = z.make_overlay(csr)
     m = re.search(r"fisrig_engine: engine@([0-9a-f]+) \{\n(.*?)\n        \};", overlay, re.S)
     assert m and 'compatible = "fisrig,engine";' in m.group(2)
@@ -65,9 +66,23 @@ def test_the_engine_node_names_every_register_and_the_ring_ram(csr):
     names = re.findall(r'"([a-z_0-9]+)"', m.group(2).split("reg-names")[1])
     want = {n: (r["addr"], 4 * r["size"]) for n, r in csr["csr_registers"].items()
             if n.startswith(("rig_", "rings_"))}
-    ring = csr["memories"]["ring_ram"]
-    assert dict(zip(names, regs)) == {**want, "ring_ram": (ring["base"], ring["size"])}
+    ring, gate, ram = (csr["memories"][k] for k in ("ring_ram", "tick_gate", "main_ram"))
+    offset = contract.FISRIG_BOOT_PROGRAM_OFFSET
+    assert dict(zip(names, regs)) == {**want, "ring_ram": (ring["base"], ring["size"]),
+                                      "tick_gate": (gate["base"], gate["size"]),
+                                      "program": (ram["base"] + offset, ram["size"] - offset)}
     assert int(m.group(1), 16) == min(a for a, _ in want.values())
+
+
+def test_zephyrs_ram_is_main_rams_firmware_area(csr):
+    """The kernel, its stacks and the VM stay below the program area (baremetal_if.h)."""
+    overlay, _ = z.make_overlay(csr)
+    ram = csr["memories"]["main_ram"]
+    assert re.search(r"&ram0 \{\n    reg = <0x%08x 0x%x>;\n\};" % (ram["base"], contract.FISRIG_BOOT_PROGRAM_OFFSET),
+                     overlay)
+    csr["memories"]["main_ram"]["size"] = contract.FISRIG_BOOT_PROGRAM_OFFSET
+    with pytest.raises(z.OverlayError, match="no main_ram larger than the firmware's area"):
+        z.make_overlay(csr)
 
 
 def test_a_soc_without_the_timers_uptime_is_refused(csr):
@@ -119,7 +134,8 @@ def test_zephyrs_devicetree_library_takes_the_board_with_the_overlay(csr, tmp_pa
     sys.path.insert(0, str(base / "scripts" / "dts" / "python-devicetree" / "src"))
     try:
         from devicetree import edtlib
-        edt = edtlib.EDT(str(merged), [str(base / "dts" / "bindings")])
+        edt = edtlib.EDT(str(merged), [str(base / "dts" / "bindings"),
+                                       str(Path(__file__).parents[2] / "firmware" / "zephyr" / "dts" / "bindings")])
     finally:
         sys.path.pop(0)
     by_label = {label: n for n in edt.nodes for label in n.labels}
@@ -127,8 +143,9 @@ def test_zephyrs_devicetree_library_takes_the_board_with_the_overlay(csr, tmp_pa
     assert uart.status == timer.status == engine.status == "okay"
     assert [(i.data["irq"], i.controller.labels) for i in uart.interrupts] == [(0, ["intc0"])]
     assert [r.name for r in timer.regs][-2:] == ["uptime_latch", "uptime_cycles"]
-    assert engine.regs[-1].name == "ring_ram" and len(engine.regs) == len(
-        [n for n in csr["csr_registers"] if n.startswith(("rig_", "rings_"))]) + 1
+    assert [r.name for r in engine.regs[-3:]] == ["ring_ram", "tick_gate", "program"] and len(engine.regs) == len(
+        [n for n in csr["csr_registers"] if n.startswith(("rig_", "rings_"))]) + 3
+    assert engine.matching_compat == "fisrig,engine"  # our binding (firmware/zephyr/dts/bindings)
     for label in z.BOARD_NODES:
         if label not in z.SOC_CORES:
             assert by_label[label].status == "disabled", label

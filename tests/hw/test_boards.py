@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from fisrig_boards import build
-from fisrig_hw.soc import soc_build
+from fisrig_hw import contract
+from fisrig_hw.soc import soc_build, zephyr_build, zephyr_overlay
 
 TRANSCEIVER = {"acorn_baseboard_mini": "GTPE2_CHANNEL", "stlv7325": "GTXE2_CHANNEL"}
 LUT_GOAL_PCT = 70
@@ -30,6 +31,20 @@ def rig_view(csr):
     return regs, mems
 
 
+@pytest.mark.skipif(zephyr_build.zephyr_base() is None,
+                    reason="no Zephyr tree: set ZEPHYR_BASE to a Zephyr 4.3 tree (docs/zephyr.md)")
+@pytest.mark.parametrize("board", build.BOARDS)
+def test_the_zephyr_firmware_builds_for_the_board(board, tmp_path):
+    """firmware/zephyr for the board's SoC: its overlay from the board's csr.json, its math from
+    the board's own LiteX software build; the engine where the board's SoC has it."""
+    build.elaborate(board, out=str(tmp_path), software=True)
+    image = zephyr_build.build(str(tmp_path / board))
+    assert 0 < (tmp_path / board / "zephyr" / "zephyr" / "zephyr.bin").stat().st_size < contract.FISRIG_BOOT_PROGRAM_OFFSET
+    csr = json.loads((tmp_path / board / "csr.json").read_text())
+    dts = (tmp_path / board / "zephyr" / "zephyr" / "zephyr.dts").read_text()
+    assert f"engine@{csr['csr_registers']['rig_ts_latch']['addr']:x}" in dts, image
+
+
 @pytest.mark.parametrize("board", build.BOARDS)
 def test_the_board_elaborates_with_the_simulated_socs_rig(board, tmp_path, sim_csr):
     top, sources = build.elaborate(board, out=str(tmp_path))
@@ -41,6 +56,16 @@ def test_the_board_elaborates_with_the_simulated_socs_rig(board, tmp_path, sim_c
     assert (regs, mems) == rig_view(sim_csr)
     assert len(regs) > 20
     assert csr["memories"]["main_ram"]["size"] == 1 << 30  # each board's 1 GB of DDR3
+    # Its Zephyr overlay (issue 18): the engine's registers as on the simulated SoC, Zephyr's
+    # RAM the firmware's area of main RAM, the program area the rest of the board's DDR3.
+    overlay, config = zephyr_overlay.make_overlay(csr)
+    names = [re.search(r"reg-names = (.*?);", o, re.S).group(1).split()
+             for o in (overlay.split("fisrig_engine:")[1], zephyr_overlay.make_overlay(sim_csr)[0].split("fisrig_engine:")[1])]
+    assert names[0] == names[1] and names[0][-3:] == ['"ring_ram",', '"tick_gate",', '"program"']
+    offset = contract.FISRIG_BOOT_PROGRAM_OFFSET
+    assert f"<0x{0x40000000 + offset:08x} 0x{(1 << 30) - offset:x}>;" in overlay
+    assert re.search(r"&ram0 \{\s*reg = <0x40000000 0x%x>;" % offset, overlay)
+    assert re.search(r"&uart0 \{[^}]*interrupts = <0 0>;", overlay) and "CONFIG_LITEX_CSR_DATA_WIDTH=32" in config
 
 
 def test_every_sata_generation_elaborates(tmp_path):

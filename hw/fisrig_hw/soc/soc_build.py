@@ -23,6 +23,8 @@ DRIVE_MODULE = os.path.join(ROOT, "sim", "litex_sim", "fisrig_drive")
 EXTRA_MODULES = [DRIVE_MODULE, os.path.join(ROOT, "sim", "litex_sim", BRIDGE_MODULE)]
 # The gateware's sources: fisrig_hw but its simulation tooling (sim/) and this build.
 GATEWARE = [os.path.join(ROOT, "hw", "fisrig_hw", p) for p in ("*.py", "engine/*.py", "phy/*.py", "soc/*.py")]
+# What soc/ holds that the SoC is not built from: the Zephyr firmware's build glue.
+NOT_GATEWARE = ("zephyr_overlay.py", "zephyr_build.py")
 
 
 def litex_version():
@@ -45,7 +47,8 @@ def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=
     packages are those of the last build."""
     gateware = os.path.join(build_dir, "gateware")
     libs = [os.path.join(native_build, p) for p in NATIVE_LIBS]
-    gateware_py = [p for pattern in GATEWARE for p in glob.glob(pattern) if p != os.path.abspath(__file__)]
+    gateware_py = [p for pattern in GATEWARE for p in glob.glob(pattern)
+                   if p != os.path.abspath(__file__) and os.path.basename(p) not in NOT_GATEWARE]
     sources = sorted(gateware_py + [p for m in EXTRA_MODULES for p in glob.glob(os.path.join(m, "*"))] + libs)
     digest = hashlib.sha256(repr((profile, faults, gen, litex_version())).encode())
     for path in sources:

@@ -10,8 +10,12 @@ csr.json, then what it gets wrong or leaves out for this SoC put right:
   them: Zephyr 4.3.0's boards/enjoydigital/litex_vexriscv/litex_vexriscv.dts enables each of
   BOARD_NODES; those the SoC has not are disabled here, whether or not the generator said so.
 - The rig's engine is a node of its own, `fisrig,engine` (firmware/zephyr's binding): its
-  CSRs (the rig status and power controller, the rings' front end) with their names, and the
-  ring RAM it shares with the host bridge.
+  CSRs (the rig status and power controller, the rings' front end) with their names, the
+  ring RAM it shares with the host bridge, the tick gate (a run's first tick) and main RAM's
+  program area (above FISRIG_BOOT_PROGRAM_OFFSET, where the host puts the program).
+- Zephyr's RAM (`ram0`) is main RAM below FISRIG_BOOT_PROGRAM_OFFSET only, the firmware's
+  area as fisrig/baremetal_if.h lays main RAM out: the kernel, its stacks and the VM never
+  reach the program, and a firmware that outgrows its area fails to link.
 - Zephyr 4.3's LiteX timer driver reads the timer's uptime CSRs: a SoC built without them
   (`timer_uptime`) is refused here, rather than a kernel whose clock never moves.
 
@@ -28,6 +32,8 @@ import sys
 
 from litex.tools.litex_json2dts_zephyr import generate_dts_config
 
+from fisrig_hw import contract
+
 # The labels Zephyr 4.3.0's litex_vexriscv.dts enables (phy0, spiflash0, clk0 and clk1 are
 # children of mdio0, spi1 and clock0, disabled with them).
 BOARD_NODES = ("ctrl0", "uart0", "timer0", "wdt0", "mdio0", "eth0", "dna0", "spi0", "spi1", "prbs0",
@@ -37,6 +43,8 @@ SOC_CORES = {"ctrl0": "ctrl", "uart0": "uart", "timer0": "timer0"}
 # The engine's CSR groups, in the order the node lists them.
 ENGINE_CSRS = ("rig", "rings")
 TIMER_UPTIME = ("timer0_uptime_latch", "timer0_uptime_cycles")
+# Main RAM: the firmware below this offset, the boot header and program above (baremetal_if.h).
+PROGRAM_OFFSET = contract.FISRIG_BOOT_PROGRAM_OFFSET
 
 
 class OverlayError(Exception):
@@ -48,6 +56,13 @@ def _nodes(dts: str) -> dict[str, str]:
     return {m.group(1): m.group(2) for m in re.finditer(r"^&(\w+) \{\n(.*?)^\s*\};\n", dts, re.M | re.S)}
 
 
+def _main_ram(csr: dict) -> dict:
+    main_ram = csr["memories"].get("main_ram")
+    if main_ram is None or main_ram["size"] <= PROGRAM_OFFSET:
+        raise OverlayError(f"csr.json has no main_ram larger than the firmware's area (0x{PROGRAM_OFFSET:x} bytes)")
+    return main_ram
+
+
 def _engine_node(csr: dict) -> str:
     regs = csr["csr_registers"]
     mine = [(name, r) for group in ENGINE_CSRS for name, r in regs.items() if name.startswith(group + "_")]
@@ -56,9 +71,15 @@ def _engine_node(csr: dict) -> str:
     ring_ram = csr["memories"].get("ring_ram")
     if ring_ram is None:
         raise OverlayError("csr.json has no ring_ram memory: not a rig SoC")
+    tick_gate = csr["memories"].get("tick_gate")
+    if tick_gate is None:
+        raise OverlayError("csr.json has no tick_gate memory: not a rig SoC")
     first = min(r["addr"] for _, r in mine)
-    reg = [(r["addr"], 4 * r["size"]) for _, r in mine] + [(ring_ram["base"], ring_ram["size"])]
-    names = [name for name, _ in mine] + ["ring_ram"]
+    main_ram = _main_ram(csr)
+    reg = [(r["addr"], 4 * r["size"]) for _, r in mine] + [
+        (ring_ram["base"], ring_ram["size"]), (tick_gate["base"], tick_gate["size"]),
+        (main_ram["base"] + PROGRAM_OFFSET, main_ram["size"] - PROGRAM_OFFSET)]
+    names = [name for name, _ in mine] + ["ring_ram", "tick_gate", "program"]
     pad = " " * 16
     return ("/ {\n"
             "    soc {\n"
@@ -86,6 +107,8 @@ def make_overlay(csr: dict) -> tuple[str, str]:
         irq = csr["constants"].get(SOC_CORES.get(label, label) + "_interrupt")
         if irq == 0 and "interrupts" not in body:
             body += "    interrupts = <0 0>;\n"
+        if label == "ram0":
+            body = f"    reg = <0x{_main_ram(csr)['base']:08x} 0x{PROGRAM_OFFSET:x}>;\n"
         out.append(f"&{label} {{\n{body}}};\n")
     for label in BOARD_NODES:
         if label in nodes or SOC_CORES.get(label) in csr["csr_bases"]:
