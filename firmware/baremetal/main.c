@@ -95,14 +95,9 @@ static int emit_to_uart(void *ctx, const struct fisrig_run_record *r) {
   return 0;
 }
 
-/* What the CPU's buses did over the run (fisrig_hw.soc.bus_activity): the firmware's own
-   profile, where its cycles go between cache fills and uncached ring and CSR accesses. */
-struct bus_counts {
-  uint32_t ticks, ibus_words, ibus_busy, dbus_words, dbus_busy;
-};
-
-static struct bus_counts bus_counts(void) {
-  struct bus_counts c = {(uint32_t)now(0), 0, 0, 0, 0};
+/* The CPU's bus counters now (rig_firmware.h's struct fisrig_fw_bus). */
+static struct fisrig_fw_bus bus_counts(void) {
+  struct fisrig_fw_bus c = {(uint32_t)now(0), 0, 0, 0, 0};
 #ifdef CSR_CPU_BUS_BASE
   c.ibus_words = cpu_bus_ibus_words_read();
   c.ibus_busy = cpu_bus_ibus_busy_read();
@@ -110,18 +105,6 @@ static struct bus_counts bus_counts(void) {
   c.dbus_busy = cpu_bus_dbus_busy_read();
 #endif
   return c;
-}
-
-static void print_bus_activity(const struct bus_counts *before, uint64_t commands) {
-  struct bus_counts after = bus_counts();
-  uint32_t n = commands ? (uint32_t)commands : 1u;
-  printf("fisrig firmware: cpu cycles a command %lu; instruction bus %lu words, %lu cycles busy; "
-         "data bus %lu words, %lu cycles busy\n",
-         (unsigned long)((after.ticks - before->ticks) / n),
-         (unsigned long)((after.ibus_words - before->ibus_words) / n),
-         (unsigned long)((after.ibus_busy - before->ibus_busy) / n),
-         (unsigned long)((after.dbus_words - before->dbus_words) / n),
-         (unsigned long)((after.dbus_busy - before->dbus_busy) / n));
 }
 
 /* The engine's rings empty and where they are, whatever the BIOS or a last run left. */
@@ -145,9 +128,12 @@ static void run(const struct fisrig_engine_ops *ops, const struct fisrig_record_
                 const uint8_t *program, uint32_t size, uint32_t late, char *out, unsigned out_bytes) {
   uart_records = 0;
   fisrig_vm_init(&vm, ops, sink);
-  struct bus_counts before = bus_counts();
+  struct fisrig_fw_bus before = bus_counts();
   enum fisrig_vm_status st = size > PROGRAM_ROOM ? FISRIG_VM_BAD_PROGRAM : fisrig_vm_run(&vm, program, size);
-  print_bus_activity(&before, vm.commands);
+  struct fisrig_fw_bus after = bus_counts();
+  char profile[200];
+  fisrig_fw_bus_line(profile, sizeof profile, &before, &after, vm.commands);
+  printf("%s\n", profile);
   struct fisrig_fw_run r = {st, size > PROGRAM_ROOM ? "program too large" : 0,
                             records.records + uart_records, fisrig_ticks_to_ns(now(0)), late,
                             records.waits, records.wait_ticks};

@@ -65,7 +65,7 @@ def test_the_engine_node_names_every_register_the_ring_ram_tick_gate_and_program
     regs = [(int(a, 16), int(s, 16)) for a, s in re.findall(r"<0x([0-9a-f]+) 0x([0-9a-f]+)>", m.group(2))]
     names = re.findall(r'"([a-z_0-9]+)"', m.group(2).split("reg-names")[1])
     want = {n: (r["addr"], 4 * r["size"]) for n, r in csr["csr_registers"].items()
-            if n.startswith(("rig_", "rings_"))}
+            if n.startswith(("rig_", "rings_", "cpu_bus_"))}
     ring, gate, ram = (csr["memories"][k] for k in ("ring_ram", "tick_gate", "main_ram"))
     offset = contract.FISRIG_BOOT_PROGRAM_OFFSET
     assert dict(zip(names, regs)) == {**want, "ring_ram": (ring["base"], ring["size"]),
@@ -144,7 +144,7 @@ def test_zephyrs_devicetree_library_takes_the_board_with_the_overlay(csr, tmp_pa
     assert [(i.data["irq"], i.controller.labels) for i in uart.interrupts] == [(0, ["intc0"])]
     assert [r.name for r in timer.regs][-2:] == ["uptime_latch", "uptime_cycles"]
     assert [r.name for r in engine.regs[-3:]] == ["ring_ram", "tick_gate", "program"] and len(engine.regs) == len(
-        [n for n in csr["csr_registers"] if n.startswith(("rig_", "rings_"))]) + 3
+        [n for n in csr["csr_registers"] if n.startswith(("rig_", "rings_", "cpu_bus_"))]) + 3
     assert engine.matching_compat == "fisrig,engine"  # our binding (firmware/zephyr/dts/bindings)
     for label in z.BOARD_NODES:
         if label not in z.SOC_CORES:

@@ -115,6 +115,18 @@ TEST(RigFirmware, ARecordLineIsItsBytesInHex) {
     EXPECT_EQ(std::stoul(s.substr(2 + 2 * i, 2), nullptr, 16), b[i]) << i;
 }
 
+TEST(RigFirmware, TheBusProfileIsADifferenceACommandAcrossTheCountersWrap) {
+  fisrig_fw_bus before{0xFFFFFF00u, 10, 20, 30, 40};
+  fisrig_fw_bus after{0x00000F00u + 0xFFFFFF00u + 0x100u, 10 + 400, 20 + 800, 30 + 1200, 40 + 1600};
+  char out[200];
+  fisrig_fw_bus_line(out, sizeof out, &before, &after, 4);
+  EXPECT_EQ(std::string(out),
+            "fisrig firmware: cpu cycles a command 1024; instruction bus 100 words, 200 cycles busy; "
+            "data bus 300 words, 400 cycles busy");
+  fisrig_fw_bus_line(out, sizeof out, &before, &before, 0);  // no command: no division by zero
+  EXPECT_NE(std::string(out).find("cpu cycles a command 0;"), std::string::npos);
+}
+
 TEST(RigFirmware, TheMailboxTakesAGoOnlyAndHandsTheOutcomeBack) {
   auto ring = std::make_unique<fisrig_record_ring>();
   fisrig_mailbox mb;

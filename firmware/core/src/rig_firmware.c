@@ -85,6 +85,19 @@ int fisrig_fw_outcome_line(char *out, unsigned bytes, const struct fisrig_vm *vm
                   fisrig_fw_u64_text(run->ring_wait_ticks, b[4]));
 }
 
+int fisrig_fw_bus_line(char *out, unsigned bytes, const struct fisrig_fw_bus *before,
+                       const struct fisrig_fw_bus *after, uint64_t commands) {
+  uint32_t n = commands ? (uint32_t)commands : 1u;
+  return snprintf(out, bytes,
+                  "fisrig firmware: cpu cycles a command %lu; instruction bus %lu words, %lu cycles busy; "
+                  "data bus %lu words, %lu cycles busy",
+                  (unsigned long)((after->ticks - before->ticks) / n),
+                  (unsigned long)((after->ibus_words - before->ibus_words) / n),
+                  (unsigned long)((after->ibus_busy - before->ibus_busy) / n),
+                  (unsigned long)((after->dbus_words - before->dbus_words) / n),
+                  (unsigned long)((after->dbus_busy - before->dbus_busy) / n));
+}
+
 void fisrig_fw_record_line(char out[FISRIG_FW_RECORD_LINE_BYTES], const struct fisrig_run_record *r) {
   static const char hex[] = "0123456789abcdef";
   const uint8_t *b = (const uint8_t *)r;

@@ -39,6 +39,9 @@ void fisrig_engine_cq_consume_all(const struct device *dev);
 /* Holds the CPU until the counter reads `tick` (fisrig_hw.soc.tick_gate); the ticks late. */
 uint32_t fisrig_engine_start_at(const struct device *dev, uint64_t tick);
 void fisrig_engine_counters(const struct device *dev, struct fisrig_engine_counters *c);
+/* The CPU's bus counters and the engine's counter's low word now (rig_firmware.h); false
+   (and the counter alone) on a SoC built without the counters. */
+bool fisrig_engine_bus(const struct device *dev, struct fisrig_fw_bus *c);
 /* Reads back what it writes in the ring RAM's free words and checks the counter moves and
    the rings' registers hold: 0, or a negative errno with *what naming the check. */
 int fisrig_engine_selftest(const struct device *dev, const char **what);

@@ -16,12 +16,14 @@
 #include <zephyr/kernel.h>
 
 #define REG(inst, name) DT_INST_REG_ADDR_BY_NAME(inst, name)
+#define REG_OR_0(inst, name) COND_CODE_1(DT_INST_REG_HAS_NAME(inst, name), (REG(inst, name)), (0))
 
 struct fisrig_engine_config {
   const struct fisrig_engine_ops *ops; /* the instance's accessors; its rings, its window */
   mem_addr_t ts_latch, ts, link_ready, enable, sq_base, sq_entries, cq_base, cq_entries;
   mem_addr_t sq_tail, cq_tail, cq_head, data_base, data_bytes;
   mem_addr_t rx_crc_errors, tx_r_errs, timeouts, ncq_errors, events_lost, cq_stalls;
+  mem_addr_t ibus_words, ibus_busy, dbus_words, dbus_busy; /* 0: the SoC has no bus counters */
   uintptr_t ring_ram, tick_gate, program;
   uint32_t ring_ram_bytes, program_bytes;
 };
@@ -94,6 +96,8 @@ static __attribute__((hot)) void wait(void *ctx, uint64_t until) {
     .tx_r_errs = REG(inst, rig_tx_r_errs), .timeouts = REG(inst, rig_timeouts),                         \
     .ncq_errors = REG(inst, rig_ncq_errors), .events_lost = REG(inst, rig_events_lost),                 \
     .cq_stalls = REG(inst, rings_cq_stalls),                                                            \
+    .ibus_words = REG_OR_0(inst, cpu_bus_ibus_words), .ibus_busy = REG_OR_0(inst, cpu_bus_ibus_busy),   \
+    .dbus_words = REG_OR_0(inst, cpu_bus_dbus_words), .dbus_busy = REG_OR_0(inst, cpu_bus_dbus_busy),   \
     .ring_ram = REG(inst, ring_ram), .ring_ram_bytes = DT_INST_REG_SIZE_BY_NAME(inst, ring_ram),        \
     .tick_gate = REG(inst, tick_gate),                                                                  \
     .program = REG(inst, program), .program_bytes = DT_INST_REG_SIZE_BY_NAME(inst, program),            \
@@ -165,6 +169,17 @@ void fisrig_engine_counters(const struct device *dev, struct fisrig_engine_count
   out->ncq_errors = litex_read32(c->ncq_errors);
   out->events_lost = litex_read32(c->events_lost);
   out->cq_stalls = litex_read32(c->cq_stalls);
+}
+
+bool fisrig_engine_bus(const struct device *dev, struct fisrig_fw_bus *out) {
+  const struct fisrig_engine_config *c = cfg(dev);
+  *out = (struct fisrig_fw_bus){(uint32_t)fisrig_engine_now(dev), 0, 0, 0, 0};
+  if (!c->ibus_words) return false;
+  out->ibus_words = litex_read32(c->ibus_words);
+  out->ibus_busy = litex_read32(c->ibus_busy);
+  out->dbus_words = litex_read32(c->dbus_words);
+  out->dbus_busy = litex_read32(c->dbus_busy);
+  return true;
 }
 
 int fisrig_engine_selftest(const struct device *dev, const char **what) {

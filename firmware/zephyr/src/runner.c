@@ -57,8 +57,15 @@ static void run(uint32_t size, enum fisrig_records_to to, uint32_t late_ticks, c
   running_to = to;
   fisrig_vm_init(&vm, &ops, &sink);
   state = RUNNER_RUNNING;
+  struct fisrig_fw_bus before, after;
+  fisrig_engine_bus(engine, &before);
   enum fisrig_vm_status st =
       size > room ? FISRIG_VM_BAD_PROGRAM : fisrig_vm_run(&vm, (const uint8_t *)(boot + 1), size);
+  if (fisrig_engine_bus(engine, &after)) { /* the bare-metal firmware's profile line */
+    char profile[200];
+    fisrig_fw_bus_line(profile, sizeof profile, &before, &after, vm.commands);
+    printk("%s%s\n", line_start, profile);
+  }
   /* Stopped while it waited for the host to drain the ring: the record it waited to write
      was refused (the VM's records_lost), not lost. */
   if (vm.stop_requested && st == FISRIG_VM_RECORDS_LOST) st = FISRIG_VM_STOPPED;

@@ -10,7 +10,8 @@ csr.json, then what it gets wrong or leaves out for this SoC put right:
   them: Zephyr 4.3.0's boards/enjoydigital/litex_vexriscv/litex_vexriscv.dts enables each of
   BOARD_NODES; those the SoC has not are disabled here, whether or not the generator said so.
 - The rig's engine is a node of its own, `fisrig,engine` (firmware/zephyr's binding): its
-  CSRs (the rig status and power controller, the rings' front end) with their names, the
+  CSRs (the rig status and power controller, the rings' front end, the CPU's bus counters)
+  with their names, the
   ring RAM it shares with the host bridge, the tick gate (a run's first tick) and main RAM's
   program area (above FISRIG_BOOT_PROGRAM_OFFSET, where the host puts the program).
 - Zephyr's RAM (`ram0`) is main RAM below FISRIG_BOOT_PROGRAM_OFFSET only, the firmware's
@@ -40,8 +41,9 @@ BOARD_NODES = ("ctrl0", "uart0", "timer0", "wdt0", "mdio0", "eth0", "dna0", "spi
                "i2c0", "i2c1", "pwm0", "gpio_out", "gpio_in", "i2s_rx", "i2s_tx", "clock0")
 # The board's labels of the cores the rig SoC has, by their csr.json names.
 SOC_CORES = {"ctrl0": "ctrl", "uart0": "uart", "timer0": "timer0"}
-# The engine's CSR groups, in the order the node lists them.
-ENGINE_CSRS = ("rig", "rings")
+# The engine's CSR groups, in the order the node lists them (cpu_bus: the CPU's bus counters,
+# fisrig_hw.soc.bus_activity, for the firmware's profile line).
+ENGINE_CSRS = ("rig", "rings", "cpu_bus")
 TIMER_UPTIME = ("timer0_uptime_latch", "timer0_uptime_cycles")
 # Main RAM: the firmware below this offset, the boot header and program above (baremetal_if.h).
 PROGRAM_OFFSET = contract.FISRIG_BOOT_PROGRAM_OFFSET
@@ -66,7 +68,7 @@ def _main_ram(csr: dict) -> dict:
 def _engine_node(csr: dict) -> str:
     regs = csr["csr_registers"]
     mine = [(name, r) for group in ENGINE_CSRS for name, r in regs.items() if name.startswith(group + "_")]
-    if not mine:
+    if not any(name.startswith(("rig_", "rings_")) for name, _ in mine):
         raise OverlayError("csr.json has no rig_* or rings_* registers: not a rig SoC")
     ring_ram = csr["memories"].get("ring_ram")
     if ring_ram is None:

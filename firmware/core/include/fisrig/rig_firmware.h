@@ -71,6 +71,15 @@ int fisrig_fw_outcome_line(char *out, unsigned bytes, const struct fisrig_vm *vm
 #define FISRIG_FW_RECORD_LINE_BYTES (2u + 2u * sizeof(struct fisrig_run_record) + 1u)
 void fisrig_fw_record_line(char out[FISRIG_FW_RECORD_LINE_BYTES], const struct fisrig_run_record *r);
 
+/* What the CPU's buses did over a run (fisrig_hw.soc.bus_activity): the firmware's own
+   profile, where its cycles go between cache fills and uncached ring and CSR accesses. Both
+   builds read the counters around a run and print the difference a command as one line. */
+struct fisrig_fw_bus {
+  uint32_t ticks, ibus_words, ibus_busy, dbus_words, dbus_busy;
+};
+int fisrig_fw_bus_line(char *out, unsigned bytes, const struct fisrig_fw_bus *before,
+                       const struct fisrig_fw_bus *after, uint64_t commands);
+
 /* The mailbox (baremetal_if.h): open for programs; a GO taken (the ring emptied, RUNNING:
    returns the program's size) or none yet (-1); a run's outcome handed back (DONE). */
 void fisrig_fw_mailbox_open(struct fisrig_mailbox *mb, const struct fisrig_record_ring *ring, uint32_t program_room);
