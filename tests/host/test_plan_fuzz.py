@@ -85,3 +85,16 @@ def test_generated_plans_raise_only_plan_errors(data):
         return
     est = estimate.of(compiled.costs, len(compiled.program))
     assert est.records >= 1 and est.disk_bytes_max >= est.disk_bytes > 0
+
+
+def test_huge_times_are_refused_not_overflowed():
+    """What the fuzzer found (2026-11-26): a float past 64 bits made infinity in ticks and an
+    OverflowError, not a PlanError."""
+    for step in ({"do": "power_cut_at", "delay_us": 1.1984620899082106e+300},
+                 {"do": "idle", "minutes": 1.9974368165136843e+298}):
+        try:
+            compile_plan(from_dict({"plan": {"name": "fuzz", "profile": "tiny-1gb"}, "step": [step]}, "<fuzz>"), CAPACITY)
+        except PlanError as e:
+            assert "wider than 64 bits" in str(e), e
+        else:
+            raise AssertionError(f"{step} compiled")

@@ -292,6 +292,50 @@ TEST(ModelNcq, ThirtyTwoTagsInFlightAndOutOfOrder) {
   EXPECT_GT(out_of_order, 1000);  // the drive completes in its own order
 }
 
+// The engine takes a queued descriptor (ts_submit) and sends its H2D only as the gateware's
+// sequencer does (engine/sequencer.py, can_queue): not before the D2H that released the
+// command before it, and not while a data phase is open. On a drive that is never the limit
+// the link is, so a QD32 workload holds only as many commands as those gaps let through,
+// as the gateware's run does (tests/rtl/test_line_rate.py compares the two): before this
+// rule the model took all 32 at once and reported QD 31.8 held against the rig's 2.5.
+TEST(ModelNcq, AQueuedCommandGoesOnlyWhenTheGatewaysWould) {
+  for (uint8_t read_pct : {0, 100}) {
+    drive::Drive d(drive::load_profile("fast-1gb"));
+    ModelRun r = run(d, ProgramBuilder(d.user_sectors()).workload(
+                            ProgramBuilder::random_4k(32, true, read_pct, 3000, 32768)).build());
+    ASSERT_EQ(r.status, FISRIG_VM_DONE);
+    auto cmds = commands_of(r);
+    ASSERT_EQ(cmds.size(), 3000u);
+    std::sort(cmds.begin(), cmds.end(), [](auto& a, auto& b) { return a.cpl.ts_submit < b.cpl.ts_submit; });
+    std::vector<std::pair<uint64_t, int>> held;  // submit to status, as the report counts it
+    int cut_in = 0;
+    for (size_t i = 0; i < cmds.size(); ++i) {
+      const auto& c = cmds[i].cpl;
+      ASSERT_EQ(c.result, FISRIG_RESULT_OK);
+      if (i) EXPECT_GE(c.ts_submit, cmds[i - 1].cpl.ts_accept) << "accept pending, command " << i;
+      for (const auto& o : cmds)
+        EXPECT_FALSE(o.cpl.ts_data_first <= c.ts_submit && c.ts_submit < o.cpl.ts_data_last)
+            << "taken inside a data phase, command " << i;
+      // A write's successor cuts in between its DMA Setup and its data, as on the wire.
+      if (i + 1 < cmds.size() && cmds[i + 1].cpl.ts_h2d > c.ts_setup && cmds[i + 1].cpl.ts_h2d < c.ts_data_first)
+        ++cut_in;
+      held.push_back({c.ts_submit, +1});
+      held.push_back({c.ts_status, -1});
+    }
+    std::sort(held.begin(), held.end());
+    int depth = 0, most = 0;
+    for (auto& e : held) most = std::max(most, depth += e.second);
+    SCOPED_TRACE(read_pct ? "reads" : "writes");
+    if (read_pct) {
+      EXPECT_LE(most, 16);  // the H2Ds sent while the drive reads, between its data phases
+      EXPECT_EQ(cut_in, 0);
+    } else {
+      EXPECT_LE(most, 3);
+      EXPECT_GT(cut_in, 2900);
+    }
+  }
+}
+
 TEST(ModelProgram, ExpectationMissEndsTheRunWithARecord) {
   drive::Drive d(tiny());
   ProgramBuilder p(d.user_sectors());

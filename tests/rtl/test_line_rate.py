@@ -9,18 +9,29 @@ every command on the SoC's VexRiscv.
 - Both targets send the same commands and get the same answers, matched in any completion
   order (at queue depth 32 two commands ending a few ticks apart may swap), and each
   phase's IOPS is within 3% of the gateware's.
-- Not held yet, the issue's goal: IOPS within 2% (the 4 KiB read phase is 2.06% apart) and
-  the per-phase latencies within 2%. At queue depth 32 the model books a queued command's
-  H2D where the gateware's engine does not (docs/rtl-engine.md, "A plan at line rate"), so
-  the drive queues differently on each; the table is printed.
+- Both hold the same queue: the model's engine takes a queued descriptor only when the
+  gateware's would (no accept pending, no data phase open), so on this link-bound drive each
+  4 KiB phase holds a few commands on both, and its submit-to-status median is close
+  (measured: writes QD 2.00 / 2.50 held, 14.9 / 15.4 us; reads 6.96 / 5.43, 51.0 / 43.2 us,
+  model / rtl). Before that rule the model held 31.8 and reported 235 us for the reads.
+- Not held yet, the issue's goal: IOPS within 2% (the 4 KiB read phase is 2.03% apart) and
+  the per-phase latencies within 2%: the device side coalesces Set Device Bits, the model's
+  drive does not; reads burst differently; the firmware's CPU time is not in the model
+  (docs/rtl-engine.md, "A plan at line rate"); the table is printed.
 """
+import numpy as np
+import pandas as pd
 import pytest
 
 from fisrig import plan
 from fisrig.compare import compare
+from fisrig.phase_stats import queue_depth_held
 from fisrig.run import run_plan
 
 TOLERANCE_PCT = 3.0  # the goal is 2.0: see above
+# What the model reaches against the gateware at QD32 (see above), with room: QD held and
+# the submit-to-status median of each 4 KiB phase.
+QUEUE_TOLERANCE_PCT, SUBMIT_LATENCY_TOLERANCE_PCT = 30.0, 20.0
 # FIS by FIS at Gen3 (docs/rtl-engine.md, scripts/bench_rtl.py): a read 1,102 dwords a
 # command, a write 1,113 (its DMA Activate).
 CEILING = {"ncq read 4k rand": 136_120, "ncq write 4k rand": 134_771}
@@ -61,3 +72,16 @@ def test_every_phase_runs_at_the_same_rate_on_both_targets(comparison):
     for phase, (model, rtl) in comparison.iops.items():
         assert abs(model - rtl) <= TOLERANCE_PCT / 100 * rtl, (phase, model, rtl)
     assert comparison.worst_iops_pct <= TOLERANCE_PCT
+
+
+def test_the_model_holds_the_queue_the_gateware_holds(runs):
+    for phase in CEILING:
+        held, p50 = {}, {}
+        for t, r in runs.items():
+            d = pd.read_parquet(r.run_dir / "records.parquet", columns=["marker", "kind", "t_submit_ns", "t_status_ns"])
+            d = d[(d.marker == phase) & (d.kind == "command")]
+            held[t] = queue_depth_held(d.t_submit_ns.to_numpy(), d.t_status_ns.to_numpy())[0]
+            p50[t] = float(np.median(d.t_status_ns - d.t_submit_ns))
+        print(phase, "QD held", held, "submit to status p50 ns", p50)
+        assert abs(held["model"] - held["rtl"]) <= QUEUE_TOLERANCE_PCT / 100 * held["rtl"], (phase, held)
+        assert abs(p50["model"] - p50["rtl"]) <= SUBMIT_LATENCY_TOLERANCE_PCT / 100 * p50["rtl"], (phase, p50)

@@ -107,6 +107,12 @@ struct AtaCommand {
   // of its own: booking them again made a write's status come one transfer late
   // (28 us for 16 KiB at Gen3, measured by an independent host before this flag).
   bool data_phase_done = false;
+  // A queued write's host has its next Register H2D waiting when the device's DMA Setup
+  // ends: the host's link wins the wire then (the device needs two idle SYNCs before its
+  // X_RDY, LiteSATA's host one), so the next command's H2D and the D2H that releases it go
+  // between this command's DMA Setup and its DMA Activate, as the gateware's run shows
+  // them (docs/model-target.md). The model target's engine sets it; this long is left.
+  SimTime host_fis_after_setup_ns = 0;
   ReadSink sink;                 // data-in commands
   std::vector<uint8_t>* pio_in = nullptr;  // IDENTIFY / logs: receives the bytes if set
 

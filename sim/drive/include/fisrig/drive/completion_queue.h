@@ -25,10 +25,12 @@ class CompletionQueue {
     }
     heap_.push_back(Key{c.t_complete, seq_, idx});
     std::push_heap(heap_.begin(), heap_.end(), later);
+    last_idx_ = idx, last_valid_ = true;
     return seq_++;
   }
   bool pop(Completion& out) {
     if (heap_.empty()) return false;
+    last_valid_ = false;
     std::pop_heap(heap_.begin(), heap_.end(), later);
     out = store_[heap_.back().idx];
     free_.push_back(heap_.back().idx);
@@ -39,6 +41,7 @@ class CompletionQueue {
   bool take(uint64_t seq, Completion& out) {
     for (size_t i = 0; i < heap_.size(); ++i) {
       if (heap_[i].seq != seq) continue;
+      last_valid_ = false;
       out = store_[heap_[i].idx];
       free_.push_back(heap_[i].idx);
       heap_.erase(heap_.begin() + long(i));
@@ -54,6 +57,11 @@ class CompletionQueue {
       if (k.seq == seq) return &store_[k.idx];
     return nullptr;
   }
+  // The completion pushed last, if it is this sequence number and still here, without
+  // find's walk: the model target's engine looks at every command's as it submits it.
+  const Completion* find_last(uint64_t seq) const {
+    return last_valid_ && seq + 1 == seq_ ? &store_[last_idx_] : find(seq);
+  }
   SimTime next_time() const { return heap_.empty() ? kNever : heap_.front().t; }
   size_t size() const { return heap_.size(); }
   uint64_t next_seq() const { return seq_; }
@@ -61,6 +69,7 @@ class CompletionQueue {
   // Drops every completion later than t (power loss, COMRESET, hang); returns how many.
   size_t drop_after(SimTime t) {
     size_t before = heap_.size();
+    last_valid_ = false;
     auto gone = std::remove_if(heap_.begin(), heap_.end(), [&](const Key& k) {
       if (k.t <= t) return false;
       free_.push_back(k.idx);
@@ -91,6 +100,8 @@ class CompletionQueue {
   std::vector<uint32_t> free_;
   std::vector<Key> heap_;
   uint64_t seq_ = 0;
+  uint32_t last_idx_ = 0;  // push's last, while nothing has been taken out since
+  bool last_valid_ = false;
 };
 
 }  // namespace fisrig::drive

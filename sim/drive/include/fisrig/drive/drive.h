@@ -96,6 +96,8 @@ class Drive {
   // completion is; an NCQ error may still change the completion until it is popped.
   uint64_t next_completion_seq() const { return pending_.next_seq(); }
   const Completion* pending_completion(uint64_t seq) const { return pending_.find(seq); }
+  // The same for the command submitted last, without the walk (the model target's engine).
+  const Completion* last_submitted_completion(uint64_t seq) const { return pending_.find_last(seq); }
   // submit() then pop the command's completion (non-queued use, tools and tests).
   Completion execute(const AtaCommand& cmd, SimTime t);
 
