@@ -359,11 +359,15 @@ void EngineModel::deliver(const drive::Completion& c) {
     slot.captured.clear();
   }
   if (c.queued && (c.aborted_by_ncq_error || !c.ok()) && hold_for_recovery(s, c, r)) return;
-  slot.busy = false;
+  free_slot(s);
+  complete(s, r);
+}
+
+void EngineModel::free_slot(uint8_t s) {
+  slots_[s].busy = false;
   phase_mask_ &= ~(1u << s);
   --busy_slots_;
   if (nonqueued_slot_ == s) nonqueued_slot_ = -1;
-  complete(s, r);
 }
 
 // The failing queued command and those the error aborted: their records wait for the
@@ -417,10 +421,8 @@ void EngineModel::recovered(const drive::Completion& log) {
       r.error = e.error;
     }
     r.ts_status = at;
-    slots_[s].busy = false;
-    phase_mask_ &= ~(1u << s);
+    free_slot(s);
     issue_known_ = false;
-    --busy_slots_;
     complete(s, r);
   }
   recovery_ = Recovery{};
@@ -500,15 +502,12 @@ void EngineModel::lose_outstanding(SimTime t, uint8_t result) {
     if (!slot.busy) continue;
     fisrig_cpl_record r;
     crossed_by(s, t, r, m);
-    slot.busy = false;
+    free_slot(s);
     r.result = result;
     r.ts_status = ns_to_ticks(t);
     complete(s, r);
   }
-  busy_slots_ = 0;
-  phase_mask_ = 0;
   issue_known_ = false;
-  nonqueued_slot_ = -1;
   recovery_ = Recovery{};  // the held records went out above, LINK_LOST
 }
 
@@ -795,11 +794,8 @@ void EngineModel::process_next_event(SimTime next) {
       r.ts_submit = slot.ts_submit;
       r.ts_h2d = slot.ts_h2d;
       r.ts_status = now_ticks();
-      slot.busy = false;
-      phase_mask_ &= ~(1u << s);
+      free_slot(s);
       issue_known_ = false;
-      --busy_slots_;
-      if (nonqueued_slot_ == s) nonqueued_slot_ = -1;
       complete(s, r);
       break;  // one a time, as the gateware's
     }

@@ -112,6 +112,10 @@ class EngineModel {
   void process_next_event(SimTime next);
   void deliver(const drive::Completion& c);
   static uint32_t sectors_moved(const fisrig_cmd_desc& d, const drive::Completion& c);
+  // The slot takes a command again: out of the busy count and the booked phases. A command
+  // ended before its status (timeout, NCQ recovery) also changes when the next queued one
+  // may go: those callers drop the cached issue time themselves.
+  void free_slot(uint8_t slot);
   void complete(uint8_t slot, fisrig_cpl_record r);
   // The slots' state at a cut (engine_if.h's struct fisrig_cut_record).
   struct CutMasks {
