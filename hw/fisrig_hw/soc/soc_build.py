@@ -49,8 +49,9 @@ def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=
     libs = [os.path.join(native_build, p) for p in NATIVE_LIBS]
     gateware_py = [p for pattern in GATEWARE for p in glob.glob(pattern)
                    if p != os.path.abspath(__file__) and os.path.basename(p) not in NOT_GATEWARE]
-    sources = sorted(gateware_py + [p for m in EXTRA_MODULES for p in glob.glob(os.path.join(m, "*"))] + libs)
-    digest = hashlib.sha256(repr((profile, faults, gen, litex_version())).encode())
+    sources = sorted(gateware_py + [p for m in EXTRA_MODULES for p in glob.glob(os.path.join(m, "*"))] + libs +
+                     [EVAL_UNTRACED])
+    digest = hashlib.sha256(repr((profile, faults, gen, litex_version(), VERILATOR_FLAGS, MODEL_CFLAGS)).encode())
     for path in sources:
         with open(path, "rb") as f:
             digest.update(f.read())
@@ -77,17 +78,58 @@ def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=
                   extra_mods=[os.path.basename(m) for m in EXTRA_MODULES],
                   extra_mods_path=mods, opt_level="O2", threads=1, jobs=2)
     if compile_gateware:
-        # LiteX compiles the simulation only on its way to running it (interactively);
-        # the script it wrote does the compile alone.
-        done = subprocess.run(["bash", "build_sim.sh"], cwd=gateware, capture_output=True, text=True)
-        if done.returncode:
-            raise RuntimeError("the SoC's Verilator build failed:\n" + done.stdout[-3000:] +
-                               done.stderr[-3000:])
+        compile_sim(gateware, soc.platform)
         with open(stamp, "w") as f:
             f.write(digest.hexdigest())
     if run:
         subprocess.run([os.path.join("obj_dir", "Vsim")], cwd=gateware, check=True)
     return builder
+
+
+# What the SoC's simulation is compiled with (compile_sim); the build's digest holds them.
+# The flags of our rig core runner (fisrig_hw.sim.rig_sim.verilate), and no --trace.
+VERILATOR_FLAGS = ["-Wno-fatal", "-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert",
+                   "--unroll-count", "256", "--output-split", "5000", "--output-split-cfuncs", "500",
+                   "-Wno-BLKANDNBLK", "-Wno-WIDTH", "-Wno-COMBDLY", "-Wno-CASEINCOMPLETE"]
+# Verilator's makefile compiles the model's hot files with OPT_FAST, -Os by default, after
+# our -O2 (LiteX's build leaves it so); -O2 as for the rig core runner.
+MODEL_CFLAGS = "-O2"
+EVAL_UNTRACED = os.path.join(ROOT, "sim", "litex_sim", "eval_untraced.cpp")
+
+
+def compile_sim(gateware, platform):
+    """Compiles what LiteX generated for litex_sim (sim.v, sim_init.cpp, the module list) into
+    gateware/obj_dir/Vsim, as LiteX's build_sim.sh would but without --trace: that keeps
+    every signal for a VCD tracer no run of ours opens (sim/litex_sim/eval_untraced.cpp
+    has what it cost). LiteX's sim core (sim.c and its helpers, the modules' makefile) is
+    used as it is."""
+    from litex.build.sim import verilator as litex_verilator
+    core = litex_verilator.core_directory
+    obj = os.path.join(gateware, "obj_dir")
+    shutil.rmtree(obj, ignore_errors=True)
+    os.makedirs(obj)
+
+    def run(cmd, cwd):
+        done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError("the SoC's simulation build failed ({}):\n{}{}".format(
+                " ".join(cmd[:3]), done.stdout[-3000:], done.stderr[-3000:]))
+
+    # The modules (clocker, the UART's serial2console, ours from variables.mak) as LiteX builds them.
+    run(["make", "-C", gateware, "-f", os.path.join(core, "Makefile"), "modules"], gateware)
+    core_c = sorted(glob.glob(os.path.join(core, "*.c")))
+    for c in core_c:
+        run(["gcc", "-c", "-O2", "-Wall", "-I" + core, "-o", os.path.join(obj, os.path.basename(c)[:-2] + ".o"), c],
+            gateware)
+    verilog = [f for f, *_ in platform.sources if os.path.splitext(f)[1] not in (".hex", ".init")]
+    cmd = ["verilator", *VERILATOR_FLAGS, "--top-module", "sim", "--exe", "-DPRINTF_COND=0",
+           *[a for f in verilog for a in ("--cc", f)], *["-I" + p for p in platform.verilog_include_paths],
+           "sim_init.cpp", EVAL_UNTRACED, *[os.path.basename(c)[:-2] + ".o" for c in core_c],
+           "-CFLAGS", "{} -I{}".format(MODEL_CFLAGS, core),
+           "-LDFLAGS", "-lpthread -Wl,--no-as-needed -ljson-c -lz -lm -lstdc++ -ldl -levent",
+           "--relative-includes"]
+    run(cmd, gateware)
+    run(["make", "-j2", "-C", obj, "-f", "Vsim.mk", "Vsim", "OPT_FAST=" + MODEL_CFLAGS], gateware)
 
 
 def build_quietly(build_dir, gen=3):
