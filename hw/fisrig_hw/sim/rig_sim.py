@@ -43,17 +43,22 @@ def build(native_build=os.path.join(ROOT, "build"), out_dir=None, datapath="same
     return verilate(verilog, RUNNER, out_dir, libs)
 
 
+# How every Verilated model of ours is optimized (these runners and the rig SoC's
+# simulation, fisrig_hw.soc.soc_build.compile_sim). Verilator compiles the model -Os by
+# default (its OPT_FAST, after the -CFLAGS); -O2 takes a fifth fewer host cycles a
+# simulated one (measured: docs/rtl-engine.md), at the same build time.
+VERILATOR_OPTIMIZE = ["-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert"]
+MODEL_OPT_FAST = "-O2"
+
+
 def verilate(verilog, runner, out_dir, libs, error=RigSimError):
     """Verilates `verilog` (top module V<its stem>) with the C++ `runner` and the native
     libraries into out_dir/obj, unless the sources' hash is the last build's; returns the
     executable. Shared by every runner on the simulated drive (litesata_host_sim too)."""
-    cmd = ["verilator", "--cc", "--exe", "--build", "-O3", "--x-assign", "fast",
-           "--x-initial", "fast", "--noassert", "-Wno-fatal", "-Wno-WIDTH",
+    cmd = ["verilator", "--cc", "--exe", "--build", *VERILATOR_OPTIMIZE, "-Wno-fatal", "-Wno-WIDTH",
            "-Wno-CASEINCOMPLETE", "-Wno-MULTIDRIVEN", "--Mdir", os.path.join(out_dir, "obj"),
            "-j", "2", verilog, runner,
-           # Verilator compiles the model -Os by default; -O2 takes a fifth fewer host
-           # cycles a simulated one (measured: docs/rtl-engine.md), at the same build time.
-           "-MAKEFLAGS", "OPT_FAST=-O2",
+           "-MAKEFLAGS", "OPT_FAST=" + MODEL_OPT_FAST,
            "-CFLAGS", "-O2 -std=c++20 " + " ".join("-I" + os.path.join(ROOT, i) for i in INCLUDES),
            "-LDFLAGS", " ".join(libs + ["-ltomlplusplus"])]
     digest = hashlib.sha256(" ".join(cmd).encode())

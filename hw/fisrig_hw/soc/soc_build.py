@@ -15,7 +15,7 @@ import sys
 from litex.soc.integration.builder import Builder
 
 from fisrig_hw import ROOT, contract
-from fisrig_hw.sim.rig_sim import NATIVE_LIBS
+from fisrig_hw.sim.rig_sim import MODEL_OPT_FAST, NATIVE_LIBS, VERILATOR_OPTIMIZE
 from fisrig_hw.soc.sim_soc import BRIDGE_MODULE, FisrigSimSoC, sim_config
 
 DRIVE_MODULE = os.path.join(ROOT, "sim", "litex_sim", "fisrig_drive")
@@ -87,13 +87,12 @@ def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=
 
 
 # What the SoC's simulation is compiled with (compile_sim); the build's digest holds them.
-# The flags of our rig core runner (fisrig_hw.sim.rig_sim.verilate), and no --trace.
-VERILATOR_FLAGS = ["-Wno-fatal", "-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert",
+# Optimized as our rig core runner is (LiteX's build leaves the model -Os), no --trace, and
+# the rest of LiteX's own verilator flags.
+VERILATOR_FLAGS = ["-Wno-fatal", *VERILATOR_OPTIMIZE,
                    "--unroll-count", "256", "--output-split", "5000", "--output-split-cfuncs", "500",
                    "-Wno-BLKANDNBLK", "-Wno-WIDTH", "-Wno-COMBDLY", "-Wno-CASEINCOMPLETE"]
-# Verilator's makefile compiles the model's hot files with OPT_FAST, -Os by default, after
-# our -O2 (LiteX's build leaves it so); -O2 as for the rig core runner.
-MODEL_CFLAGS = "-O2"
+MODEL_CFLAGS = MODEL_OPT_FAST
 EVAL_UNTRACED = os.path.join(ROOT, "sim", "litex_sim", "eval_untraced.cpp")
 
 
