@@ -90,11 +90,13 @@ def test_a_bad_board_or_generation_is_refused_in_one_line(argv, says):
     assert says in done.stderr.strip().splitlines()[-1]  # after argparse's usage, if it is argparse's
 
 
-def test_every_board_synthesizes_under_the_lut_goal(tmp_path):
-    """yosys's synth_xilinx on both boards at once (one process each: 2 cores)."""
-    reports = build.synthesize_all(tmp_path)
-    assert set(reports) == set(build.BOARDS)
-    for board, (report, _) in reports.items():
-        assert 0 < report["luts_pct"] < LUT_GOAL_PCT
-        assert report["ffs"] > 0 and report["brams"] > 0
-        assert report["cells"].get(TRANSCEIVER[board]) == 1  # kept as the hard block it is
+@pytest.mark.long  # started first (tests/conftest.py): the suite's longest, a core each
+@pytest.mark.parametrize("board", build.BOARDS)
+def test_the_board_synthesizes_under_the_lut_goal(board, tmp_path):
+    """yosys's synth_xilinx of the board's SoC (fisrig_boards.build --synth does the same)."""
+    top, sources = build.elaborate(board, out=str(tmp_path))
+    report = build.synthesize(board, top, sources, out=str(tmp_path))
+    assert report == json.loads((tmp_path / board / "resources.json").read_text())
+    assert 0 < report["luts_pct"] < LUT_GOAL_PCT
+    assert report["ffs"] > 0 and report["brams"] > 0
+    assert report["cells"].get(TRANSCEIVER[board]) == 1  # kept as the hard block it is

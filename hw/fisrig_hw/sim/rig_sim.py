@@ -8,7 +8,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 
-from fisrig_hw import ROOT
+from fisrig_hw import ROOT, build_lock
 from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, EV_CURRENT, EV_POWER_CUT, FLAG_CHECK, LINK_WAIT_UP,
                                   PROTO_FPDMA_IN, PROTO_FPDMA_OUT, PROTO_LINK, USER_TAG_EVENT,
                                   pack_desc, unpack_cpl, unpack_current, unpack_cut)
@@ -39,8 +39,9 @@ def build(native_build=os.path.join(ROOT, "build"), out_dir=None, datapath="same
     missing = [p for p in libs if not os.path.exists(p)]
     if missing:
         raise RigSimError("build the native parts first (make native): {}".format(missing))
-    verilog = write_verilog(os.path.join(out_dir, "rig_core.v"), datapath=datapath, gen=gen)
-    return verilate(verilog, RUNNER, out_dir, libs)
+    with build_lock.held(out_dir):
+        verilog = write_verilog(os.path.join(out_dir, "rig_core.v"), datapath=datapath, gen=gen)
+        return verilate(verilog, RUNNER, out_dir, libs)
 
 
 # How every Verilated model of ours is optimized (these runners and the rig SoC's
@@ -54,7 +55,8 @@ MODEL_OPT_FAST = "-O2"
 def verilate(verilog, runner, out_dir, libs, error=RigSimError):
     """Verilates `verilog` (top module V<its stem>) with the C++ `runner` and the native
     libraries into out_dir/obj, unless the sources' hash is the last build's; returns the
-    executable. Shared by every runner on the simulated drive (litesata_host_sim too)."""
+    executable. Shared by every runner on the simulated drive (litesata_host_sim too); the
+    caller holds out_dir's build_lock from writing the Verilog on."""
     cmd = ["verilator", "--cc", "--exe", "--build", *VERILATOR_OPTIMIZE, "-Wno-fatal", "-Wno-WIDTH",
            "-Wno-CASEINCOMPLETE", "-Wno-MULTIDRIVEN", "--Mdir", os.path.join(out_dir, "obj"),
            "-j", "2", verilog, runner,

@@ -14,7 +14,7 @@ import sys
 
 from litex.soc.integration.builder import Builder
 
-from fisrig_hw import ROOT, contract
+from fisrig_hw import ROOT, build_lock, contract
 from fisrig_hw.sim.rig_sim import MODEL_OPT_FAST, NATIVE_LIBS, VERILATOR_OPTIMIZE
 from fisrig_hw.soc.sim_soc import BRIDGE_MODULE, FisrigSimSoC, sim_config
 
@@ -44,7 +44,16 @@ def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=
     (compile_gateware) the Verilator simulation with the drive module; returns the Builder.
     LiteX writes its module variables beside the extra modules, so they are built from a
     copy inside build_dir. Nothing is redone when the sources, the native libraries and the
-    packages are those of the last build."""
+    packages are those of the last build; a build running in another process is waited for
+    (build_lock)."""
+    with build_lock.held(build_dir):
+        builder = _build(build_dir, native_build, compile_gateware, run, profile, faults, gen)
+    if run:
+        subprocess.run([os.path.join("obj_dir", "Vsim")], cwd=os.path.join(build_dir, "gateware"), check=True)
+    return builder
+
+
+def _build(build_dir, native_build, compile_gateware, run, profile, faults, gen):
     gateware = os.path.join(build_dir, "gateware")
     libs = [os.path.join(native_build, p) for p in NATIVE_LIBS]
     gateware_py = [p for pattern in GATEWARE for p in glob.glob(pattern)
@@ -81,8 +90,6 @@ def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=
         compile_sim(gateware, soc.platform)
         with open(stamp, "w") as f:
             f.write(digest.hexdigest())
-    if run:
-        subprocess.run([os.path.join("obj_dir", "Vsim")], cwd=gateware, check=True)
     return builder
 
 
@@ -147,11 +154,11 @@ PROGRAM_OFFSET = contract.FISRIG_BOOT_PROGRAM_OFFSET  # fisrig/baremetal_if.h
 def build_firmware(build_dir):
     """The rig firmware (firmware/baremetal) for a built SoC; returns firmware.bin's path."""
     out = os.path.join(build_dir, "firmware")
-    os.makedirs(out, exist_ok=True)
     env = dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
-    subprocess.run(["make", "-s", "-C", out, "-f", os.path.join(FIRMWARE, "Makefile"),
-                    "BUILD_DIR=" + os.path.abspath(build_dir), "FISRIG_ROOT=" + ROOT],
-                   check=True, env=env, capture_output=True)
+    with build_lock.held(out):
+        subprocess.run(["make", "-s", "-C", out, "-f", os.path.join(FIRMWARE, "Makefile"),
+                        "BUILD_DIR=" + os.path.abspath(build_dir), "FISRIG_ROOT=" + ROOT],
+                       check=True, env=env, capture_output=True)
     return os.path.join(out, "firmware.bin")
 
 

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 
-from fisrig_hw import ROOT
+from fisrig_hw import ROOT, build_lock
 from fisrig_hw.soc.zephyr_overlay import OverlayError, make_overlay
 
 APP = os.path.join(ROOT, "firmware", "zephyr")
@@ -72,29 +72,29 @@ def build(soc_build: str, out: str | None = None, quiet: bool = True) -> str:
     if not os.path.exists(math_lib):
         raise ZephyrBuildError(f"{math_lib}: missing; build the SoC first (make zephyr does)")
     out = os.path.abspath(out or os.path.join(soc_build, "zephyr"))
-    os.makedirs(out, exist_ok=True)
-    overlay_file = os.path.join(out, "rig_soc.overlay")
-    conf_file = os.path.join(out, "rig_soc.conf")
-    options = [o[2:] for o in config.split() if o.startswith("-D")] + _tree_quirks(base)
-    for path, text in ((overlay_file, overlay), (conf_file, "\n".join(options) + "\n")):
-        old = open(path).read() if os.path.exists(path) else None
-        if old != text:  # unchanged files keep Ninja from redoing the devicetree
-            with open(path, "w") as f:
-                f.write(text)
-    env = dict(os.environ, ZEPHYR_TOOLCHAIN_VARIANT="cross-compile",
-               CROSS_COMPILE=shutil.which(CROSS_COMPILE + "gcc")[:-3],
-               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
-    steps = []
-    if not os.path.exists(os.path.join(out, "build.ninja")):
-        steps.append(["cmake", "-G", "Ninja", "-S", APP, "-B", out, "-DBOARD=" + BOARD,
-                      "-DDTC_OVERLAY_FILE=" + overlay_file, "-DEXTRA_CONF_FILE=" + conf_file,
-                      "-DPython3_EXECUTABLE=" + sys.executable, "-DFISRIG_MATH_LIB=" + math_lib])
-    steps.append(["ninja", "-C", out])
-    for cmd in steps:
-        done = subprocess.run(cmd, env=env, capture_output=quiet, text=True)
-        if done.returncode:
-            tail = ((done.stdout or "") + (done.stderr or ""))[-4000:] if quiet else ""
-            raise ZephyrBuildError(f"{cmd[0]} failed (exit {done.returncode}) in {out}\n{tail}")
+    with build_lock.held(out):
+        overlay_file = os.path.join(out, "rig_soc.overlay")
+        conf_file = os.path.join(out, "rig_soc.conf")
+        options = [o[2:] for o in config.split() if o.startswith("-D")] + _tree_quirks(base)
+        for path, text in ((overlay_file, overlay), (conf_file, "\n".join(options) + "\n")):
+            old = open(path).read() if os.path.exists(path) else None
+            if old != text:  # unchanged files keep Ninja from redoing the devicetree
+                with open(path, "w") as f:
+                    f.write(text)
+        env = dict(os.environ, ZEPHYR_TOOLCHAIN_VARIANT="cross-compile",
+                   CROSS_COMPILE=shutil.which(CROSS_COMPILE + "gcc")[:-3],
+                   PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
+        steps = []
+        if not os.path.exists(os.path.join(out, "build.ninja")):
+            steps.append(["cmake", "-G", "Ninja", "-S", APP, "-B", out, "-DBOARD=" + BOARD,
+                          "-DDTC_OVERLAY_FILE=" + overlay_file, "-DEXTRA_CONF_FILE=" + conf_file,
+                          "-DPython3_EXECUTABLE=" + sys.executable, "-DFISRIG_MATH_LIB=" + math_lib])
+        steps.append(["ninja", "-C", out])
+        for cmd in steps:
+            done = subprocess.run(cmd, env=env, capture_output=quiet, text=True)
+            if done.returncode:
+                tail = ((done.stdout or "") + (done.stderr or ""))[-4000:] if quiet else ""
+                raise ZephyrBuildError(f"{cmd[0]} failed (exit {done.returncode}) in {out}\n{tail}")
     return image_path(out)
 
 
