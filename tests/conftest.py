@@ -2,7 +2,7 @@
 
 `make test` runs the suite on both cores (pytest-xdist, `-n 2 --dist load`), which hands
 the first tests out one a worker, in collection order. The tests marked `long` (each board's
-synthesis: 6 to 9 minutes of one core, a third of the suite's CPU) go first, so that each
+synthesis: 6 to 12 minutes of a core here, a third of the suite's CPU) go first, so that each
 starts at once on a core of its own while the other tests share out the rest; collected
 last, as their directory is, they would leave one core idle at the end."""
 
