@@ -1,10 +1,12 @@
 """What every test directory shares: the order the suite starts in.
 
 `make test` runs the suite on both cores (pytest-xdist, `-n 2 --dist load`), which hands
-the first tests out one a worker, in collection order. The tests marked `long` (each board's
-synthesis: 6 to 12 minutes of a core here, a third of the suite's CPU) go first, so that each
-starts at once on a core of its own while the other tests share out the rest; collected
-last, as their directory is, they would leave one core idle at the end."""
+each worker a first run of consecutive tests, then the rest as they free up. The tests
+marked `long` (each board's synthesis: 6 to 12 minutes of a core here, a third of the
+suite's CPU) go first, so the first worker starts on them at once while the other takes
+the rest; collected last, as their directory is, they would run on after everything else
+and leave one core idle for most of their time (measured: pytest 21.9 min against 37.7 on
+one core)."""
 
 import pytest
 
