@@ -1,12 +1,11 @@
 """What every test directory shares: the order the suite starts in.
 
-`make test` runs the suite on both cores (pytest-xdist, `-n 2 --dist load`), which hands
-each worker a first run of consecutive tests, then the rest as they free up. The tests
+`make test` runs the suite on both cores (pytest-xdist, `-n 2 --dist load --maxschedchunk 1`:
+each worker holds two tests at first, then takes one more as it finishes one). The tests
 marked `long` (each board's synthesis: 6 to 12 minutes of a core here, a third of the
-suite's CPU) go first, so the first worker starts on them at once while the other takes
-the rest; collected last, as their directory is, they would run on after everything else
-and leave one core idle for most of their time (measured: pytest 21.9 min against 37.7 on
-one core)."""
+suite's CPU) go first, a short test after each, so that the first worker starts on one and
+the second on the other at once. Collected in their place, both fell to one worker, one
+after the other, with the tests it had been handed waiting behind them."""
 
 import pytest
 
@@ -16,4 +15,10 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(items):
-    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: the rest keep their order
+    long = [item for item in items if item.get_closest_marker("long")]
+    rest = [item for item in items if not item.get_closest_marker("long")]
+    ordered = []
+    for item in long:  # long, short, long, short, ...: the first two go to different workers
+        ordered += [item] + rest[:1]
+        rest = rest[1:]
+    items[:] = ordered + rest
