@@ -9,7 +9,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from fisrig_hw import ROOT, build_lock
+from fisrig_hw import ROOT
 from fisrig_hw.sim.rig_sim import NATIVE_LIBS, _number, verilate
 
 RUNNER = os.path.join(ROOT, "sim", "rtl", "litesata_host_runner.cpp")
@@ -32,12 +32,14 @@ def build(gen=3, datapath="litesata", native_build=os.path.join(ROOT, "build"), 
     if missing:
         raise LiteSATAHostError("build the native parts first (make native): {}".format(missing))
     verilog = os.path.join(out_dir, "litesata_host.v")
-    with build_lock.held(out_dir):
+
+    def write():
         gen_run = subprocess.run([sys.executable, "-m", "fisrig_hw.sim.litesata_host", verilog, str(gen), datapath],
                                  capture_output=True, text=True)
         if gen_run.returncode:
             raise LiteSATAHostError("generating the Verilog failed:\n" + gen_run.stderr[-4000:])
-        return verilate(verilog, RUNNER, out_dir, libs, LiteSATAHostError)
+        return verilog
+    return verilate(write, RUNNER, out_dir, libs, LiteSATAHostError)
 
 
 class Script:

@@ -39,9 +39,8 @@ def build(native_build=os.path.join(ROOT, "build"), out_dir=None, datapath="same
     missing = [p for p in libs if not os.path.exists(p)]
     if missing:
         raise RigSimError("build the native parts first (make native): {}".format(missing))
-    with build_lock.held(out_dir):
-        verilog = write_verilog(os.path.join(out_dir, "rig_core.v"), datapath=datapath, gen=gen)
-        return verilate(verilog, RUNNER, out_dir, libs)
+    return verilate(lambda: write_verilog(os.path.join(out_dir, "rig_core.v"), datapath=datapath, gen=gen),
+                    RUNNER, out_dir, libs)
 
 
 # How every Verilated model of ours is optimized (these runners and the rig SoC's
@@ -52,11 +51,17 @@ VERILATOR_OPTIMIZE = ["-O3", "--x-assign", "fast", "--x-initial", "fast", "--noa
 MODEL_OPT_FAST = "-O2"
 
 
-def verilate(verilog, runner, out_dir, libs, error=RigSimError):
-    """Verilates `verilog` (top module V<its stem>) with the C++ `runner` and the native
-    libraries into out_dir/obj, unless the sources' hash is the last build's; returns the
-    executable. Shared by every runner on the simulated drive (litesata_host_sim too); the
-    caller holds out_dir's build_lock from writing the Verilog on."""
+def verilate(write, runner, out_dir, libs, error=RigSimError):
+    """Writes the Verilog (`write()` returns its path; top module V<its stem>) and verilates
+    it with the C++ `runner` and the native libraries into out_dir/obj, unless the sources'
+    hash is the last build's; returns the executable. Both under out_dir's build_lock, so a
+    second process never writes the Verilog under a build. Shared by every runner on the
+    simulated drive (litesata_host_sim too)."""
+    with build_lock.held(out_dir):
+        return _verilate(write(), runner, out_dir, libs, error)
+
+
+def _verilate(verilog, runner, out_dir, libs, error):
     cmd = ["verilator", "--cc", "--exe", "--build", *VERILATOR_OPTIMIZE, "-Wno-fatal", "-Wno-WIDTH",
            "-Wno-CASEINCOMPLETE", "-Wno-MULTIDRIVEN", "--Mdir", os.path.join(out_dir, "obj"),
            "-j", "2", verilog, runner,
