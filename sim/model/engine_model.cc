@@ -147,11 +147,10 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   const uint64_t lba = lba_of(d);
   drive_.prefetch_lba(lba);
   bool queued = is_queued(d);
-  uint8_t s = 0;
-  if (queued)
-    while (slots_[s].busy) ++s;
+  uint8_t s = queued ? uint8_t(__builtin_ctz(~busy_mask_)) : 0;  // the lowest free slot
   Slot& slot = slots_[s];
   slot.busy = true;
+  busy_mask_ |= 1u << s;
   slot.desc = d;
   slot.generation++;
   slot.ts_submit = now_ticks();
@@ -365,6 +364,7 @@ void EngineModel::deliver(const drive::Completion& c) {
 
 void EngineModel::free_slot(uint8_t s) {
   slots_[s].busy = false;
+  busy_mask_ &= ~(1u << s);
   phase_mask_ &= ~(1u << s);
   --busy_slots_;
   if (nonqueued_slot_ == s) nonqueued_slot_ = -1;
@@ -513,8 +513,7 @@ void EngineModel::lose_outstanding(SimTime t, uint8_t result) {
 
 SimTime EngineModel::next_deadline() const {
   SimTime d = drive::kNever;
-  for (const Slot& s : slots_)
-    if (s.busy) d = std::min(d, s.deadline);
+  for (uint32_t m = busy_mask_; m; m &= m - 1) d = std::min(d, slots_[__builtin_ctz(m)].deadline);
   return d;
 }
 
