@@ -176,8 +176,8 @@ class EngineModel {
   // Setup to the end of the last Data FIS: phases_[phase_head_, phase_tail_) in order of
   // their start. queued_issue_time merges them as intervals are merged, in that order, and
   // stops at the first phase that starts after the time it has reached; phases over by now
-  // leave from the front. (One can start inside another, a 128 KiB write's booked into a
-  // gap of the one before it during a fill: an ended phase behind a longer one waits for it
+  // leave from the front. (Two can overlap, as in the 128 KiB fill of
+  // model.instructions_per_cmd's run: an ended phase behind a longer one then waits for it
   // to leave, holding nothing back meanwhile.) It runs for every command: a walk over every
   // slot's phase, again after each move, took 342 of 7,718 instructions a command in
   // model.instructions_per_cmd (1,445 of 8,952 before the phases left the slots).
@@ -188,7 +188,7 @@ class EngineModel {
   static constexpr uint32_t kPhaseRoom = 2 * FISRIG_ENGINE_SLOTS;  // the ended ones go when full
   BookedPhase phases_[kPhaseRoom] = {};
   uint32_t phase_head_ = 0, phase_tail_ = 0;
-  SimTime phase_close_[FISRIG_ENGINE_SLOTS] = {};  // each slot's phase's end, 0 when it has none
+  SimTime phase_close_[FISRIG_ENGINE_SLOTS] = {};  // each slot's last phase's end (0: dropped)
   void book_phase(uint8_t s, SimTime open, SimTime close);
   void drop_phase(uint8_t s);
   Armed armed_;
