@@ -312,7 +312,9 @@ TEST(ModelNcq, AQueuedCommandGoesOnlyWhenTheGatewaysWould) {
     for (size_t i = 0; i < cmds.size(); ++i) {
       const auto& c = cmds[i].cpl;
       ASSERT_EQ(c.result, FISRIG_RESULT_OK);
-      if (i) EXPECT_GE(c.ts_submit, cmds[i - 1].cpl.ts_accept) << "accept pending, command " << i;
+      if (i) {
+        EXPECT_GE(c.ts_submit, cmds[i - 1].cpl.ts_accept) << "accept pending, command " << i;
+      }
       for (const auto& o : cmds)
         EXPECT_FALSE(o.cpl.ts_data_first <= c.ts_submit && c.ts_submit < o.cpl.ts_data_last)
             << "taken inside a data phase, command " << i;
@@ -927,8 +929,11 @@ TEST(ModelProgram, VerifyPassNamesWhatEachSectorHolds) {
                                    << int(got[i].what) << " seq " << got[i].seq << " named " << got[i].named
                                    << " bits " << got[i].bits;
   // The stamp writes' own records carry their sequence; the literal ones none.
-  for (const auto& x : commands_of(r))
-    if (x.command == 0x35) EXPECT_EQ(x.seq, x.lbas == 16 ? 5u : 0u);
+  for (const auto& x : commands_of(r)) {
+    if (x.command == 0x35) {
+      EXPECT_EQ(x.seq, x.lbas == 16 ? 5u : 0u);
+    }
+  }
 }
 
 // A span or a read size the VM cannot verify is refused before anything runs.
