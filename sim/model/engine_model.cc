@@ -96,7 +96,7 @@ void EngineModel::issue_waiting() {
     } else if (d.protocol == FISRIG_PROTO_LINK) {
       link(d);
     } else if (is_queued(d)) {
-      if (nonqueued_slot_ >= 0 || busy_slots_ == FISRIG_ENGINE_SLOTS) return;
+      if (nonqueued_slot_ >= 0 || busy_mask_ == ~0u) return;
       if (!issue_known_) issue_time_ = queued_issue_time(), issue_known_ = true;
       if (issue_time_ > now_) {
         issue_at_ = issue_time_;  // taken then (process_next_event), if nothing changed meanwhile
@@ -104,7 +104,7 @@ void EngineModel::issue_waiting() {
       }
       start(d);
     } else {
-      if (busy_slots_) return;  // a non-queued command runs alone
+      if (busy_mask_) return;  // a non-queued command runs alone
       start(d);
     }
     waiting_.pop_front();
@@ -113,7 +113,7 @@ void EngineModel::issue_waiting() {
 
 SimTime EngineModel::queued_issue_time() {
   SimTime t = now_;
-  if (accept_slot_ >= 0 && slots_[accept_slot_].busy) t = std::max(t, slots_[accept_slot_].accept_end);
+  if (accept_slot_ >= 0 && busy(accept_slot_)) t = std::max(t, slots_[accept_slot_].accept_end);
   // Out of every open data phase, in order of their start: one that ends may run into the
   // next. Phases over by now never hold an H2D back again: they leave the list.
   while (phase_head_ < phase_tail_ && phases_[phase_head_].close <= now_) ++phase_head_;
@@ -174,13 +174,11 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   bool queued = is_queued(d);
   uint8_t s = queued ? uint8_t(__builtin_ctz(~busy_mask_)) : 0;  // the lowest free slot
   Slot& slot = slots_[s];
-  slot.busy = true;
   busy_mask_ |= 1u << s;
   slot.desc = d;
   slot.generation++;
   slot.ts_submit = now_ticks();
   slot.deadline = now_ + ticks_to_ns(timeout_ticks_of(d));
-  ++busy_slots_;
   if (!queued) nonqueued_slot_ = s;
 
   drive::AtaCommand cmd;
@@ -196,7 +194,7 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   // Another queued command waits behind this write with a slot for it: its H2D (and the
   // D2H releasing it) will cut in after this write's DMA Setup, as on the wire.
   if (d.protocol == FISRIG_PROTO_FPDMA_OUT && waiting_.size() > 1 && is_queued(waiting_[1]) &&
-      busy_slots_ < FISRIG_ENGINE_SLOTS)
+      busy_mask_ != ~0u)
     cmd.host_fis_after_setup_ns = drive_.link_timing().fis_ns(drive::fis_dwords::kRegH2D) +
                                   drive_.link_timing().fis_ns(drive::fis_dwords::kRegD2H);
   uint32_t off = d.data_word;
@@ -334,7 +332,7 @@ void EngineModel::deliver(const drive::Completion& c) {
   if (c.user_tag == kRecoveryTag) return recovered(c);
   uint8_t s = uint8_t(c.user_tag & 0xFF);
   Slot& slot = slots_[s];
-  if (!slot.busy || slot.generation != (c.user_tag >> 8)) return;  // timed out earlier
+  if (!busy(s) || slot.generation != (c.user_tag >> 8)) return;  // timed out earlier
   const uint8_t proto = slot.desc.protocol;
   fisrig_cpl_record r{};
   r.user_tag = slot.desc.user_tag;
@@ -384,10 +382,8 @@ void EngineModel::deliver(const drive::Completion& c) {
 }
 
 void EngineModel::free_slot(uint8_t s) {
-  slots_[s].busy = false;
   busy_mask_ &= ~(1u << s);
   if (phase_close_[s] > now_) drop_phase(s);
-  --busy_slots_;
   if (nonqueued_slot_ == s) nonqueued_slot_ = -1;
 }
 
@@ -506,7 +502,7 @@ void EngineModel::write_cut_record(SimTime t, uint64_t trigger_tick) {
   CutMasks m;
   fisrig_cpl_record scratch;
   for (uint8_t s = 0; s < FISRIG_ENGINE_SLOTS; ++s)
-    if (slots_[s].busy) crossed_by(s, t, scratch, m);
+    if (busy(s)) crossed_by(s, t, scratch, m);
   cut.slots_issued = m.issued;
   cut.slots_queued = m.queued;
   cut.slots_data = m.data;
@@ -519,8 +515,7 @@ void EngineModel::write_cut_record(SimTime t, uint64_t trigger_tick) {
 void EngineModel::lose_outstanding(SimTime t, uint8_t result) {
   CutMasks m;
   for (uint8_t s = 0; s < FISRIG_ENGINE_SLOTS; ++s) {
-    Slot& slot = slots_[s];
-    if (!slot.busy) continue;
+    if (!busy(s)) continue;
     fisrig_cpl_record r;
     crossed_by(s, t, r, m);
     free_slot(s);
@@ -596,8 +591,10 @@ void EngineModel::power(const fisrig_cmd_desc& d) {
       } else {
         armed_.left = std::max<uint32_t>(1, d.count);
         // Commands under way count with what they have still to send.
-        for (const Slot& slot : slots_)
-          if (slot.busy) note_events(slot.ts_h2d, drive_.pending_completion(slot.seq), slot.desc.protocol, slot.fises);
+        for (uint32_t b = busy_mask_; b; b &= b - 1) {
+          const Slot& slot = slots_[__builtin_ctz(b)];
+          note_events(slot.ts_h2d, drive_.pending_completion(slot.seq), slot.desc.protocol, slot.fises);
+        }
       }
       r.ts_status = now_ticks();
       break;
@@ -807,7 +804,7 @@ void EngineModel::process_next_event(SimTime next) {
     now_ = std::max(now_, next);
     for (uint8_t s = 0; s < FISRIG_ENGINE_SLOTS; ++s) {
       Slot& slot = slots_[s];
-      if (!slot.busy || slot.deadline > now_) continue;
+      if (!busy(s) || slot.deadline > now_) continue;
       fisrig_cpl_record r{};
       r.user_tag = slot.desc.user_tag;
       r.result = FISRIG_RESULT_TIMEOUT;
