@@ -320,6 +320,17 @@ SimTime Ftl::erase_all(SimTime t) {
   return done;
 }
 
+bool Ftl::maps_agree() const {
+  std::vector<uint32_t> valid(superblocks_, 0);
+  for (uint64_t lpn = 0; lpn < l2p_.size(); ++lpn) {
+    uint32_t slot = l2p_.slot(lpn);
+    if (slot == kUnmapped) continue;
+    if (slot >= p2l_.size() || p2l_[slot] != lpn) return false;
+    valid[slot / slots_per_sb_] += slots_per_lpn_ == 1 ? 1 : lpn_slots_[lpn];
+  }
+  return valid == sb_valid_;
+}
+
 uint64_t Ftl::valid_slots() const {
   uint64_t v = 0;
   for (uint32_t x : sb_valid_) v += x;

@@ -76,6 +76,11 @@ class Ftl {
   uint32_t superblocks() const { return superblocks_; }
   uint32_t slots_per_superblock() const { return slots_per_sb_; }
   uint64_t valid_slots() const;
+  // The two maps agree: every mapped page's slot names it back in p2l, and each
+  // superblock's valid count is the slots of the pages mapped into it (p2l may still name
+  // pages that have moved on; GC checks each against the L2P). The integrity tests check
+  // this after churn through GC.
+  bool maps_agree() const;
   const FtlCounters& counters() const { return counters_; }
   void reset_counters() { counters_ = FtlCounters{}; }
 
