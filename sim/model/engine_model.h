@@ -158,9 +158,9 @@ class EngineModel {
   std::deque<fisrig_cmd_desc> waiting_;  // fetched, not yet started (one non-queued at a time)
   Slot slots_[FISRIG_ENGINE_SLOTS];
   int nonqueued_slot_ = -1;
-  // The busy slots as bits, the one record of which are: wait() asks for the next deadline
-  // at every step, and a walk over 32 slots of their size touched 32 cache lines for the two
-  // or three in use.
+  // The busy slots, as bits and nowhere else: wait() asks for the next deadline at every
+  // step, and a walk over 32 slots of their size touched 32 cache lines for the two or
+  // three in use.
   uint32_t busy_mask_ = 0;
   bool busy(int s) const { return busy_mask_ >> s & 1u; }
   // The last queued command sent: its D2H releasing it ends accept_pending (its slot and
