@@ -83,6 +83,7 @@ def test_every_sata_generation_elaborates(tmp_path):
 @pytest.mark.parametrize("argv, says", [
     (["nonesuch"], "fisrig_boards.build: no board 'nonesuch' (boards: acorn_baseboard_mini, stlv7325)"),
     (["stlv7325", "--gen", "4"], "invalid choice"),
+    (["stlv7325", "--quick"], "--quick is a way to --synth: give both"),
 ])
 def test_a_bad_board_or_generation_is_refused_in_one_line(argv, says):
     done = subprocess.run([sys.executable, "-m", "fisrig_boards.build", *argv], capture_output=True, text=True)
@@ -90,13 +91,26 @@ def test_a_bad_board_or_generation_is_refused_in_one_line(argv, says):
     assert says in done.stderr.strip().splitlines()[-1]  # after argparse's usage, if it is argparse's
 
 
+def test_distributed_ram_and_shift_registers_count_as_the_luts_they_take():
+    """UG474's distributed RAM table: yosys's cells by type become the part's LUTs, and a
+    distributed RAM the table does not know stops the report rather than counting as none."""
+    cells = {"LUT6": 10, "LUT2": 1, "MUXF7": 4, "CARRY4": 2, "RAM128X1S": 3, "RAM32M": 1, "RAM64X1D": 1,
+             "SRLC32E": 2, "FDRE": 5, "FDCE": 1, "RAMB36E1": 1, "RAMB18E1": 1}
+    assert build.count("b", cells) == {"luts": 11 + 6 + 4 + 2 + 2, "ffs": 6, "brams": 1.5}
+    with pytest.raises(build.BoardError, match=r"^b: yosys made RAM512X1S, whose LUTs"):
+        build.count("b", {"LUT6": 1, "RAM512X1S": 1})
+
+
 @pytest.mark.long  # started first (tests/conftest.py): the suite's longest, a core each
 @pytest.mark.parametrize("board", build.BOARDS)
 def test_the_board_synthesizes_under_the_lut_goal(board, tmp_path):
-    """yosys's synth_xilinx of the board's SoC (fisrig_boards.build --synth does the same)."""
+    """yosys's synth_xilinx of the board's SoC with ABC's fast LUT mapping (fisrig_boards.build
+    --synth --quick does the same): a quarter to two fifths less CPU than the full flow that
+    make bench reports, and 1 to 5% more LUTs than it on both boards (docs/boards.md)."""
     top, sources = build.elaborate(board, out=str(tmp_path))
-    report = build.synthesize(board, top, sources, out=str(tmp_path))
+    report = build.synthesize(board, top, sources, out=str(tmp_path), quick=True)
     assert report == json.loads((tmp_path / board / "resources.json").read_text())
+    assert report["flow"] == "quick"
     assert 0 < report["luts_pct"] < LUT_GOAL_PCT
     assert report["ffs"] > 0 and report["brams"] > 0
     assert report["cells"].get(TRANSCEIVER[board]) == 1  # kept as the hard block it is
