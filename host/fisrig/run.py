@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -245,8 +246,19 @@ def rebuild(run_dir: Path, keep_raw: bool = True):
     check_report_fits(run_dir, pq.ParquetFile(run_dir / results.PARQUET).metadata.num_rows)
     table = pq.read_table(run_dir / results.PARQUET, columns=report.REPORT_COLUMNS)
     phases = phase_stats.compute(table, meta)  # one computation for summary.json and the headline
+    # summary.json on a second thread while the plots are drawn (its work is numpy's, which
+    # lets go of the GIL; matplotlib's is mostly Python's): the main job's rebuild took
+    # 13.7 to 16.7 s one after the other. A plot that fails still leaves summary.json.
+    with ThreadPoolExecutor(1) as pool:
+        summary = pool.submit(write_summary, run_dir, table, meta, phases)
+        made = report.make_report(run_dir, table, meta, phases)
+        summary.result()
+    return made
+
+
+def write_summary(run_dir: Path, table, meta: dict, phases: list) -> None:
+    """summary.json: fio's JSON of the run, the current's summary in its "fisrig" block."""
     summary = fio_json.fio_summary(table, meta, phases)
     if sampled := current.summary(run_dir):
         summary["fisrig"]["current"] = sampled
     results.write_json(run_dir / results.SUMMARY, summary)
-    return report.make_report(run_dir, table, meta, phases)
