@@ -3,8 +3,8 @@
 `make test` runs the suite on both cores (pytest-xdist, `-n 2 --dist load --maxschedchunk 1`:
 each worker holds two tests at first, then takes one more as it finishes one). The tests
 marked `long` (each board's synthesis: 6 to 8 minutes of a core here with the quick flow,
-a quarter of the suite's CPU; 8 to 14 with the full one) go first, a short test after each, so that the first worker starts on one and
-the second on the other at once. Collected in their place, both fell to one worker, one
+8 to 14 with the full one; a quarter of the suite's CPU) go first, a short test after
+each, so that the first worker starts on one and the second on the other at once. Collected in their place, both fell to one worker, one
 after the other, with the tests it had been handed waiting behind them."""
 
 import pytest
