@@ -40,7 +40,7 @@ static __attribute__((hot)) uint64_t now(void *ctx) {
 }
 
 /* The record ring, and how long the firmware waited for the host to make room in it. */
-static struct fisrig_fw_ring records = {&RINGS->ring, now, 0, &vm.stop_requested, 0, 0, 0};
+static struct fisrig_fw_ring records = {.ring = &RINGS->ring, .now = now, .stop = &vm.stop_requested};
 
 /* The engine DMAs read data into the data window behind the data cache (a verify pass's
    read-back): drop the cache before the VM looks. */
@@ -124,6 +124,13 @@ static void setup_rings(void) {
 /* Runs a program and prints its outcome (the JSON line fisrig-model prints) into `out`. */
 #define PROGRAM_ROOM (MAIN_RAM_SIZE - FISRIG_BOOT_PROGRAM_OFFSET - sizeof(struct fisrig_boot_header))
 
+/* The record ring for a program of `size` bytes at `program`: its records in main RAM after
+   it (baremetal_if.h), the ring emptied. */
+static void place_records(const uint8_t *program, uint32_t size) {
+  uint32_t used = size < PROGRAM_ROOM ? size : PROGRAM_ROOM;
+  fisrig_fw_ring_reset(&records, (uint8_t *)program + used, PROGRAM_ROOM - used);
+}
+
 static void run(const struct fisrig_engine_ops *ops, const struct fisrig_record_sink *sink,
                 const uint8_t *program, uint32_t size, uint32_t late, char *out, unsigned out_bytes) {
   uart_records = 0;
@@ -148,10 +155,11 @@ static void serve(const struct fisrig_engine_ops *ops, const uint8_t *program) {
   printf("fisrig firmware: resident, mailbox at 0x%08lx\n", (unsigned long)(uintptr_t)mailbox);
   for (;;) {
     int32_t size;
-    while ((size = fisrig_fw_mailbox_take(mailbox, records.ring)) < 0) {
+    while ((size = fisrig_fw_mailbox_take(mailbox)) < 0) {
     }
-    fisrig_fw_ring_reset(&records);
     flush_cpu_dcache(); /* the program came through the bridge, behind the data cache */
+    place_records(program, (uint32_t)size);
+    fisrig_fw_mailbox_running(mailbox);
     setup_rings();
     run(ops, &sink, program, (uint32_t)size, 0, mailbox->outcome, FISRIG_OUTCOME_BYTES);
     fisrig_fw_mailbox_done(mailbox, mailbox->outcome);
@@ -176,9 +184,10 @@ int main(void) {
 
   uint64_t booted = now(0);
   printf("fisrig firmware: program of %lu bytes\n", (unsigned long)size);
-  fisrig_fw_ring_reset(&records);
+  place_records(program, size);
   if (to == FISRIG_RECORDS_TO_RING && size)
-    printf("fisrig firmware: record ring at 0x%08lx\n", (unsigned long)(uintptr_t)records.ring);
+    printf("fisrig firmware: record ring at 0x%08lx, %lu records at 0x%08lx\n", (unsigned long)(uintptr_t)records.ring,
+           (unsigned long)records.entries, (unsigned long)records.ring->records_at);
   setup_rings();
 
   /* The drive is powered at reset: its signature arrives as the engine's first event

@@ -139,6 +139,7 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
     results.write_json(out / results.RUN_JSON, meta)
     stream = p.target.records_sink = results.ParquetStream(out, dict(p.compiled.markers))
     p.target.read_back = bool(p.compiled.power_loss)
+    p.target.records_expected = p.estimate.records_max
     try:
         outcome = p.target.run(out / "program.bin", out / results.RAW, quiet=quiet)
     except BaseException as e:  # noqa: B902 - whatever stopped it, run.json says so, then it goes on up

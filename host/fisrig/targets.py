@@ -62,6 +62,9 @@ class ModelTarget:
     # Where the records also go as the run writes them (results.ParquetStream: records.parquet
     # made while the model runs); None: nowhere.
     records_sink = None
+    # The most records the run makes (its estimate's records_max), set before run(): a board
+    # checks it against the records its main RAM holds (BoardTarget.run). 0: not known.
+    records_expected = 0
     POLL_S = 0.25  # how often records.bin is looked at for new records
 
     def __init__(self, profile: str, faults: list[str] | None = None, link_gen: int | None = None):
@@ -291,13 +294,27 @@ class BoardTarget(ModelTarget):
 
         from .rig import board_run
         t0 = time.monotonic()
+        ring = []
+
+        def on_ring(entries: int) -> None:
+            """The pre-run check of the records against the board's main RAM (issue 17 §3)."""
+            ring.append(entries)
+            expected = self.records_expected
+            if expected and expected > entries and not quiet:
+                print(f"fisrig: the run makes up to {expected:,} records and the board's main RAM holds "
+                      f"{entries:,} of them after the program: if the bridge drains slower than the drive "
+                      f"runs, the rig waits once it is {entries:,} behind (the run will say so)", flush=True)
         try:
             with self.records_file(records) as keep:
-                o = board_run.run(self.url, program.read_bytes(), keep)
+                o = board_run.run(self.url, program.read_bytes(), keep, on_ring=on_ring)
         except (board_run.BoardRunError, board_run.BridgeTimeout) as e:
             raise RuntimeError(f"board target: {e}") from None
+        notes = rtl_notes(o)
+        if o.get("ring_waits") and ring:
+            notes.append(f"the board's main RAM held {ring[0]:,} records of this run after its program: "
+                         "a run that outgrows them waits for the bridge")
         return RunOutcome(o["status"], o["records"], o["commands"], o["errors"], o["sim_ns"],
-                          round(time.monotonic() - t0, 3), o["error"], o["error_offset"], rtl_notes(o))
+                          round(time.monotonic() - t0, 3), o["error"], o["error_offset"], notes)
 
 
 TARGETS = {

@@ -122,9 +122,9 @@ FISRIG_VM_ENGINE_STUCK = 3
 FISRIG_VM_RECORDS_LOST = 4
 FISRIG_VM_STOPPED = 5
 FISRIG_BOOT_PROGRAM_OFFSET = 0x30000
-FISRIG_RECORD_RING_ENTRIES = 2_048
+FISRIG_RECORD_RING_ALIGN = 64
 FISRIG_RUN_START_TICK = 1_200_000
-FISRIG_MAILBOX_OFFSET = 0x3f000
+FISRIG_MAILBOX_OFFSET = 0x7000
 FISRIG_MAILBOX_MAGIC = 0x47525346
 FISRIG_OUTCOME_BYTES = 1_024
 FISRIG_RECORDS_TO_UART = 0
@@ -178,7 +178,7 @@ SIZES = {
     'fisrig_run_record': 104,
     'fisrig_records_file_header': 16,
     'fisrig_boot_header': 8,
-    'fisrig_record_ring': 213008,
+    'fisrig_record_ring': 16,
     'fisrig_mailbox': 1056,
 }
 
@@ -442,8 +442,7 @@ FIELDS = {
         'entries': (0, 4, 1),
         'tail': (4, 4, 1),
         'head': (8, 4, 1),
-        'reserved': (12, 4, 1),
-        'rec': (16, 212992, 2048),
+        'records_at': (12, 4, 1),
     },
     'fisrig_mailbox': {
         'magic': (0, 4, 1),

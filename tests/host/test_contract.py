@@ -180,9 +180,26 @@ def test_boot_image_and_record_ring(tmp_path):
     assert field(image, "fisrig_boot_header", "records_to", boot) == c.FISRIG_RECORDS_TO_UART
     assert image[boot + c.SIZES["fisrig_boot_header"]:][:5] == b"\xAA" * 5
     ring = c.FIELDS["fisrig_record_ring"]
-    assert (soc_run.RING_ENTRIES, soc_run.RING_TAIL, soc_run.RING_HEAD, soc_run.RING_REC) == tuple(
-        ring[f][0] for f in ("entries", "tail", "head", "rec"))
-    assert ring["rec"][1] == soc_run.RECORD_BYTES * c.FISRIG_RECORD_RING_ENTRIES
+    assert (soc_run.RING_ENTRIES, soc_run.RING_TAIL, soc_run.RING_HEAD, soc_run.RING_RECORDS_AT) == tuple(
+        ring[f][0] for f in ("entries", "tail", "head", "records_at"))
+
+
+def test_the_host_places_the_record_ring_as_the_firmware_does():
+    """soc_run.ring_entries against the cases tests/model/test_rig_firmware.cc holds
+    fisrig_fw_ring_reset to (the program's end is 8 bytes past a 64-byte boundary when the
+    program is empty); every board run also checks the firmware's ring against it
+    (board_run.run refuses a ring of another size: tests/rtl/test_board_target.py)."""
+    pytest.importorskip("fisrig_hw.soc.soc_build")  # soc_run imports LiteX, as above
+    from fisrig.rig import soc_run
+    rec = soc_run.RECORD_BYTES
+    assert soc_run.ring_entries(0, 300 * rec) == 256        # 299 fit once aligned
+    assert soc_run.ring_entries(56, 56 + 256 * rec) == 256  # ends on the boundary: exactly 256
+    assert soc_run.ring_entries(56, 56 + 256 * rec - 1) == 128
+    assert soc_run.ring_entries(0, 56 + rec - 1) == 0       # no room for one
+    assert soc_run.ring_entries(5000, 4000) == 0            # a program too large: no room
+    # The simulated SoC's 512 KiB of main RAM: 2,048 records for a program under 100 KiB.
+    room = 0x80000 - c.FISRIG_BOOT_PROGRAM_OFFSET - c.SIZES["fisrig_boot_header"]
+    assert soc_run.ring_entries(100_000, room) == 2048 and soc_run.ring_entries(200_000, room) == 1024
 
 
 def test_one_tick_and_one_default_timeout():

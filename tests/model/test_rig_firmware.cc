@@ -21,7 +21,7 @@ struct Host {
   uint32_t takes = 0;
   static uint64_t now(void* ctx) {
     auto* h = static_cast<Host*>(ctx);
-    if (h->ring->tail - h->ring->head >= FISRIG_RECORD_RING_ENTRIES) {
+    if (h->ring->tail - h->ring->head >= h->ring->entries) {
       h->ring->head = h->ring->head + 1;
       ++h->takes;
     }
@@ -37,14 +37,54 @@ fisrig_run_record record_of(uint32_t seq) {
   return r;
 }
 
+// Main RAM after a program, for a test: 64-byte aligned storage, the area starting `skew`
+// bytes into it.
+struct Area {
+  std::unique_ptr<fisrig_run_record[]> store;
+  uint8_t* at;
+  uint32_t bytes;
+  Area(uint32_t records, uint32_t skew)
+      : store(new fisrig_run_record[records + 2]),
+        at(reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(store.get()) + 63) & ~uintptr_t{63}) + skew),
+        bytes(records * static_cast<uint32_t>(sizeof(fisrig_run_record))) {}
+};
+
+TEST(RigFirmware, TheRecordsGoAfterTheProgramAlignedAsManyAsThePowerOfTwoThatFits) {
+  auto ring = std::make_unique<fisrig_record_ring>();
+  fisrig_fw_ring r{};
+  r.ring = ring.get();
+  Area area(300, 8);  // 300 records' bytes from 8 past a 64-byte boundary: 299 fit once aligned
+  fisrig_fw_ring_reset(&r, area.at, area.bytes);
+  EXPECT_EQ(ring->entries, 256u);
+  EXPECT_EQ(r.entries, 256u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(r.rec), reinterpret_cast<uintptr_t>(area.at) + 56);
+  EXPECT_EQ(ring->records_at, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(r.rec)));
+  EXPECT_EQ(ring->tail, 0u);
+  EXPECT_EQ(ring->head, 0u);
+  // Exactly 256 once aligned still holds 256; one byte short, 128.
+  fisrig_fw_ring_reset(&r, area.at + 56, 256 * sizeof(fisrig_run_record));
+  EXPECT_EQ(ring->entries, 256u);
+  fisrig_fw_ring_reset(&r, area.at + 56, 256 * sizeof(fisrig_run_record) - 1);
+  EXPECT_EQ(ring->entries, 128u);
+  // Less than a record after the rounding (a program that fills main RAM): no room.
+  fisrig_fw_ring_reset(&r, area.at, 56 + sizeof(fisrig_run_record) - 1);
+  EXPECT_EQ(ring->entries, 0u);
+  fisrig_fw_ring_reset(&r, area.at, 0);
+  EXPECT_EQ(ring->entries, 0u);
+}
+
 TEST(RigFirmware, TheRecordRingTakesRecordsInOrderAndWaitsForTheHostWhenFull) {
   auto ring = std::make_unique<fisrig_record_ring>();
   Host host{ring.get()};
-  fisrig_fw_ring r{ring.get(), Host::now, &host, nullptr, 0, 0, 0};
-  fisrig_fw_ring_reset(&r);
-  EXPECT_EQ(ring->entries, FISRIG_RECORD_RING_ENTRIES);
+  fisrig_fw_ring r{};
+  r.ring = ring.get();
+  r.now = Host::now;
+  r.now_ctx = &host;
+  Area area(64, 0);
+  fisrig_fw_ring_reset(&r, area.at, area.bytes);
+  ASSERT_EQ(ring->entries, 64u);
   fisrig_record_sink sink = fisrig_fw_ring_sink(&r);
-  const uint32_t n = FISRIG_RECORD_RING_ENTRIES + 5;
+  const uint32_t n = 64 + 5;
   for (uint32_t i = 0; i < n; ++i) {
     if (i % 2) {
       fisrig_run_record rec = record_of(i);
@@ -63,24 +103,31 @@ TEST(RigFirmware, TheRecordRingTakesRecordsInOrderAndWaitsForTheHostWhenFull) {
   EXPECT_EQ(r.waits, 5u);
   EXPECT_EQ(host.takes, 5u);
   EXPECT_EQ(r.wait_ticks, 50u);
-  for (uint32_t i = n - FISRIG_RECORD_RING_ENTRIES; i < n; ++i)
-    EXPECT_EQ(ring->rec[i % FISRIG_RECORD_RING_ENTRIES].seq, i);
+  const auto* rec = reinterpret_cast<const fisrig_run_record*>(area.at);
+  for (uint32_t i = n - 64; i < n; ++i) EXPECT_EQ(rec[i % 64].seq, i);
 }
 
 TEST(RigFirmware, AStopEndsAWaitForTheHostAndTheRecordIsRefused) {
   auto ring = std::make_unique<fisrig_record_ring>();
   volatile int stop = 0;
   auto never_drains = [](void*) -> uint64_t { return 7; };
-  fisrig_fw_ring r{ring.get(), never_drains, nullptr, &stop, 0, 0, 0};
-  fisrig_fw_ring_reset(&r);
-  ring->tail = FISRIG_RECORD_RING_ENTRIES;  // full, and nobody takes any
-  stop = 1;
+  fisrig_fw_ring r{};
+  r.ring = ring.get();
+  r.now = never_drains;
+  r.stop = &stop;
+  Area area(16, 0);
   fisrig_record_sink sink = fisrig_fw_ring_sink(&r);
-  EXPECT_EQ(sink.place(sink.ctx), nullptr);
   fisrig_run_record rec = record_of(1);
-  EXPECT_NE(sink.emit(sink.ctx, &rec), 0);
-  EXPECT_EQ(ring->tail, FISRIG_RECORD_RING_ENTRIES);
-  EXPECT_EQ(r.waits, 0u);  // a wait that ended in a stop is not one the run waited out
+  for (uint32_t bytes : {area.bytes, 0u}) {  // full, and nobody takes any; and no room at all
+    fisrig_fw_ring_reset(&r, area.at, bytes);
+    ring->tail = ring->entries;
+    r.tail = ring->entries;
+    stop = 1;
+    EXPECT_EQ(sink.place(sink.ctx), nullptr) << bytes;
+    EXPECT_NE(sink.emit(sink.ctx, &rec), 0) << bytes;
+    EXPECT_EQ(ring->tail, ring->entries) << bytes;
+    EXPECT_EQ(r.waits, 0u) << bytes;  // a wait that ended in a stop is not one the run waited out
+  }
 }
 
 TEST(RigFirmware, TheOutcomeLineIsTheModelsJsonWithTheWaits) {
@@ -137,16 +184,15 @@ TEST(RigFirmware, TheMailboxTakesAGoOnlyAndHandsTheOutcomeBack) {
   EXPECT_EQ(mb.ring_at, static_cast<uint32_t>(reinterpret_cast<uintptr_t>(ring.get())));
   EXPECT_EQ(mb.program_room, 4096u);
   EXPECT_EQ(mb.runs, 0u);
-  EXPECT_EQ(fisrig_fw_mailbox_take(&mb, ring.get()), -1);  // nothing asked
-  ring->tail = 9;
-  ring->head = 4;
+  EXPECT_EQ(fisrig_fw_mailbox_take(&mb), -1);  // nothing asked
   mb.program_bytes = 300;
   mb.state = FISRIG_MAILBOX_GO;
-  EXPECT_EQ(fisrig_fw_mailbox_take(&mb, ring.get()), 300);
+  // Taken, but the host sees GO until the firmware has placed the ring for the program.
+  EXPECT_EQ(fisrig_fw_mailbox_take(&mb), 300);
+  EXPECT_EQ(mb.state, FISRIG_MAILBOX_GO);
+  fisrig_fw_mailbox_running(&mb);
   EXPECT_EQ(mb.state, FISRIG_MAILBOX_RUNNING);
-  EXPECT_EQ(ring->tail, 0u);
-  EXPECT_EQ(ring->head, 0u);
-  EXPECT_EQ(fisrig_fw_mailbox_take(&mb, ring.get()), -1);  // running: no second take
+  EXPECT_EQ(fisrig_fw_mailbox_take(&mb), -1);  // running: no second take
   std::string long_outcome(FISRIG_OUTCOME_BYTES + 50, 'x');
   fisrig_fw_mailbox_done(&mb, long_outcome.c_str());
   EXPECT_EQ(mb.state, FISRIG_MAILBOX_DONE);

@@ -8,6 +8,8 @@ tests/rtl/test_targets_agree.py holds the model to the rtl); and the firmware ta
 plan after the first. A program larger than the board's main RAM is refused before it is
 sent; a server in front of a SoC whose firmware was not booted resident, an address nobody
 listens on, and bad flags each end in one line."""
+import contextlib
+import io
 import json
 import socket
 import subprocess
@@ -28,6 +30,11 @@ from fisrig_hw.soc import soc_build
 from test_sim_soc import soc_dir  # noqa: F401  (the SoC built once for the files that use it)
 
 PLAN = "targets-agree"
+# 20 ms of QD1 4 KiB reads: about 1,300 records, but its estimate can only bound a timed step
+# by the link (records_max 2,893), past the 2,048 the board's main RAM holds after it.
+TIMED = plan.from_dict({"plan": {"name": "timed", "profile": "fast-1gb"}, "step": [
+    {"do": "workload", "label": "reads for 20 ms", "read_pct": 100, "transfer_kib": 4, "queue_depth": 1,
+     "ncq": True, "lba_count": 65536, "seconds": 0.02}]})
 # The simulated SoC's main RAM (512 KiB) after the firmware's area and the boot header.
 MAIN_RAM_ROOM = 0x80000 - contract.FISRIG_BOOT_PROGRAM_OFFSET - contract.SIZES["fisrig_boot_header"]
 
@@ -73,6 +80,10 @@ def runs(soc_dir, tmp_path_factory):  # noqa: F811
         url = f"127.0.0.1:{port}"
         runs = {name: run_plan(p, out / name.replace(" ", "-"), target="board", url=url, quiet=True)
                 for name in ("board", "board again")}
+        said = io.StringIO()
+        with contextlib.redirect_stdout(said):
+            runs["timed"] = run_plan(TIMED, out / "timed", target="board", url=url, quiet=False)
+        runs["timed said"] = said.getvalue()
         with pytest.raises(board_run.BoardRunError) as too_large:
             board_run.run(url, bytes(MAIN_RAM_ROOM + 4), lambda raw: None)
         runs["too large"] = str(too_large.value)
@@ -82,7 +93,7 @@ def runs(soc_dir, tmp_path_factory):  # noqa: F811
         console.close()
     runs["rtl"] = run_plan(p, out / "rtl", target="rtl", quiet=True)
     for name, r in runs.items():
-        assert name == "too large" or r.status == "done", (name, r.outcome)
+        assert name in ("too large", "timed said") or r.status == "done", (name, r.outcome)
     return runs
 
 
@@ -95,6 +106,19 @@ def test_the_board_target_gives_the_rtl_targets_records(runs):
         assert not c.mismatches, c.mismatches[:5]
         slow = [r for r in c.rows if r.what == "latency" and r.beyond_a_tick and r.diff_pct > 2.0]
         assert not slow, c.table()
+
+
+def test_the_host_says_before_a_run_that_may_outgrow_the_boards_ram(runs):
+    """Issue 17 §3: records wait in the board's main RAM; before the run the host says how many
+    it holds for this program against the most the plan makes. This run stays under it (the
+    host drains as it goes): it did not wait, and says nothing after."""
+    said = runs["timed said"]
+    meta = json.loads((runs["timed"].run_dir / "run.json").read_text())
+    most = meta["estimate"]["records_max"]
+    assert most > 2048 and meta["outcome"]["records"] < 2048, (most, meta["outcome"])
+    assert (f"fisrig: the run makes up to {most:,} records and the board's main RAM holds 2,048 of them "
+            "after the program") in said, said[-2000:]
+    assert not runs["timed"].outcome.notes, runs["timed"].outcome.notes
 
 
 def test_a_program_larger_than_the_boards_ram_is_refused_before_it_is_sent(runs):

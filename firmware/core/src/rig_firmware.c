@@ -15,8 +15,17 @@
 #define FISRIG_FW_COLD
 #endif
 
-void fisrig_fw_ring_reset(struct fisrig_fw_ring *r) {
-  r->ring->entries = FISRIG_RECORD_RING_ENTRIES;
+void fisrig_fw_ring_reset(struct fisrig_fw_ring *r, uint8_t *area, uint32_t bytes) {
+  uintptr_t at = ((uintptr_t)area + FISRIG_RECORD_RING_ALIGN - 1) & ~(uintptr_t)(FISRIG_RECORD_RING_ALIGN - 1);
+  uint32_t skip = (uint32_t)(at - (uintptr_t)area);
+  uint32_t fit = bytes > skip ? (bytes - skip) / (uint32_t)sizeof(struct fisrig_run_record) : 0;
+  uint32_t entries = fit ? 1u : 0u;
+  while (entries && entries <= fit / 2) entries <<= 1;
+  r->rec = (struct fisrig_run_record *)at;
+  r->entries = entries;
+  r->tail = 0;
+  r->ring->entries = entries;
+  r->ring->records_at = (uint32_t)at;
   r->ring->tail = 0;
   r->ring->head = 0;
   r->records = 0;
@@ -24,10 +33,11 @@ void fisrig_fw_ring_reset(struct fisrig_fw_ring *r) {
   r->wait_ticks = 0;
 }
 
-/* The host is behind: wait for it to take a record, counting the ticks. */
+/* The host is behind (or there is no room at all): wait for it to take a record, counting
+   the ticks. */
 static FISRIG_FW_COLD int wait_for_host(struct fisrig_fw_ring *r) {
   uint64_t t0 = r->now(r->now_ctx);
-  while (r->ring->tail - r->ring->head >= FISRIG_RECORD_RING_ENTRIES) {
+  while (r->tail - r->ring->head >= r->entries) {
     if (r->stop && *r->stop) return -1;
   }
   r->wait_ticks += r->now(r->now_ctx) - t0;
@@ -35,16 +45,16 @@ static FISRIG_FW_COLD int wait_for_host(struct fisrig_fw_ring *r) {
   return 0;
 }
 
+/* With no room at all (entries 0) a record waits until the run is stopped. */
 static FISRIG_FW_HOT struct fisrig_run_record *ring_place(void *ctx) {
   struct fisrig_fw_ring *r = ctx;
-  struct fisrig_record_ring *ring = r->ring;
-  if (ring->tail - ring->head >= FISRIG_RECORD_RING_ENTRIES && wait_for_host(r)) return 0;
-  return &ring->rec[ring->tail % FISRIG_RECORD_RING_ENTRIES];
+  if (r->tail - r->ring->head >= r->entries && wait_for_host(r)) return 0;
+  return &r->rec[r->tail & (r->entries - 1u)];
 }
 
 static FISRIG_FW_HOT int ring_placed(void *ctx) {
   struct fisrig_fw_ring *r = ctx;
-  r->ring->tail = r->ring->tail + 1; /* after the record: uncached stores reach the RAM in order */
+  r->ring->tail = ++r->tail; /* after the record: the stores reach the bus in order */
   ++r->records;
   return 0;
 }
@@ -121,12 +131,12 @@ void fisrig_fw_mailbox_open(struct fisrig_mailbox *mb, const struct fisrig_recor
   mb->magic = FISRIG_MAILBOX_MAGIC; /* last: the host takes the magic as "serving" */
 }
 
-int32_t fisrig_fw_mailbox_take(struct fisrig_mailbox *mb, struct fisrig_record_ring *ring) {
-  if (mb->state != FISRIG_MAILBOX_GO) return -1;
-  ring->tail = 0;
-  ring->head = 0;
+int32_t fisrig_fw_mailbox_take(const struct fisrig_mailbox *mb) {
+  return mb->state == FISRIG_MAILBOX_GO ? (int32_t)mb->program_bytes : -1;
+}
+
+void fisrig_fw_mailbox_running(struct fisrig_mailbox *mb) {
   mb->state = FISRIG_MAILBOX_RUNNING;
-  return (int32_t)mb->program_bytes;
 }
 
 void fisrig_fw_mailbox_done(struct fisrig_mailbox *mb, const char *outcome) {

@@ -79,10 +79,19 @@ static void run(uint32_t size, enum fisrig_records_to to, uint32_t late_ticks, c
   state = RUNNER_IDLE;
 }
 
-/* A new run's rings: the engine's emptied, the record ring's counts zeroed. */
-static void fresh_rings(void) {
-  fisrig_fw_ring_reset(&records);
+/* A new run's rings for a program of `size` bytes: the engine's emptied, the record ring's
+   records placed in main RAM after the program (baremetal_if.h) and its counts zeroed. */
+static void fresh_rings(uint32_t size) {
+  const struct fisrig_boot_header *boot = fisrig_engine_boot_header(engine);
+  uint32_t room = fisrig_engine_program_room(engine);
+  uint32_t used = size < room ? size : room;
+  fisrig_fw_ring_reset(&records, (uint8_t *)(boot + 1) + used, room - used);
   fisrig_engine_rings_reset(engine);
+}
+
+static void say_where_the_ring_is(void) {
+  printk("fisrig firmware: record ring at 0x%08lx, %lu records at 0x%08lx\n", (unsigned long)(uintptr_t)records.ring,
+         (unsigned long)records.entries, (unsigned long)records.ring->records_at);
 }
 
 void runner_main(void) {
@@ -94,12 +103,12 @@ void runner_main(void) {
   struct fisrig_engine_ops ops;
 
   fisrig_engine_bind(engine, &ops);
-  records = (struct fisrig_fw_ring){&fisrig_engine_ring_ram(engine)->ring, ops.now, 0, &vm.stop_requested, 0, 0, 0};
+  records = (struct fisrig_fw_ring){.ring = &fisrig_engine_ring_ram(engine)->ring, .now = ops.now,
+                                    .stop = &vm.stop_requested};
   uint64_t booted = fisrig_engine_now(engine);
   printk("fisrig firmware: program of %u bytes (Zephyr %s)\n", size, KERNEL_VERSION_STRING);
-  fresh_rings();
-  if (to == FISRIG_RECORDS_TO_RING && size)
-    printk("fisrig firmware: record ring at 0x%08lx\n", (unsigned long)(uintptr_t)records.ring);
+  fresh_rings(size);
+  if (to == FISRIG_RECORDS_TO_RING && size) say_where_the_ring_is();
 
   /* The drive is powered at reset: its signature arrives as the engine's first event
      record once LiteSATA calls the link ready (5 ms). A program starts on a live link. */
@@ -129,10 +138,11 @@ void runner_main(void) {
   printk("%sfisrig firmware: shell at tick %llu, %llu ticks after the first instruction\n",
          line_start, (unsigned long long)shell_tick, (unsigned long long)(shell_tick - fisrig_first_tick));
   for (;;) {
-    int32_t given = fisrig_fw_mailbox_take(mailbox, records.ring);
+    int32_t given = fisrig_fw_mailbox_take(mailbox);
     if (given >= 0) {
       ops.data_in(ops.ctx); /* the program came through the bridge, behind the data cache */
-      fresh_rings();
+      fresh_rings((uint32_t)given);
+      fisrig_fw_mailbox_running(mailbox);
       run((uint32_t)given, FISRIG_RECORDS_TO_RING, 0, mailbox->outcome);
       fisrig_fw_mailbox_done(mailbox, mailbox->outcome);
       continue;
@@ -140,10 +150,9 @@ void runner_main(void) {
     atomic_val_t asked = atomic_set(&requested, -1);
     if (asked >= 0) {
       ops.data_in(ops.ctx);
-      fresh_rings();
+      fresh_rings(boot->program_bytes);
       printk("%s", line_start); /* the prompt's line ends; the run's lines follow */
-      if (asked == FISRIG_RECORDS_TO_RING)
-        printk("fisrig firmware: record ring at 0x%08lx\n", (unsigned long)(uintptr_t)records.ring);
+      if (asked == FISRIG_RECORDS_TO_RING) say_where_the_ring_is();
       run(boot->program_bytes, (enum fisrig_records_to)asked, 0, outcome);
       continue;
     }

@@ -17,7 +17,7 @@ from litex.soc.integration.soc_core import SoCCore
 from litex.tools.litex_client import RemoteClient
 
 from fisrig.rig.bridge import BridgeTimeout, ByteAccess
-from fisrig.rig.soc_run import RingDrain, drain_to_outcome
+from fisrig.rig.soc_run import RingDrain, drain_to_outcome, ring_entries
 
 MAILBOX = RING_RAM_BASE + contract.FISRIG_MAILBOX_OFFSET
 _MB = {name: at for name, (at, *_rest) in contract.FIELDS["fisrig_mailbox"].items()}
@@ -76,10 +76,12 @@ def parse_url(url):
     return host, int(port)
 
 
-def run(url, program, on_record, timeout=3600, poll_s=0.005):
+def run(url, program, on_record, timeout=3600, poll_s=0.005, on_ring=None):
     """Runs a compiled program on the board behind the litex_server at `url`; on_record(bytes)
     gets each record as it is drained; returns the firmware's outcome (the JSON fisrig-model
-    prints)."""
+    prints). on_ring(entries), before the program goes: the records the board's ring holds
+    for it in main RAM (soc_run.ring_entries), which a run can outgrow only by that many
+    records more than the host has drained before the rig waits."""
     host, port = parse_url(url)
     link = BoardLink(host, port)
     link.open()
@@ -97,6 +99,9 @@ def run(url, program, on_record, timeout=3600, poll_s=0.005):
         if len(program) > room:
             raise BoardRunError(f"{url}: the program is {len(program):,} bytes and the board's main RAM holds "
                                 f"{room:,} after its boot header: a shorter plan, or a board with more RAM")
+        entries = ring_entries(len(program), room)
+        if on_ring:
+            on_ring(entries)
         link.write_bytes(MAIN_RAM_BASE + contract.FISRIG_BOOT_PROGRAM_OFFSET, soc_build.boot_block(program))
         link.write(MAILBOX + _MB["program_bytes"], len(program))
         link.write(MAILBOX + _MB["state"], contract.FISRIG_MAILBOX_GO)
@@ -117,7 +122,11 @@ def run(url, program, on_record, timeout=3600, poll_s=0.005):
             except ValueError:
                 raise BoardRunError(f"{url}: the firmware's outcome is not the line it writes: {line[:200]!r}") \
                     from None
-        return drain_to_outcome(RingDrain(link, ring, on_record), outcome_now, deadline, lambda taken: BoardRunError(
+        drain = RingDrain(link, ring, on_record)
+        if drain.entries != entries:
+            raise BoardRunError(f"{url}: the firmware placed {drain.entries:,} records in its ring where this host "
+                                f"expects {entries:,} (baremetal_if.h): a firmware of another version")
+        return drain_to_outcome(drain, outcome_now, deadline, lambda taken: BoardRunError(
             f"{url}: the run took longer than {timeout} s; {taken} records taken"), poll_s)
     finally:
         link.close()

@@ -21,8 +21,24 @@ from fisrig.rig.bios_console import BiosConsole, ConsoleTimeout
 RECORD_BYTES = contract.SIZES["fisrig_run_record"]
 # struct fisrig_record_ring (fisrig/baremetal_if.h): byte offsets of its words and records.
 _RING = contract.FIELDS["fisrig_record_ring"]
-RING_ENTRIES, RING_TAIL, RING_HEAD, RING_REC = (_RING[f][0] for f in ("entries", "tail", "head", "rec"))
+RING_ENTRIES, RING_TAIL, RING_HEAD, RING_RECORDS_AT = (
+    _RING[f][0] for f in ("entries", "tail", "head", "records_at"))
 RING_LINE = re.compile(r"record ring at 0x([0-9a-f]{8})")
+
+
+def ring_entries(program_bytes, program_room):
+    """The records the firmware's ring holds for a program of `program_bytes`, where main RAM
+    holds `program_room` bytes after the boot header (the mailbox's program_room): its
+    records go after the program, from there rounded up to FISRIG_RECORD_RING_ALIGN, as many
+    as the largest power of two that fits (baremetal_if.h; fisrig_fw_ring_reset). The boot
+    header's end is 8 bytes past a 64 KiB boundary on every SoC, so the rounding is the same
+    wherever main RAM is."""
+    align = contract.FISRIG_RECORD_RING_ALIGN
+    end = contract.SIZES["fisrig_boot_header"] + min(program_bytes, program_room)
+    skip = -end % align
+    room = program_room - min(program_bytes, program_room)
+    fit = max(room - skip, 0) // RECORD_BYTES
+    return 1 << (fit.bit_length() - 1) if fit else 0
 
 
 class SocRunError(RuntimeError):
@@ -62,13 +78,17 @@ def prepare(build_dir, run_dir, firmware, program, profile, faults, bridge_port=
 
 
 class RingDrain:
-    """Takes records out of the firmware's record ring in the ring RAM through the bridge
-    (struct fisrig_record_ring: entries, tail, head, then the records)."""
+    """Takes records out of the firmware's record ring through the bridge (struct
+    fisrig_record_ring in the ring RAM: entries, tail, head and where the records are in main
+    RAM)."""
     BURST = 255 // (RECORD_BYTES // 4)  # records a bridge read: UARTBone moves at most 255 words
 
     def __init__(self, bridge, address, on_record):
         self.bridge, self.address, self.on_record = bridge, address, on_record
-        self.entries = bridge.read(address + RING_ENTRIES)
+        self.entries, self.records_at = (bridge.read(address + f) for f in (RING_ENTRIES, RING_RECORDS_AT))
+        if self.entries & (self.entries - 1):
+            raise SocRunError(f"the record ring at 0x{address:08x} says it has {self.entries} entries, "
+                              "not a power of two: not a fisrig firmware of this version")
         self.head = 0
 
     def once(self):
@@ -76,9 +96,9 @@ class RingDrain:
         tail = self.bridge.read(self.address + RING_TAIL)
         taken = 0
         while self.head != tail:
-            slot = self.head % self.entries
+            slot = self.head & (self.entries - 1)
             n = min((tail - self.head) & 0xFFFFFFFF, self.BURST, self.entries - slot)
-            raw = self.bridge.read_bytes(self.address + RING_REC + RECORD_BYTES * slot, RECORD_BYTES * n)
+            raw = self.bridge.read_bytes(self.records_at + RECORD_BYTES * slot, RECORD_BYTES * n)
             for i in range(n):
                 self.on_record(raw[RECORD_BYTES * i:RECORD_BYTES * (i + 1)])
             self.head = (self.head + n) & 0xFFFFFFFF

@@ -1,9 +1,12 @@
 """The rig's part of a LiteX SoC, the same in simulation (sim_soc) and on boards
 (fisrig_boards): the SATA core's status and controls (RigStatus), the CPU bus watcher, the
 engine's ring front end as a bus master, the ring RAM with a second port of its own for the
-host bridge, and the tick gate. Their registers have the same names, and the ring RAM and
+host bridge (and main RAM's, where the SoC gives one), and the tick gate. Their registers have the same names, and the ring RAM and
 the tick gate the same addresses, on every SoC; the firmware and the host find the
 registers' addresses in each SoC's generated csr.h and csr.json."""
+
+from functools import reduce
+from operator import or_
 
 from migen import *
 
@@ -18,25 +21,39 @@ from fisrig_hw.soc.tick_gate import SIZE as TICK_GATE_SIZE, TickGate
 # The rings' RAM, in the CPU's IO region (0x8000_0000 up: never cached). The engine writes
 # completions and the host the record ring's head behind the CPU's back; in cached RAM the
 # firmware had to drop its whole data cache (VexRiscv has no per-line invalidate) before
-# every look, and then missed on everything else it touched. 256 KiB: the record ring's
-# 2,048 records (baremetal_if.h) and the engine's rings.
-RING_RAM_BASE, RING_RAM_SIZE = 0x9000_0000, 0x4_0000
+# every look, and then missed on everything else it touched. 32 KiB: the engine's rings and
+# the record ring's indexes (14 KiB), the mailbox at 28 KiB (baremetal_if.h); the records
+# are in main RAM. (It was 256 KiB with the records in it: 57 of the STLV7325's 71 block RAMs.)
+RING_RAM_BASE, RING_RAM_SIZE = 0x9000_0000, 0x8000
 # The tick gate (fisrig_hw.soc.tick_gate): where the firmware waits for its run's first tick.
 TICK_GATE_BASE = 0x9100_0000
 
 
-def add_rig(soc, sata, bridge):
+def _in_region(origin, size):
+    """A Wishbone word address's match for [origin, origin + size), size a power of two and
+    origin aligned to it."""
+    assert size & (size - 1) == 0 and origin % size == 0, (origin, size)
+    words = (size // 4).bit_length() - 1
+    return lambda adr: adr[words:] == (origin >> 2) >> words
+
+
+def add_rig(soc, sata, bridge, main_ram=None):
     """Adds the rig around `sata` (a RigCore already in the SoC, in its sys domain) to
     `soc`; `bridge` is the host bridge's Wishbone master (UARTBone's or Etherbone's), which
-    reaches the ring RAM through its own port and everything else through the SoC's bus."""
+    reaches the ring RAM through its own port and everything else through the SoC's bus.
+    main_ram: (origin, size, memory) of a main RAM whose Memory takes a second port for the
+    bridge too (the simulated SoC's, where the records drain from). On a board the bridge
+    reaches DRAM through the SoC's bus, and so through LiteX's L2 cache, which writes back and
+    holds the firmware's latest records: a DRAM port of the bridge's own would read behind it."""
     soc.rig = RigStatus(sata)
     soc.cpu_bus = BusActivity(soc.cpu.ibus, soc.cpu.dbus)
     soc.rings = EngineRings(engine=sata.engine)
     soc.bus.add_master(name="engine_rings", master=soc.rings.bus)
-    # The ring RAM has two ports: the SoC's bus (the CPU and the engine) and the host
-    # bridge's own. The host drains the record ring when its process gets to it (wall
-    # time); through the shared bus each of its reads held the CPU and the engine a few
-    # cycles at a time no run could repeat, and every later command moved with them.
+    # The ring RAM (and the simulated SoC's main RAM, which holds the records) has two
+    # ports: the SoC's bus (the CPU and the engine) and the host bridge's own. The host
+    # drains the record ring when its process gets to it (wall time); through the shared
+    # bus each of its reads held the CPU and the engine a few cycles at a time no run could
+    # repeat, and every later command moved with them.
     ring_mem = Memory(32, RING_RAM_SIZE // 4)
     soc.ring_ram = wishbone.SRAM(ring_mem, bus=wishbone.Interface(
         data_width=32, address_width=soc.bus.address_width))
@@ -45,12 +62,14 @@ def add_rig(soc, sata, bridge):
     soc.ring_ram_host = wishbone.SRAM(ring_mem, bus=wishbone.Interface(
         data_width=32, address_width=soc.bus.address_width))
     bridge_to_bus = wishbone.Interface(data_width=32, address_width=soc.bus.address_width)
-    ring_words = (RING_RAM_SIZE // 4).bit_length() - 1
-
-    def in_ring_ram(adr):
-        return adr[ring_words:] == (RING_RAM_BASE >> 2) >> ring_words
-    soc.bridge_decoder = wishbone.Decoder(bridge, [
-        (in_ring_ram, soc.ring_ram_host.bus), (lambda adr: ~in_ring_ram(adr), bridge_to_bus)])
+    own = [(_in_region(RING_RAM_BASE, RING_RAM_SIZE), soc.ring_ram_host.bus)]
+    if main_ram is not None:
+        origin, size, mem = main_ram
+        soc.main_ram_host = wishbone.SRAM(mem, bus=wishbone.Interface(
+            data_width=32, address_width=soc.bus.address_width))
+        own.append((_in_region(origin, size), soc.main_ram_host.bus))
+    soc.bridge_decoder = wishbone.Decoder(bridge, own + [
+        (lambda adr: ~reduce(or_, [match(adr) for match, _ in own]), bridge_to_bus)])
     soc.bus.add_master(name="bridge", master=bridge_to_bus)
     soc.tick_gate = TickGate(sata.now, address_width=soc.bus.address_width)
     soc.bus.add_slave("tick_gate", soc.tick_gate.bus,

@@ -15,7 +15,9 @@ from litex.build.sim import SimPlatform
 from litex.build.sim.config import SimConfig
 from litex.soc.cores.uart import RS232PHYModel, UARTBone
 from litex.soc.interconnect.stream import PipeReady, PipeValid
+from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
+from litex.soc.interconnect import wishbone
 
 from fisrig_hw import contract
 from fisrig_hw.descriptor import PINS
@@ -59,7 +61,6 @@ class FisrigSimSoC(SoCCore):
         SoCCore.__init__(self, platform, clk_freq=SATA_CLK_HZ, cpu_type="vexriscv",
                          cpu_variant="standard", uart_name="sim",
                          integrated_rom_size=0x10000, integrated_sram_size=0x2000,
-                         integrated_main_ram_size=main_ram_size,
                          # RAM that answers incrementing bursts a word a cycle: the engine's
                          # reads of data from RAM (fisrig_hw.soc.burst_reader) and the CPU's
                          # cache line fills.
@@ -72,6 +73,15 @@ class FisrigSimSoC(SoCCore):
         # no test of a RAM that is a Verilog array).
         self.add_config("BIOS_NO_BOOT")
         self.add_config("BIOS_NO_DELAYS")
+        # Main RAM as LiteX's integrated one (the same name, so litex_sim loads each run's
+        # sim_main_ram.init), with a second port of its own for the host bridge: the record
+        # ring's records are here (baremetal_if.h), and the host's drain through the SoC's
+        # bus would hold the CPU and the engine cycles no run could repeat (rig_soc.add_rig).
+        origin = self.mem_map["main_ram"]
+        main_mem = Memory(32, main_ram_size // 4, init=[], name="main_ram")
+        self.main_ram = wishbone.SRAM(main_mem, bus=wishbone.Interface(
+            data_width=32, address_width=self.bus.address_width, bursting=self.bus.bursting))
+        self.bus.add_slave("main_ram", self.main_ram.bus, SoCRegion(origin=origin, size=main_ram_size))
         self.add_config("MAIN_RAM_INIT")
         # The SATA clock is the system clock: stamps, power edges and the CPU share it.
         self.sata = sata = RigCore(with_sys_domain=False, gen=gen)
@@ -84,7 +94,7 @@ class FisrigSimSoC(SoCCore):
         self.bridge_phy = RS232PHYModel(self.registered_serial(platform.request("serial", 1)))
         self.bridge = UARTBone(self.bridge_phy, clk_freq=SATA_CLK_HZ,
                                address_width=self.bus.address_width)
-        add_rig(self, sata, self.bridge.wishbone)
+        add_rig(self, sata, self.bridge.wishbone, main_ram=(origin, main_ram_size, main_mem))
 
     def add_uart(self, name="uart", uart_name="serial", uart_pads=None, **kwargs):
         """LiteX's, with the console's pads behind registers (registered_serial)."""

@@ -33,19 +33,36 @@ enum fisrig_records_to {
 };
 
 /*
- * The record ring in the SoC's ring RAM (uncached on the CPU side; the host bridge reaches
- * it through a port of its own, so draining it never holds the CPU). The firmware says where
- * on the console ("fisrig firmware: record ring at 0x<address>"), writes the record, then
- * tail; the host reads tail, takes records, writes head. Both indexes run free; a record's
- * slot is index % entries. The firmware waits while tail - head == entries, so nothing is
- * lost; it counts the ticks it waited, and the run's outcome reports them (ring_wait_ticks),
- * since the commands after a wait were issued when the host's pace let them.
+ * The record ring: its indexes in the SoC's ring RAM (uncached on the CPU side; the host
+ * bridge reaches it through a port of its own, so draining never holds the CPU), its records
+ * in main RAM after the program (DRAM on a board, so a run whose host drains slowly, a UART
+ * board's, keeps every record until the host takes it; issue 17, section 3). The firmware
+ * places the records for each run (FISRIG_RECORD_RING_ALIGN below), writes `entries` and
+ * `records_at`, then says where the ring is (on the console, "fisrig firmware: record ring at
+ * 0x<address>", or in the mailbox's ring_at); it writes a record, then tail; the host reads
+ * tail, takes records, writes head. Both indexes run free; a record's slot is
+ * index & (entries - 1). The firmware waits while tail - head == entries, so nothing is lost;
+ * it counts the ticks it waited, and the run's outcome reports them (ring_wait_ticks), since
+ * the commands after a wait were issued when the host's pace let them.
  *
- * 2,048 records: a QD32 random-read run at the link's 135k IOPS fills it in 15 ms of drive
- * time, about 4 s of the simulation's wall time (544k cycles a second), so a host held up for
- * seconds (a loaded CI machine) still does not make the firmware wait; 128 filled in 0.3 s.
+ * Where the records go (fisrig.rig.soc_run.ring_entries computes the same): from the
+ * program's end (the boot header's end plus program_bytes) rounded up to
+ * FISRIG_RECORD_RING_ALIGN, as many records as the power of two that fits below main RAM's
+ * end. In the simulated SoC's 512 KiB that is 2,048 records for a program under 100 KiB: a
+ * QD32 random-read run at the link's 135k IOPS fills them in 15 ms of drive time, about 4 s of
+ * the simulation's wall time, so a host held up for seconds (a loaded CI machine) still does
+ * not make the firmware wait. A board's 1 GiB of DRAM holds 8,388,608 (62 s at that rate).
+ * Main RAM is cached, but VexRiscv's data cache writes through and the host never writes the
+ * records, so the RAM holds each record before the (uncached) tail says it is there.
  */
-#define FISRIG_RECORD_RING_ENTRIES 2048u
+#define FISRIG_RECORD_RING_ALIGN 64u
+
+struct fisrig_record_ring {
+  uint32_t entries;       /* a power of two, written before the ring is announced (0: no room) */
+  volatile uint32_t tail; /* records written: the firmware's */
+  volatile uint32_t head; /* records taken: the host's */
+  uint32_t records_at;    /* the records' address in main RAM (struct fisrig_run_record[entries]) */
+};
 
 /*
  * The first tick of a run on the rig SoC in simulation (fisrig_hw.soc.tick_gate): the firmware
@@ -56,14 +73,6 @@ enum fisrig_records_to {
  */
 #define FISRIG_RUN_START_TICK (8ull * FISRIG_TICK_HZ / 1000u)
 
-struct fisrig_record_ring {
-  uint32_t entries;       /* FISRIG_RECORD_RING_ENTRIES, written before the ring is announced */
-  volatile uint32_t tail; /* records written: the firmware's */
-  volatile uint32_t head; /* records taken: the host's */
-  uint32_t reserved;      /* keeps the records 16-byte aligned */
-  struct fisrig_run_record rec[FISRIG_RECORD_RING_ENTRIES];
-};
-
 /*
  * A firmware booted with no program (program_bytes 0), or done with the program it was booted
  * with, stays resident and takes its programs through the host bridge alone, the way a board
@@ -71,12 +80,13 @@ struct fisrig_record_ring {
  * the bridge reaches it without holding the CPU. The firmware fills it and writes `magic`
  * last; then, for each run: the host puts the program in main RAM as at boot (after the boot
  * header at FISRIG_BOOT_PROGRAM_OFFSET) and its size in `program_bytes`, then sets `state`
- * to GO; the firmware empties the record ring (tail and head 0), says RUNNING, runs it with
+ * to GO; the firmware places the record ring's records after the program and empties the
+ * ring (tail and head 0), says RUNNING, runs it with
  * its records to the ring, writes the outcome line (the JSON the console also gets) and
  * says DONE. The host drains the ring as for a booted run and may send the next program once
  * it has read DONE and every record.
  */
-#define FISRIG_MAILBOX_OFFSET 0x3F000u
+#define FISRIG_MAILBOX_OFFSET 0x7000u
 #define FISRIG_MAILBOX_MAGIC 0x47525346u /* "FSRG" */
 #define FISRIG_OUTCOME_BYTES 1024u
 

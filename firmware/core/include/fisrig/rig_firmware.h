@@ -16,11 +16,12 @@
 #define FISRIG_FW_SQ_ENTRIES 128u
 #define FISRIG_FW_CQ_ENTRIES 128u
 
-/* The engine's rings and the record ring live in the SoC's ring RAM, which the CPU never
-   caches: the engine writes completions and the host the ring's head behind the data
+/* The engine's rings and the record ring's indexes live in the SoC's ring RAM, which the CPU
+   never caches: the engine writes completions and the host the ring's head behind the data
    cache, which in main RAM had to be dropped whole before every look (VexRiscv has no
-   per-line invalidate), taking everything else the VM had cached with it. The mailbox is at
-   FISRIG_MAILBOX_OFFSET, above them. */
+   per-line invalidate), taking everything else the VM had cached with it. The records
+   themselves are in main RAM (baremetal_if.h). The mailbox is at FISRIG_MAILBOX_OFFSET,
+   above them. */
 struct fisrig_ring_ram {
   struct fisrig_cmd_desc sq[FISRIG_FW_SQ_ENTRIES];
   struct fisrig_cpl_record cq[FISRIG_FW_CQ_ENTRIES];
@@ -37,7 +38,8 @@ _Static_assert(sizeof(struct fisrig_ring_ram) <= FISRIG_MAILBOX_OFFSET, "the rin
 
 /* The record ring as the VM's record sink. The firmware waits while the host is behind
    (nothing is lost) and counts the ticks it waited; a non-zero *stop ends a wait (the record
-   is then refused: the run stops). */
+   is then refused: the run stops). The records' place, their count and the tail are kept
+   here too, in cached RAM: the ring's own words are uncached, a bus read each. */
 struct fisrig_fw_ring {
   struct fisrig_record_ring *ring;
   uint64_t (*now)(void *ctx); /* the engine's counter (the ops' now) */
@@ -46,10 +48,15 @@ struct fisrig_fw_ring {
   uint64_t records;
   uint32_t waits;
   uint64_t wait_ticks;
+  struct fisrig_run_record *rec;
+  uint32_t entries;
+  uint32_t tail;
 };
 
-/* Empties the ring and the counts, and says how many slots it has. */
-void fisrig_fw_ring_reset(struct fisrig_fw_ring *r);
+/* The ring's records placed in [area, area + bytes) as baremetal_if.h says (the most records,
+   a power of two, from the area's start rounded up to FISRIG_RECORD_RING_ALIGN), the ring
+   emptied and the counts zeroed. The area is main RAM after the program. */
+void fisrig_fw_ring_reset(struct fisrig_fw_ring *r, uint8_t *area, uint32_t bytes);
 struct fisrig_record_sink fisrig_fw_ring_sink(struct fisrig_fw_ring *r);
 
 /* A run's outcome as the JSON line fisrig-model prints (without the newline): what the VM
@@ -80,10 +87,12 @@ struct fisrig_fw_bus {
 int fisrig_fw_bus_line(char *out, unsigned bytes, const struct fisrig_fw_bus *before,
                        const struct fisrig_fw_bus *after, uint64_t commands);
 
-/* The mailbox (baremetal_if.h): open for programs; a GO taken (the ring emptied, RUNNING:
-   returns the program's size) or none yet (-1); a run's outcome handed back (DONE). */
+/* The mailbox (baremetal_if.h): open for programs; a GO taken (returns the program's size)
+   or none yet (-1); then, once the ring is placed for it, RUNNING; a run's outcome handed back
+   (DONE). */
 void fisrig_fw_mailbox_open(struct fisrig_mailbox *mb, const struct fisrig_record_ring *ring, uint32_t program_room);
-int32_t fisrig_fw_mailbox_take(struct fisrig_mailbox *mb, struct fisrig_record_ring *ring);
+int32_t fisrig_fw_mailbox_take(const struct fisrig_mailbox *mb);
+void fisrig_fw_mailbox_running(struct fisrig_mailbox *mb);
 void fisrig_fw_mailbox_done(struct fisrig_mailbox *mb, const char *outcome);
 
 /* Decimal by hand: picolibc's integer printf may lack 64-bit conversions. */
