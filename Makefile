@@ -29,7 +29,7 @@ scenario: native
 
 test: native
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
-	.venv/bin/python -m pytest -q -rs -p no:cacheprovider -n $(JOBS) --dist load --maxschedchunk 1 tests/host tests/link tests/hw tests/rtl
+	.venv/bin/python -m pytest -q -rs -p no:cacheprovider -n $(JOBS) --dist loadgroup tests/host tests/link tests/hw tests/rtl
 
 bench: native
 	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-model-bench && .venv/bin/python scripts/bench_plan.py \
