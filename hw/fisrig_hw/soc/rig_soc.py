@@ -1,9 +1,10 @@
 """The rig's part of a LiteX SoC, the same in simulation (sim_soc) and on boards
 (fisrig_boards): the SATA core's status and controls (RigStatus), the CPU bus watcher, the
 engine's ring front end as a bus master, the ring RAM with a second port of its own for the
-host bridge (and main RAM's, where the SoC gives one), and the tick gate. Their registers have the same names, and the ring RAM and
-the tick gate the same addresses, on every SoC; the firmware and the host find the
-registers' addresses in each SoC's generated csr.h and csr.json."""
+host bridge (and main RAM's, where the SoC gives one), and the tick gate. Their registers
+have the same names, and the ring RAM and the tick gate the same addresses, on every SoC;
+the firmware and the host find the registers' addresses in each SoC's generated csr.h and
+csr.json."""
 
 from functools import reduce
 from operator import or_
@@ -23,7 +24,8 @@ from fisrig_hw.soc.tick_gate import SIZE as TICK_GATE_SIZE, TickGate
 # firmware had to drop its whole data cache (VexRiscv has no per-line invalidate) before
 # every look, and then missed on everything else it touched. 32 KiB: the engine's rings and
 # the record ring's indexes (14 KiB), the mailbox at 28 KiB (baremetal_if.h); the records
-# are in main RAM. (It was 256 KiB with the records in it: 57 of the STLV7325's 71 block RAMs.)
+# are in main RAM. (It was 256 KiB with the records in it: yosys counted 71 block RAMs on the
+# STLV7325 then, 15 now; 79.5 and 23.5 on the Acorn.)
 RING_RAM_BASE, RING_RAM_SIZE = 0x9000_0000, 0x8000
 # The tick gate (fisrig_hw.soc.tick_gate): where the firmware waits for its run's first tick.
 TICK_GATE_BASE = 0x9100_0000
