@@ -30,8 +30,8 @@ from fisrig_hw.soc import soc_build
 from test_sim_soc import soc_dir  # noqa: F401  (the SoC built once for the files that use it)
 
 PLAN = "targets-agree"
-# 20 ms of QD1 4 KiB reads: about 1,300 records, but its estimate can only bound a timed step
-# by the link (records_max 2,893), past the 2,048 the board's main RAM holds after it.
+# 20 ms of QD1 4 KiB reads: 1,272 records, but its estimate can only bound a timed step
+# by the link (records_max 2,886), past the 2,048 the board's main RAM holds after it.
 TIMED = plan.from_dict({"plan": {"name": "timed", "profile": "fast-1gb"}, "step": [
     {"do": "workload", "label": "reads for 20 ms", "read_pct": 100, "transfer_kib": 4, "queue_depth": 1,
      "ncq": True, "lba_count": 65536, "seconds": 0.02}]})
