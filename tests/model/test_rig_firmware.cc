@@ -73,6 +73,25 @@ TEST(RigFirmware, TheRecordsGoAfterTheProgramAlignedAsManyAsThePowerOfTwoThatFit
   EXPECT_EQ(ring->entries, 0u);
 }
 
+TEST(RigFirmware, TheRingIsPlacedAfterTheProgramInItsRoom) {
+  auto ring = std::make_unique<fisrig_record_ring>();
+  fisrig_fw_ring r{};
+  r.ring = ring.get();
+  Area area(300, 0);  // the program area, from a 64-byte boundary
+  // A 56-byte program: the records from the next boundary (area + 64), 256 of them.
+  fisrig_fw_ring_place(&r, area.at, 56, area.bytes);
+  EXPECT_EQ(ring->entries, 256u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(r.rec), reinterpret_cast<uintptr_t>(area.at) + 64);
+  // A room a byte short of that: 128.
+  fisrig_fw_ring_place(&r, area.at, 56, 64 + 256 * sizeof(fisrig_run_record) - 1);
+  EXPECT_EQ(ring->entries, 128u);
+  // A program that takes the room, or claims more than it: no records, and nothing past the room.
+  fisrig_fw_ring_place(&r, area.at, area.bytes, area.bytes);
+  EXPECT_EQ(ring->entries, 0u);
+  fisrig_fw_ring_place(&r, area.at, area.bytes + 4096, area.bytes);
+  EXPECT_EQ(ring->entries, 0u);
+}
+
 TEST(RigFirmware, TheRecordRingTakesRecordsInOrderAndWaitsForTheHostWhenFull) {
   auto ring = std::make_unique<fisrig_record_ring>();
   Host host{ring.get()};
@@ -198,6 +217,20 @@ TEST(RigFirmware, TheMailboxTakesAGoOnlyAndHandsTheOutcomeBack) {
   EXPECT_EQ(mb.state, FISRIG_MAILBOX_DONE);
   EXPECT_EQ(mb.runs, 1u);
   EXPECT_EQ(std::strlen(mb.outcome), FISRIG_OUTCOME_BYTES - 1u);  // cut, never past the mailbox
+}
+
+TEST(RigFirmware, AMailboxRunStartsInPhaseWithABootedRun) {
+  const uint64_t p = FISRIG_RUN_PHASE_TICKS;
+  const uint64_t booted = FISRIG_RUN_START_TICK;
+  // In phase: a whole number of phases after the booted run's tick, at least the margin ahead.
+  for (uint64_t now : {booted + 1, booted + p - 512, booted + p - 511, booted + 123456789, uint64_t{5}}) {
+    uint64_t t = fisrig_fw_mailbox_start_tick(now, 512);
+    EXPECT_EQ((t - booted) % p, 0u) << now;
+    EXPECT_GE(t, now + 512) << now;
+    EXPECT_LT(t, now + 512 + p) << now;  // the first such tick, never a phase more
+  }
+  EXPECT_EQ(fisrig_fw_mailbox_start_tick(booted + p - 512, 512), booted + p);  // exactly on it
+  EXPECT_EQ(fisrig_fw_mailbox_start_tick(booted + p - 511, 512), booted + 2 * p);
 }
 
 }  // namespace

@@ -33,6 +33,11 @@ void fisrig_fw_ring_reset(struct fisrig_fw_ring *r, uint8_t *area, uint32_t byte
   r->wait_ticks = 0;
 }
 
+void fisrig_fw_ring_place(struct fisrig_fw_ring *r, const uint8_t *program, uint32_t program_bytes, uint32_t room) {
+  uint32_t used = program_bytes < room ? program_bytes : room;
+  fisrig_fw_ring_reset(r, (uint8_t *)(uintptr_t)program + used, room - used);
+}
+
 /* The host is behind (or there is no room at all): wait for it to take a record, counting
    the ticks. */
 static FISRIG_FW_COLD int wait_for_host(struct fisrig_fw_ring *r) {
@@ -137,6 +142,13 @@ int32_t fisrig_fw_mailbox_take(const struct fisrig_mailbox *mb) {
 
 void fisrig_fw_mailbox_running(struct fisrig_mailbox *mb) {
   mb->state = FISRIG_MAILBOX_RUNNING;
+}
+
+uint64_t fisrig_fw_mailbox_start_tick(uint64_t now, uint32_t margin) {
+  uint64_t earliest = now + margin;
+  /* Unsigned and a power of two: right also when `earliest` is before the start tick. */
+  uint64_t behind = (earliest - FISRIG_RUN_START_TICK) % FISRIG_RUN_PHASE_TICKS;
+  return behind ? earliest + (FISRIG_RUN_PHASE_TICKS - behind) : earliest;
 }
 
 void fisrig_fw_mailbox_done(struct fisrig_mailbox *mb, const char *outcome) {

@@ -83,9 +83,7 @@ static void run(uint32_t size, enum fisrig_records_to to, uint32_t late_ticks, c
    records placed in main RAM after the program (baremetal_if.h) and its counts zeroed. */
 static void fresh_rings(uint32_t size) {
   const struct fisrig_boot_header *boot = fisrig_engine_boot_header(engine);
-  uint32_t room = fisrig_engine_program_room(engine);
-  uint32_t used = size < room ? size : room;
-  fisrig_fw_ring_reset(&records, (uint8_t *)(boot + 1) + used, room - used);
+  fisrig_fw_ring_place(&records, (const uint8_t *)(boot + 1), size, fisrig_engine_program_room(engine));
   fisrig_engine_rings_reset(engine);
 }
 
@@ -143,7 +141,10 @@ void runner_main(void) {
       ops.data_in(ops.ctx); /* the program came through the bridge, behind the data cache */
       fresh_rings((uint32_t)given);
       fisrig_fw_mailbox_running(mailbox);
-      run((uint32_t)given, FISRIG_RECORDS_TO_RING, 0, mailbox->outcome);
+      /* In phase with a booted run (baremetal_if.h's FISRIG_RUN_PHASE_TICKS), as the
+         bare-metal firmware starts its mailbox runs */
+      uint64_t start = fisrig_fw_mailbox_start_tick(fisrig_engine_now(engine), 512);
+      run((uint32_t)given, FISRIG_RECORDS_TO_RING, fisrig_engine_start_at(engine, start), mailbox->outcome);
       fisrig_fw_mailbox_done(mailbox, mailbox->outcome);
       continue;
     }

@@ -74,6 +74,17 @@ struct fisrig_record_ring {
 #define FISRIG_RUN_START_TICK (8ull * FISRIG_TICK_HZ / 1000u)
 
 /*
+ * A run the mailbox starts (below) begins at the first tick, a little after the GO, that is
+ * FISRIG_RUN_START_TICK modulo this: the same phase against the link's ALIGN pairs (LiteSATA
+ * sends two every 256 dwords from link-up; a dword a tick at Gen3, one every two at Gen2) as a
+ * booted run's. Without it the GO's wall time set the phase, and a one-command phase's latency
+ * moved by up to 4 ticks between two runs of one plan (tests/rtl/test_board_target.py held the
+ * board to the rtl target within 2% and failed so: IDENTIFY 1,093 against 1,066 ns).
+ * 27 us at most.
+ */
+#define FISRIG_RUN_PHASE_TICKS 4096u
+
+/*
  * A firmware booted with no program (program_bytes 0), or done with the program it was booted
  * with, stays resident and takes its programs through the host bridge alone, the way a board
  * is driven (`--target board`: no console needed once it is booted). Its mailbox sits at FISRIG_MAILBOX_OFFSET in the ring RAM, where

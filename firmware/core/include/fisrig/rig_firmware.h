@@ -57,6 +57,10 @@ struct fisrig_fw_ring {
    a power of two, from the area's start rounded up to FISRIG_RECORD_RING_ALIGN), the ring
    emptied and the counts zeroed. The area is main RAM after the program. */
 void fisrig_fw_ring_reset(struct fisrig_fw_ring *r, uint8_t *area, uint32_t bytes);
+/* The same for a program of `program_bytes` at `program` with `room` bytes of main RAM from
+   there (the boot header's program area): the records after it, none when it takes the room
+   or more (the VM refuses such a program). Both firmwares place their ring so. */
+void fisrig_fw_ring_place(struct fisrig_fw_ring *r, const uint8_t *program, uint32_t program_bytes, uint32_t room);
 struct fisrig_record_sink fisrig_fw_ring_sink(struct fisrig_fw_ring *r);
 
 /* A run's outcome as the JSON line fisrig-model prints (without the newline): what the VM
@@ -94,6 +98,10 @@ void fisrig_fw_mailbox_open(struct fisrig_mailbox *mb, const struct fisrig_recor
 int32_t fisrig_fw_mailbox_take(const struct fisrig_mailbox *mb);
 void fisrig_fw_mailbox_running(struct fisrig_mailbox *mb);
 void fisrig_fw_mailbox_done(struct fisrig_mailbox *mb, const char *outcome);
+
+/* The tick a mailbox run starts on (the tick gate's target), given the counter now: the first
+   one at least `margin` ticks ahead in phase with a booted run's (FISRIG_RUN_PHASE_TICKS). */
+uint64_t fisrig_fw_mailbox_start_tick(uint64_t now, uint32_t margin);
 
 /* Decimal by hand: picolibc's integer printf may lack 64-bit conversions. */
 const char *fisrig_fw_u64_text(uint64_t v, char buf[21]);
