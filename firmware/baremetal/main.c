@@ -141,10 +141,16 @@ static void run(const struct fisrig_engine_ops *ops, const struct fisrig_record_
   printf("%s\n", out);
 }
 
-/* Resident: waits for the host's GO in the mailbox (baremetal_if.h), readies the ring for its
-   program and holds the CPU until the run's first tick; returns the program's size and sets
-   the ticks the start was late. */
+/* Resident: opens the mailbox (baremetal_if.h) the first time, waits for the host's GO,
+   readies the ring for its program and holds the CPU until the run's first tick; returns the
+   program's size and sets the ticks the start was late. */
 static uint32_t take_program(const uint8_t *program, uint32_t *late) {
+  static int serving; /* the mailbox opens once, after a booted run if there was one */
+  if (!serving) {
+    fisrig_fw_mailbox_open(mailbox, records.ring, PROGRAM_ROOM);
+    printf("fisrig firmware: resident, mailbox at 0x%08lx\n", (unsigned long)(uintptr_t)mailbox);
+    serving = 1;
+  }
   int32_t size;
   while ((size = fisrig_fw_mailbox_take(mailbox)) < 0) {
   }
@@ -203,12 +209,7 @@ int main(void) {
      the same program booted. A board booted with whatever its RAM held at the boot header
      (a refused program) still goes on to take the host's programs. */
   static char booted_outcome[FISRIG_OUTCOME_BYTES];
-  for (int resident = !size, serving = 0;; resident = 1) {
-    if (resident && !serving) {
-      fisrig_fw_mailbox_open(mailbox, records.ring, PROGRAM_ROOM);
-      printf("fisrig firmware: resident, mailbox at 0x%08lx\n", (unsigned long)(uintptr_t)mailbox);
-      serving = 1;
-    }
+  for (int resident = !size;; resident = 1) {
     if (resident) size = take_program(program, &late);
     run(&ops, resident ? &to_ring : &sink, program, size, late,
         resident ? mailbox->outcome : booted_outcome, FISRIG_OUTCOME_BYTES);
