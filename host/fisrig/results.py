@@ -15,8 +15,10 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from . import process_memory  # noqa: F401 - set up before the first array
 from . import program_format as pf
 from .current import CurrentStream
 
@@ -47,12 +49,13 @@ def _dictionary(codes: np.ndarray, names: list[str]) -> pa.DictionaryArray:
     return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(names, pa.string()))
 
 
-def ticks_to_ns(ticks: np.ndarray) -> np.ndarray:
+def ticks_to_ns(ticks: np.ndarray, in_place: bool = False) -> np.ndarray:
     """Ticks of the rig's clock as whole ns, rounded to nearest: engine_if.h's
     fisrig_ticks_to_ns, (ticks * NUM + DEN / 2) / DEN, in int64 (good for 97 years of
     ticks). In integers rather than float64 and np.round: a third of the time (3.8 against
-    10.5 ms a million stamps), and the firmware's own arithmetic."""
-    ns = ticks.astype(np.int64)
+    10.5 ms a million stamps), and the firmware's own arithmetic. in_place: `ticks` (int64)
+    becomes the result."""
+    ns = ticks if in_place else ticks.astype(np.int64)
     ns *= pf.TICK_NS_NUM
     ns += pf.TICK_NS_DEN // 2
     ns //= pf.TICK_NS_DEN
@@ -67,31 +70,48 @@ def marker_dictionary(markers: dict[int, str]):
     return lambda codes: _dictionary(np.minimum(codes, top), names)
 
 
+# Records a block when their fields are copied out (fields): 64 K records, 6.8 MB, stay in
+# the CPU's cache while each of the 23 fields is taken from them, where taking each field
+# from a whole 1 M-record row group (104 MB) read all of it from memory 23 times: 0.08
+# against 0.21 s a million records (2026-11-27).
+FIELDS_BLOCK = 1 << 16
+
+
+def fields(rec: np.ndarray) -> dict[str, np.ndarray]:
+    """Every field of `rec` as a contiguous array of its own, a block of records at a time."""
+    out = {name: np.empty(len(rec), dtype=rec.dtype.fields[name][0]) for name in rec.dtype.names}
+    for a in range(0, len(rec), FIELDS_BLOCK):
+        block = rec[a:a + FIELDS_BLOCK]
+        for name, column in out.items():
+            column[a:a + len(block)] = block[name]
+    return out
+
+
 def to_table(rec: np.ndarray, markers: dict[int, str]) -> pa.Table:
     """One row per record; times in ns on the rig's clock (0 where a phase did not happen)."""
+    f = fields(rec)
     # d2h_lba is the D2H's 48-bit LBA as 6 little-endian bytes: widened to 8 in place
     # (shifting and summing the bytes as uint64 took a fifth of the conversion's time).
     d2h_bytes = np.zeros((len(rec), 8), dtype=np.uint8)
-    d2h_bytes[:, :6] = np.frombuffer(np.ascontiguousarray(rec["d2h_lba"]).tobytes(),
-                                     dtype=np.uint8).reshape(-1, 6)
+    d2h_bytes[:, :6] = f["d2h_lba"].view(np.uint8).reshape(-1, 6)
     d2h = d2h_bytes.view("<u8").reshape(-1)
     cols = {
-        "marker": marker_dictionary(markers)(rec["marker"]),
-        "kind": _dictionary(np.minimum(rec["kind"], len(pf.RECORD_KINDS) - 1), pf.RECORD_KINDS),
-        "command": rec["command"], "protocol": rec["protocol"], "tag": rec["slot"],
-        "result": _dictionary(np.minimum(rec["result"], len(pf.RESULTS) - 1), pf.RESULTS),
-        "status": rec["status"], "error": rec["error"], "lba": rec["lba"], "lbas": rec["lbas"],
-        "sectors": rec["sectors"], "data_dwords": rec["data_dwords"],
-        "d2h_lba": d2h, "check_errors": rec["check_errors"],
+        "marker": marker_dictionary(markers)(f["marker"]),
+        "kind": _dictionary(np.minimum(f["kind"], len(pf.RECORD_KINDS) - 1), pf.RECORD_KINDS),
+        "command": f["command"], "protocol": f["protocol"], "tag": f["slot"],
+        "result": _dictionary(np.minimum(f["result"], len(pf.RESULTS) - 1), pf.RESULTS),
+        "status": f["status"], "error": f["error"], "lba": f["lba"], "lbas": f["lbas"],
+        "sectors": f["sectors"], "data_dwords": f["data_dwords"],
+        "d2h_lba": d2h, "check_errors": f["check_errors"],
         # A write's stamp sequence and FUA (detail 1); a verify pass's finding and the
         # sequence it read back (program.h's struct fisrig_run_record).
         # Null where a record has none, so that the sequences delta-code among themselves:
         # with zeros between them smoke-tiny's records took 12.2 bytes each, so 9.6 (and
         # the main job's 3.58, as before the column).
-        "seq": pa.array(rec["seq"], mask=rec["seq"] == 0), "detail": rec["detail"],
+        "seq": pa.array(f["seq"], mask=f["seq"] == 0), "detail": f["detail"],
     }
-    for t in _TS:
-        cols[t.replace("ts_", "t_") + "_ns"] = ticks_to_ns(rec[t])
+    for t in _TS:  # the fields' own copies become the ns columns, in place
+        cols[t.replace("ts_", "t_") + "_ns"] = ticks_to_ns(f[t].view(np.int64), in_place=True)
     # Latency is submit to status; a record without a status time (the "end" record of
     # records written before the VM stamped one) has none rather than a negative one.
     status, submit = cols["t_status_ns"], cols["t_submit_ns"]
@@ -135,7 +155,10 @@ def parquet_writer(path: Path, schema: pa.Schema) -> pq.ParquetWriter:
 
 
 def _sums(table: pa.Table) -> list[int]:
-    return [int(table.column(c).to_numpy().astype(np.uint64).sum(dtype=np.uint64)) for c in CHECKED]
+    """Each CHECKED column's sum modulo 2**64. Arrow's sum, which wraps, on the columns as
+    they are: numpy's needed each as one array and a uint64 copy (1.6 s of the main job's
+    36 M records after its run, against 0.1)."""
+    return [int(pc.sum(table.column(c), min_count=0).as_py()) % (1 << 64) for c in CHECKED]
 
 
 class ParquetStream:
@@ -156,12 +179,15 @@ class ParquetStream:
         # A row group's records gather in one buffer, kept for the run, where each row group
         # was a fresh 100 MB array (np.concatenate of what had come), its pages faulted in
         # anew. With take's in-place read below: the main job's 36.1 M records convert in
-        # 37.7 to 39.2 s of CPU against 42.9 (2026-11-27, records.bin fed in 16 MB reads).
+        # 37.7 to 39.2 s of CPU against 42.9 (2026-11-27, records.bin fed in 16 MB reads);
+        # 25.8 s with the copy below as bytes and to_table's blocked fields (38.9 before,
+        # the same day), 21.9 with process_memory's malloc.
         self._buf = np.empty(self.chunk, dtype=pf.RECORD_DTYPE)  # pages come as it fills
         self._pending_rows = 0
         self._torn = b""  # the start of a record whose rest comes with the next bytes
         self.rows = 0
         self._written = np.zeros(len(CHECKED), dtype=np.uint64)
+        self.table: pa.Table | None = None  # what finish() read back
         self.current = CurrentStream(run_dir, markers)
 
     def take(self, raw) -> None:
@@ -184,6 +210,8 @@ class ParquetStream:
             self._take(raw)
 
     def _take(self, rec: np.ndarray) -> None:
+        if rec.dtype != pf.RECORD_DTYPE:  # copied as bytes below
+            raise TypeError(f"records of dtype {rec.dtype}, not program_format.RECORD_DTYPE")
         if not len(rec):
             return
         sampled = rec["kind"] == pf.RECORD_CURRENT
@@ -194,7 +222,11 @@ class ParquetStream:
                 return
         while len(rec):
             n = min(len(rec), self.chunk - self._pending_rows)
-            self._buf[self._pending_rows:self._pending_rows + n] = rec[:n]
+            # As bytes: numpy copies a structured array field by field, 8 times slower
+            # (0.155 against 0.020 s a million records).
+            size = pf.RECORD_DTYPE.itemsize
+            self._buf.view(np.uint8)[self._pending_rows * size:(self._pending_rows + n) * size] = \
+                np.ascontiguousarray(rec[:n]).view(np.uint8)
             self._pending_rows += n
             rec = rec[n:]
             if self._pending_rows == self.chunk:
@@ -208,15 +240,17 @@ class ParquetStream:
         self._writer.write_table(table)
         self.rows += len(rec)
 
-    def finish(self, expected_rows: int) -> int:
+    def finish(self, expected_rows: int, columns: tuple[str, ...] | list[str] = CHECKED) -> int:
         """Writes what is pending, closes and checks the file, and makes it records.parquet;
         ParquetCheckError (and no file) when it does not read back as written or does not
-        hold `expected_rows` (the records the run recorded). Returns the rows."""
+        hold `expected_rows` (the records the run recorded). Returns the rows. The check
+        reads back `columns` (CHECKED and any others), kept as self.table for a reader that
+        needs them next (the report: one read of the file, not two)."""
         if self._pending_rows:
             self._write(self._buf[:self._pending_rows])
             self._pending_rows = 0
         self._writer.close()
-        back = pq.read_table(self.tmp, columns=list(CHECKED))
+        back = pq.read_table(self.tmp, columns=list(dict.fromkeys([*columns, *CHECKED])))
         if back.num_rows != self.rows or self.rows + self.current.records != expected_rows or \
                 _sums(back) != [int(v) for v in self._written]:
             self.tmp.unlink()
@@ -226,6 +260,7 @@ class ParquetStream:
                                     f"{RAW} is kept")
         self.tmp.replace(self.run_dir / PARQUET)
         self.current.finish()
+        self.table = back
         return self.rows
 
     def abandon(self) -> None:

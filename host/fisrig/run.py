@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -13,7 +15,7 @@ from . import plan as plan_mod
 from . import program_format as pf
 from . import drive_catalog
 from . import estimate as estimate_mod
-from . import current, fio_json, phase_stats, pts, report, results, run_state
+from . import current, fio_json, phase_stats, process_memory, pts, report, results, run_state
 from .compile import compile_plan
 from .errors import InputError
 from .targets import identify_fields, make_target
@@ -155,28 +157,53 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
     if outcome.status != "done":
         meta["error"] = outcome.error or outcome.status
     results.write_json(out / results.RUN_JSON, meta)
-    finish_stream(out, stream, keep_raw)
-    phases, plots = rebuild(out, keep_raw)
+    removal = finish_stream(out, stream, keep_raw)
+    try:
+        phases, plots = rebuild(out, keep_raw, stream.table)
+    finally:
+        if removal:
+            removal.join()
     return RunResult(out, outcome.status, phases, plots, outcome)
 
 
-def finish_stream(out: Path, stream: results.ParquetStream, keep_raw: bool) -> None:
+def finish_stream(out: Path, stream: results.ParquetStream, keep_raw: bool) -> threading.Thread | None:
     """records.parquet as streamed during the run, checked against records.bin's count;
-    records.bin goes unless kept. A stream that does not check is dropped with a line on
-    stderr, and rebuild makes records.parquet from records.bin as for a run without one."""
+    records.bin goes unless kept (its name at once, its blocks on the thread returned). A
+    stream that does not check is dropped with a line on stderr, and rebuild makes
+    records.parquet from records.bin as for a run without one. The check reads back the
+    report's columns when the report fits in memory (stream.table; rebuild takes it)."""
     raw = out / results.RAW
     raw_records = run_state.raw_count(raw)[0] if raw.exists() else 0
     if not raw_records:  # nothing recorded: rebuild says so, and what there is stays
         stream.abandon()
-        return
+        return None
     try:
-        stream.finish(raw_records)
+        check_report_fits(out, stream.rows)
+        columns = report.REPORT_COLUMNS
+    except ReportTooLarge:  # rebuild says so; the check reads only what it checks
+        columns = results.CHECKED
+    try:
+        stream.finish(raw_records, columns)
+        process_memory.give_back()  # what the conversion kept: the report's arrays are mmap's
     except results.ParquetCheckError as e:
         stream.abandon()
         print(f"fisrig: {e}; making it again from {results.RAW}", file=sys.stderr)
-        return
-    if not keep_raw:
-        raw.unlink()
+        return None
+    return None if keep_raw else remove_in_background(raw)
+
+
+def remove_in_background(path: Path) -> threading.Thread:
+    """Removes `path`: its name now, its blocks when the thread returned closes the last
+    descriptor of it (the kernel frees them then, and may first wait for their writeback:
+    the main job's 3.7 GB records.bin took 3.6 s to remove, all of it beside the report
+    now). A process that dies first still frees them, as it closes its descriptors."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        path.unlink()
+    finally:
+        removal = threading.Thread(target=os.close, args=(fd,), name=f"removal of {path.name}")
+        removal.start()
+    return removal
 
 
 def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str | None = None,
@@ -222,8 +249,9 @@ def check_report_fits(run_dir: Path, rows: int) -> None:
                              "more memory")
 
 
-def rebuild(run_dir: Path, keep_raw: bool = True):
-    """records.parquet (from records.bin if need be), summary.json and the plots. A
+def rebuild(run_dir: Path, keep_raw: bool = True, table=None):
+    """records.parquet (from records.bin if need be), summary.json and the plots (from
+    `table`, report.REPORT_COLUMNS of records.parquet, when the caller has read it). A
     records.parquet is never replaced by one with fewer records (records.bin cut short);
     InputError for a directory that is not a run, a damaged file, or no records at all.
     Unless keep_raw, records.bin goes once records.parquet is made from it and read back
@@ -243,9 +271,11 @@ def rebuild(run_dir: Path, keep_raw: bool = True):
                               if isinstance(markers, dict) else {})
         if not keep_raw and meta.get("status") != "running":
             (run_dir / results.RAW).unlink()
-    import pyarrow.parquet as pq
-    check_report_fits(run_dir, pq.ParquetFile(run_dir / results.PARQUET).metadata.num_rows)
-    table = pq.read_table(run_dir / results.PARQUET, columns=report.REPORT_COLUMNS)
+        table = None  # the records.parquet just made is the one to report
+    if table is None or table.column_names != list(report.REPORT_COLUMNS):
+        import pyarrow.parquet as pq
+        check_report_fits(run_dir, pq.ParquetFile(run_dir / results.PARQUET).metadata.num_rows)
+        table = pq.read_table(run_dir / results.PARQUET, columns=report.REPORT_COLUMNS)
     phases = phase_stats.compute(table, meta)  # one computation for summary.json and the headline
     # summary.json on a second thread while the plots are drawn (its work is numpy's, which
     # lets go of the GIL; matplotlib's is mostly Python's): the main job's rebuild takes 11.6

@@ -4,6 +4,8 @@ two reads of the growing file too); checked against the records the run recorded
 never left half-made when a run fails."""
 import json
 
+import numpy as np
+
 import pyarrow.parquet as pq
 import pytest
 
@@ -58,11 +60,11 @@ def test_a_run_leaves_the_streamed_parquet_and_no_raw_stream(tmp_path, monkeypat
 def test_a_stream_that_does_not_check_falls_back_to_records_bin(tmp_path, monkeypatch, capsys):
     real, calls = results.ParquetStream.finish, []
 
-    def bad_once(self, expected_rows):  # the stream's finish fails; write_parquet's (after) does not
+    def bad_once(self, expected_rows, *columns):  # the stream's finish fails; write_parquet's (after) does not
         calls.append(expected_rows)
         if len(calls) == 1:
             raise results.ParquetCheckError("records.parquet: read back 1 rows of the 2 written")
-        return real(self, expected_rows)
+        return real(self, expected_rows, *columns)
     monkeypatch.setattr(results.ParquetStream, "finish", bad_once)
     r = run_plan(plan.load(plan.find("smoke-tiny")), tmp_path / "run", quiet=True)
     assert "making it again from records.bin" in capsys.readouterr().err and len(calls) == 2
@@ -80,3 +82,46 @@ def test_a_run_that_fails_leaves_no_half_made_parquet(tmp_path, monkeypatch):
         run_plan(plan.load(plan.find("smoke-tiny")), tmp_path / "run", quiet=True)
     assert not (tmp_path / "run" / "records.parquet.tmp").exists()
     assert not (tmp_path / "run" / "records.parquet").exists()
+
+
+def test_the_report_is_made_from_the_check_s_read_of_the_file(tmp_path, monkeypatch):
+    """records.parquet is read once after a run: the stream's check reads the report's
+    columns back, and the report is made from that table; it is the report `fisrig report`
+    makes from the file alone."""
+    from fisrig.run import rebuild
+    reads = []
+    real = pq.read_table
+    monkeypatch.setattr(pq, "read_table", lambda path, *a, **k: (reads.append(str(path)), real(path, *a, **k))[1])
+    run_plan(plan.load(plan.find("smoke-tiny")), tmp_path / "run", quiet=True)
+    assert len(reads) == 1 and reads[0].endswith("records.parquet.tmp"), reads
+    first = json.loads((tmp_path / "run" / "summary.json").read_text())
+    rebuild(tmp_path / "run")
+    assert len(reads) == 2  # the report alone reads the file
+    assert json.loads((tmp_path / "run" / "summary.json").read_text()) == first
+
+
+def test_every_column_is_its_record_s_field(smoke_run):
+    """records.parquet row by row against records.bin's records, read here field by field
+    in plain Python (not results.to_table's blocked copies): values, the 6-byte D2H LBA,
+    stamps as ns rounded to nearest, latency, names of kinds and results, seq null at 0."""
+    import random
+    pf = results.pf
+    raw = (smoke_run.run_dir / results.RAW).read_bytes()[pf.RECORDS_HEADER.size:]
+    size = pf.RECORD_DTYPE.itemsize
+    table = pq.read_table(smoke_run.run_dir / "records.parquet")
+    assert table.num_rows == len(raw) // size
+    names = pf.RECORD_DTYPE.names
+    rows = random.Random(7).sample(range(table.num_rows), 2000) + [0, table.num_rows - 1]
+    for i in rows:
+        fields = dict(zip(names, np.frombuffer(raw[i * size:(i + 1) * size], dtype=pf.RECORD_DTYPE)[0].tolist()))
+        row = {c: table.column(c)[i].as_py() for c in table.column_names}
+        ns = {t: (fields[t] * pf.TICK_NS_NUM + pf.TICK_NS_DEN // 2) // pf.TICK_NS_DEN for t in results._TS}
+        for t in results._TS:
+            assert row[t.replace("ts_", "t_") + "_ns"] == ns[t]
+        assert row["latency_ns"] == max(ns["ts_status"] - ns["ts_submit"], 0)
+        assert row["d2h_lba"] == int.from_bytes(fields["d2h_lba"], "little")
+        assert row["kind"] == pf.RECORD_KINDS[fields["kind"]] and row["result"] == pf.RESULTS[fields["result"]]
+        assert row["seq"] == (fields["seq"] or None) and row["tag"] == fields["slot"]
+        for c in ("command", "protocol", "status", "error", "lba", "lbas", "sectors", "data_dwords",
+                  "check_errors", "detail"):
+            assert row[c] == fields[c], c

@@ -143,3 +143,17 @@ def test_records_bin_is_read_in_place(smoke_run):
     Parquet a chunk at a time."""
     rec = results.read_raw(smoke_run.run_dir / "records.bin")
     assert isinstance(rec, np.memmap)
+
+
+def test_a_model_that_cannot_write_its_records_does_not_end_done(tmp_path):
+    """fisrig-model writes its records in 1 MiB writes of its own buffer (run_model.cc): one
+    the disk refuses ends the run records_lost (exit 3), naming the file and why."""
+    import subprocess
+
+    from fisrig.targets import _tool
+    program = tmp_path / "program.bin"
+    program.write_bytes(prepare(plan.load(plan.find("smoke-tiny"))).compiled.program)
+    r = subprocess.run([str(_tool("fisrig-model")), "--program", str(program), "--records", "/dev/full",
+                        "--quiet"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 3 and json.loads(r.stdout.splitlines()[-1])["status"] == "records_lost"
+    assert "cannot write /dev/full: No space left on device" in r.stderr
