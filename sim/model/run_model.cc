@@ -45,7 +45,6 @@ struct RecordFile {
   alignas(64) char buf[1 << 20];
   std::chrono::steady_clock::time_point last_flush = std::chrono::steady_clock::now();
 
-  void put(const void* p, size_t n) { std::memcpy(room(n), p, n), used += n; }
   // Where the next n bytes go: the buffer is written out first if they would not fit.
   char* room(size_t n) {
     if (used + n > sizeof buf) flush();
@@ -78,7 +77,6 @@ struct SinkCtx {
   fisrig_vm* vm;
 };
 
-// A record is in the buffer: count it, flush once a second, say how far the run is.
 int counted(SinkCtx* s) {
   if (s->out->failed) return 1;
   ++s->out->written;
@@ -103,22 +101,25 @@ int counted(SinkCtx* s) {
   return 0;
 }
 
-int emit(void* ctx, const fisrig_run_record* r) {
-  SinkCtx* s = static_cast<SinkCtx*>(ctx);
-  s->out->put(r, sizeof *r);
-  return counted(s);
-}
-
 fisrig_run_record* place(void* ctx) {
   RecordFile* out = static_cast<SinkCtx*>(ctx)->out;
   char* p = out->room(sizeof(fisrig_run_record));
   return out->failed ? nullptr : reinterpret_cast<fisrig_run_record*>(p);
 }
 
+// A record is in the buffer: count it, flush once a second, say how far the run is.
 int placed(void* ctx) {
   SinkCtx* s = static_cast<SinkCtx*>(ctx);
   s->out->used += sizeof(fisrig_run_record);
   return counted(s);
+}
+
+// A record built elsewhere (an event's): into the buffer as a command's is built there.
+int emit(void* ctx, const fisrig_run_record* r) {
+  fisrig_run_record* p = place(ctx);
+  if (!p) return 1;
+  *p = *r;
+  return placed(ctx);
 }
 
 int usage() {
@@ -193,7 +194,8 @@ int main(int argc, char** argv) {
   }
   const fisrig_records_file_header header{FISRIG_RECORDS_FILE_MAGIC, FISRIG_RECORDS_FILE_VERSION,
                                           sizeof(fisrig_run_record), 0};
-  out.put(&header, sizeof header);
+  std::memcpy(out.room(sizeof header), &header, sizeof header);
+  out.used += sizeof header;
 
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
