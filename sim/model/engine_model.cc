@@ -250,7 +250,10 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
       cmd.sink.bytes = slot.captured.data();
     }
   }
-  SimTime arrive = drive_.receive_h2d(now_);
+  // A cut armed on the count of SDBs counts each command's as the drive books it; one the
+  // drive took back and merged with a later command's would be counted twice.
+  drive_.set_sdb_coalescing(!(armed_.on && armed_.event == FISRIG_EVENT_SDB));
+  SimTime arrive = drive_.receive_h2d(now_ + ticks_to_ns(WireStamps::kTakeToH2dTicks));
   slot.ts_h2d = wire_.first_dword(arrive, drive::fis_dwords::kRegH2D);
   slot.h2d_end = arrive;
   slot.seq = drive_.next_completion_seq();

@@ -40,6 +40,12 @@ class WireStamps {
   // H2D for a DMA write's, the setup 1 tick later); the link's R_OK to the setup FIS and
   // LiteSATA's transmit path (tests/rtl/test_targets_agree.py).
   static constexpr uint64_t kHostDataTurnaroundTicks = 6;
+  // From taking a descriptor (ts_submit) to the start of its Register H2D on the wire: the
+  // sequencer's ISSUE and H2D states and LiteSATA's transmit path. On targets-agree-qd32's
+  // rtl run, 2,434 of 3,000 4 KiB reads whose wire was free had their H2D's first dword
+  // 60 ns after ts_submit (the model's 20 without it: 3 dwords of X_RDY, R_RDY and SOF);
+  // with it, the model's reads hold 5.0 commands in flight where they held 6.0 (rtl 4.5).
+  static constexpr uint64_t kTakeToH2dTicks = 6;
   // The rig's own time in its NCQ error recovery, beyond what the wire costs: taking in the
   // error SDB and starting its READ LOG EXT 10h, and from the log's last data dword to the
   // records it ends (engine/sequencer.py, RECOVERED). Measured as one sum on the gateware: a failing

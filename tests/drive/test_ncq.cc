@@ -183,3 +183,52 @@ TEST(Ncq, FuaWriteCompletesOnlyWhenDurable) {
   EXPECT_LT(plain.t_complete - plain.t_arrive, d_us(50));
   EXPECT_GT(fua.t_complete - fua.t_arrive, d.config().timing.program_ns);
 }
+
+namespace {
+// Clean-drive 4 KiB NCQ reads sent at t = 0, 1, 2 ... ns (no NAND: each is ready after the
+// controller's overhead, one after another), as the Drive completes them.
+std::vector<Completion> clean_reads(bool coalesce, int n) {
+  Drive d(tiny());
+  d.set_sdb_coalescing(coalesce);
+  for (int i = 0; i < n; ++i) d.submit(read_fpdma(uint8_t(i), uint64_t(i) * 8, 8), SimTime(i));
+  std::vector<Completion> out(static_cast<size_t>(n));
+  Completion c;
+  while (d.pop_completion(c)) out[c.tag] = c;
+  return out;
+}
+}  // namespace
+
+// Set Device Bits as the RTL device side sends them (sim/device command_status.cc), when the
+// host asks (the model target does): a good status that would go while the next command's
+// data phase is ready waits for that phase, and both go in one SDB at its end. Without it
+// each status goes at its own data's end and the next data phase after it.
+TEST(Ncq, AStatusWaitsForTheNextReadyDataPhaseAndSharesItsSdb) {
+  const drive::LinkTiming wire(tiny().interface);
+  const SimTime sdb = wire.fis_ns(drive::fis_dwords::kSetDeviceBits);
+  const SimTime setup = wire.fis_ns(drive::fis_dwords::kDmaSetup);
+
+  std::vector<Completion> apart = clean_reads(false, 2);
+  EXPECT_EQ(apart[0].t_complete, apart[0].t_data_end + sdb);
+  EXPECT_EQ(apart[1].t_data_start, apart[0].t_complete + setup);  // ready before, waits for the SDB
+
+  std::vector<Completion> shared = clean_reads(true, 2);
+  EXPECT_EQ(shared[0].t_data_end, apart[0].t_data_end);
+  EXPECT_EQ(shared[1].t_data_start, shared[0].t_data_end + setup);  // goes where the status was
+  EXPECT_EQ(shared[1].t_complete, shared[1].t_data_end + sdb);
+  EXPECT_EQ(shared[0].t_complete, shared[1].t_complete);  // one SDB for both
+  EXPECT_GT(shared[0].t_complete - sdb, shared[0].t_data_end + drive::kSdbCoalesceNs);  // it waited a whole phase
+  EXPECT_EQ(shared[1].t_complete, apart[1].t_complete - sdb);  // the wire carried one SDB fewer
+}
+
+// A status waits at most once: one already held back (over kSdbCoalesceNs old when it would
+// go) goes before the next ready data phase, as the device side sends it; so statuses pair up.
+TEST(Ncq, AStatusHeldBackOnceGoesBeforeTheNextDataPhase) {
+  const drive::LinkTiming wire(tiny().interface);
+  const SimTime sdb = wire.fis_ns(drive::fis_dwords::kSetDeviceBits);
+  const SimTime setup = wire.fis_ns(drive::fis_dwords::kDmaSetup);
+  std::vector<Completion> c = clean_reads(true, 4);
+  EXPECT_EQ(c[0].t_complete, c[1].t_complete);
+  EXPECT_EQ(c[2].t_data_start, c[1].t_complete + setup);  // after the pair's SDB
+  EXPECT_EQ(c[2].t_complete, c[3].t_complete);
+  EXPECT_EQ(c[3].t_complete, c[3].t_data_end + sdb);
+}

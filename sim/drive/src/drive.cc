@@ -157,8 +157,46 @@ void Drive::fail(Ctx& c, uint8_t error, uint64_t lba) {
   c.failed = true;
 }
 
+SimTime Drive::send_queued_setup(SimTime ready) {
+  BookedSdb& s = last_sdb_;
+  // Only a data phase that would otherwise go after the status holds it back: one that
+  // fits in a gap before it goes first anyway.
+  SimTime setup_ns = link_.fis_ns(fis_dwords::kDmaSetup);
+  if (coalesce_sdb_ && s.n && !deferred_sdb_.n && s.end == link_.free_at() && ready <= s.start &&
+      s.start < s.oldest_due + kSdbCoalesceNs && link_.first_fit(ready, setup_ns) >= s.start) {
+    link_.unreserve_tail(s.start);
+    deferred_sdb_ = s;
+    s.n = 0;
+  }
+  return send_fis(ready, fis_dwords::kDmaSetup);
+}
+
+void Drive::settle_deferred_sdb(Ctx& c) {
+  BookedSdb d = deferred_sdb_;
+  deferred_sdb_.n = 0;
+  // When the data phase is over, the taken-back status goes at once (it is old now), and
+  // the command's own in it if that is due within a D2H's length (the device side takes
+  // completions that far ahead).
+  SimTime at = std::max(c.c.t_data_end, d.start);
+  SimTime len = link_.fis_ns(fis_dwords::kSetDeviceBits);
+  bool with_c = c.queued && !c.failed && !c.c.t_complete && ncq_error_at_ == kNever &&
+                c.t <= at + link_.fis_ns(fis_dwords::kRegD2H);
+  SimTime end = send_fis(at, fis_dwords::kSetDeviceBits);
+  for (uint32_t i = 0; i < d.n; ++i)
+    if (const Completion* w = pending_.retime(d.seqs[i], end))
+      tag_busy_until_[w->tag] = std::max(tag_busy_until_[w->tag], end);
+  if (with_c) {
+    c.c.t_complete = end;
+    d.seqs[d.n++] = pending_.next_seq();  // finish pushes it next
+  }
+  last_sdb_ = d;
+  last_sdb_.start = end - len, last_sdb_.end = end;
+}
+
 void Drive::finish(Ctx& c) {
-  if (!c.c.t_complete) {
+  if (deferred_sdb_.n) settle_deferred_sdb(c);
+  bool own_status = !c.c.t_complete;
+  if (own_status) {
     // Status only: a D2H (non-queued) or Set Device Bits (queued).
     c.c.t_complete = send_fis(c.t, c.queued ? fis_dwords::kSetDeviceBits : fis_dwords::kRegD2H);
   }
@@ -180,6 +218,12 @@ void Drive::finish(Ctx& c) {
   } else {
     nonqueued_busy_until_ = c.c.t_complete;
     if (c.abort_queue) raise_ncq_error(c.c);  // when its own error goes out
+  }
+  if (coalesce_sdb_ && own_status && c.queued && !c.failed && !c.c.aborted_by_ncq_error) {
+    last_sdb_.end = c.c.t_complete;
+    last_sdb_.start = last_sdb_.oldest_due = c.c.t_complete - link_.fis_ns(fis_dwords::kSetDeviceBits);
+    last_sdb_.n = 1;
+    last_sdb_.seqs[0] = pending_.next_seq();  // pushed next
   }
   push(c.c);
 }
@@ -215,6 +259,7 @@ void Drive::power_off(SimTime t) {
   stats_.dropped_at_power_loss += pending_.drop_after(t);
   nand_.reset_time(t);
   link_.reset(t);
+  last_sdb_.n = deferred_sdb_.n = 0;
   cpu_free_ = std::min(cpu_free_, t);
   tag_busy_until_.fill(0);
   nonqueued_busy_until_ = 0;
@@ -271,6 +316,7 @@ void Drive::comreset(SimTime t) {
 
 void Drive::reset_port(SimTime t) {
   pending_.drop_after(t);
+  last_sdb_.n = deferred_sdb_.n = 0;
   tag_busy_until_.fill(0);
   nonqueued_busy_until_ = 0;
   ncq_error_at_ = kNever;

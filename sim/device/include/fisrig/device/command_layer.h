@@ -57,7 +57,7 @@ class CommandLayer {
   static constexpr uint32_t kMaxRetransmits = 3;
   // A queued completion waits up to this long for others to share its Set Device Bits
   // while data phases are ready to go (with nothing else to do it goes at once).
-  static constexpr drive::SimTime kSdbCoalesceNs = 5000;
+  static constexpr drive::SimTime kSdbCoalesceNs = drive::kSdbCoalesceNs;
 
   CommandLayer(drive::Drive& drive, PatternCodec& codec, DeviceCounters& counters);
 

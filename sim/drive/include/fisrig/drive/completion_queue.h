@@ -62,6 +62,18 @@ class CompletionQueue {
   const Completion* find_last(uint64_t seq) const {
     return last_valid_ && seq + 1 == seq_ ? &store_[last_idx_] : find(seq);
   }
+  // The completion with this sequence number ends at t now (its status FIS moved); null
+  // once it has been taken.
+  const Completion* retime(uint64_t seq, SimTime t) {
+    for (Key& k : heap_) {
+      if (k.seq != seq) continue;
+      k.t = store_[k.idx].t_complete = t;
+      const Completion* c = &store_[k.idx];
+      std::make_heap(heap_.begin(), heap_.end(), later);
+      return c;
+    }
+    return nullptr;
+  }
   SimTime next_time() const { return heap_.empty() ? kNever : heap_.front().t; }
   size_t size() const { return heap_.size(); }
   uint64_t next_seq() const { return seq_; }

@@ -153,6 +153,15 @@ class Drive {
   // itself (not when the device side carried it: AtaCommand::data_phase_done). 0, an ideal
   // host, unless the host says; the model target sets the rig's.
   void set_host_data_turnaround(SimTime ns) { host_turnaround_ = ns; }
+  // Set Device Bits as the device side sends them (sim/device command_status.cc): a queued
+  // command's good status that would go while another queued command's data phase is
+  // ready waits for that phase (if it is under kSdbCoalesceNs old), and then goes in one
+  // SDB with that command's. The Drive books a command's FISes when it takes it, so it
+  // does this as it books the next command's DMA Setup: the status booked last, if it is
+  // the last thing on the wire and the new data was ready when it would have gone, is
+  // taken back and goes with the new command's. Off unless the host says: the device side
+  // coalesces on its own wire; the model target turns it on.
+  void set_sdb_coalescing(bool on) { coalesce_sdb_ = on; }
 
   std::array<uint16_t, 256> identify_words() const;
   // SMART's attributes from the drive's counters, with power-on time up to `now`.
@@ -204,6 +213,11 @@ class Drive {
   // A non-data FIS the device sends (the host answers R_OK: the fault knobs are the
   // device's, R_ERR on what it receives).
   SimTime send_fis(SimTime t, uint32_t dwords) { return link_.reserve(t, link_.fis_ns(dwords)); }
+  // A queued command's DMA Setup, not before `ready` (set_sdb_coalescing).
+  SimTime send_queued_setup(SimTime ready);
+  // The status taken back for a data phase goes when the command that took it ends (its
+  // data phase is over): with that command's own SDB when it has one then, else alone.
+  void settle_deferred_sdb(Ctx& c);
 
   DriveConfig cfg_;
   NandBackend nand_;
@@ -237,6 +251,15 @@ class Drive {
   NcqErrorLog ncq_log_;
   uint64_t commands_seen_ = 0;
   CompletionQueue pending_;
+  // set_sdb_coalescing: the good queued SDB booked last, and one taken back for a data phase.
+  struct BookedSdb {
+    SimTime start = 0, end = 0;
+    SimTime oldest_due = 0;  // when its oldest status was first due to go
+    uint32_t n = 0;          // its completions (0: none)
+    uint64_t seqs[ata::kNcqDepth] = {};
+  };
+  bool coalesce_sdb_ = false;
+  BookedSdb last_sdb_, deferred_sdb_;
   DriveStats stats_;
   std::vector<DataFis>* fis_log_ = nullptr;
   uint64_t visible_sectors_ = cfg_.user_sectors;

@@ -28,6 +28,11 @@ constexpr uint32_t kMaxDataPayload = 2048;  // 8 KiB per Data FIS
 constexpr uint32_t kFraming = 3 + 2 + 1 + 2;
 }  // namespace fis_dwords
 
+// A queued command's good status waits up to this long for company in its Set Device Bits
+// while another queued command's data phase is ready to go (the device side's rule,
+// sim/device's CommandLayer; the Drive's when asked, Drive::set_sdb_coalescing).
+constexpr SimTime kSdbCoalesceNs = 5000;
+
 class LinkTiming {
  public:
   explicit LinkTiming(const InterfaceConfig& cfg) : ns_per_dword_(1e9 / cfg.dwords_per_s()) {}
@@ -57,13 +62,8 @@ class LinkTiming {
       else busy_.push_back(Interval{t, t + dur});
       return t + dur;
     }
-    auto it = std::lower_bound(busy_.begin(), busy_.end(), t,
-                               [](const Interval& iv, SimTime x) { return iv.end <= x; });
-    SimTime start = t;
-    for (; it != busy_.end(); ++it) {
-      if (start + dur <= it->start) break;  // fits in the gap before *it
-      start = std::max(start, it->end);
-    }
+    SimTime start;
+    auto it = busy_.begin() + long(gap_at(t, dur, start));
     // Merge with neighbours that touch it, so back-to-back FISes stay one interval.
     SimTime end = start + dur;
     if (it != busy_.begin() && std::prev(it)->end == start) {
@@ -79,6 +79,19 @@ class LinkTiming {
       busy_.insert(it, Interval{start, end});
     }
     return end;
+  }
+  // Where reserve(t, dur) would put the FIS: its start.
+  SimTime first_fit(SimTime t, SimTime dur) const {
+    SimTime start;
+    gap_at(t, dur, start);
+    return start;
+  }
+  // Takes back the reservation that ends the wire's bookings, from `start` on (which the
+  // caller booked last): the wire is free from start again.
+  void unreserve_tail(SimTime start) {
+    if (busy_.empty()) return;
+    if (busy_.back().start >= start) busy_.pop_back();
+    else busy_.back().end = std::min(busy_.back().end, start);
   }
   // Nothing will ask for the wire before t again: forget what ended before it.
   void retire_before(SimTime t) {
@@ -98,6 +111,18 @@ class LinkTiming {
   struct Interval {
     SimTime start, end;
   };
+  // The first idle gap at or after t that holds dur: its start, and the index of the
+  // interval after it.
+  size_t gap_at(SimTime t, SimTime dur, SimTime& start) const {
+    auto it = std::lower_bound(busy_.begin(), busy_.end(), t,
+                               [](const Interval& iv, SimTime x) { return iv.end <= x; });
+    start = t;
+    for (; it != busy_.end(); ++it) {
+      if (start + dur <= it->start) break;  // fits in the gap before *it
+      start = std::max(start, it->end);
+    }
+    return size_t(it - busy_.begin());
+  }
   double ns_per_dword_;
   std::vector<Interval> busy_;  // sorted, disjoint
 };
