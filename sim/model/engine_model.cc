@@ -195,8 +195,12 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   // D2H releasing it) will cut in after this write's DMA Setup, as on the wire.
   if (d.protocol == FISRIG_PROTO_FPDMA_OUT && waiting_.size() > 1 && is_queued(waiting_[1]) &&
       busy_mask_ != ~0u)
-    cmd.host_fis_after_setup_ns = drive_.link_timing().fis_ns(drive::fis_dwords::kRegH2D) +
+  {
+    cmd.host_idle_after_setup_ns = ticks_to_ns(WireStamps::kSetupToCutInTicks);
+    cmd.host_fis_after_setup_ns = cmd.host_idle_after_setup_ns +
+                                  drive_.link_timing().fis_ns(drive::fis_dwords::kRegH2D) +
                                   drive_.link_timing().fis_ns(drive::fis_dwords::kRegD2H);
+  }
   uint32_t off = d.data_word;
   switch (d.data_source) {
     case FISRIG_DATA_ZEROS:

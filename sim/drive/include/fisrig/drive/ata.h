@@ -113,6 +113,9 @@ struct AtaCommand {
   // between this command's DMA Setup and its DMA Activate, as the gateware's run shows
   // them (docs/model-target.md). The model target's engine sets it; this long is left.
   SimTime host_fis_after_setup_ns = 0;
+  // Of that, how long the wire stays idle before the host's H2D can start (the host takes
+  // in the DMA Setup first): booked as busy, so the H2D goes after it.
+  SimTime host_idle_after_setup_ns = 0;
   ReadSink sink;                 // data-in commands
   std::vector<uint8_t>* pio_in = nullptr;  // IDENTIFY / logs: receives the bytes if set
 
