@@ -12,12 +12,13 @@ every command on the SoC's VexRiscv.
 - Both hold the same queue: the model's engine takes a queued descriptor only when the
   gateware's would (no accept pending, no data phase open), so on this link-bound drive each
   4 KiB phase holds a few commands on both, and its submit-to-status median is close
-  (measured: writes QD 2.00 / 2.50 held, 14.9 / 15.4 us; reads 6.96 / 5.43, 51.0 / 43.2 us,
-  model / rtl). Before that rule the model held 31.8 and reported 235 us for the reads.
-- Not held yet, the issue's goal: IOPS within 2% (the 4 KiB read phase is 2.03% apart) and
-  the per-phase latencies within 2%: the device side coalesces Set Device Bits, the model's
-  drive does not; reads burst differently; the firmware's CPU time is not in the model
-  (docs/rtl-engine.md, "A plan at line rate"); the table is printed.
+  (measured 2026-11-28: writes QD 2.50 / 2.50 held, 15.0 / 15.4 us, the model sharing
+  SDBs as the device side does; reads 6.39 / 5.42, 43.9 / 43.2 us, model / rtl). Before that rule the model held 31.8 and
+  reported 235 us for the reads.
+- Not held yet, the issue's goal: the per-phase latencies within 2%. The writes' are (within
+  1.7%); the reads burst longer on the model, whose engine does not spend the rig's time
+  writing each completion record before it takes the next descriptor (docs/model-target.md,
+  "Queue depth 32"); the table is printed. Each phase's IOPS is within 1.9%.
 """
 import numpy as np
 import pandas as pd
