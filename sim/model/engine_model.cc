@@ -194,8 +194,7 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   // Another queued command waits behind this write with a slot for it: its H2D (and the
   // D2H releasing it) will cut in after this write's DMA Setup, as on the wire.
   if (d.protocol == FISRIG_PROTO_FPDMA_OUT && waiting_.size() > 1 && is_queued(waiting_[1]) &&
-      busy_mask_ != ~0u)
-  {
+      busy_mask_ != ~0u) {
     cmd.host_idle_after_setup_ns = ticks_to_ns(WireStamps::kSetupToCutInTicks);
     cmd.host_fis_after_setup_ns = cmd.host_idle_after_setup_ns +
                                   drive_.link_timing().fis_ns(drive::fis_dwords::kRegH2D) +

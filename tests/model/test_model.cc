@@ -321,8 +321,13 @@ TEST(ModelNcq, AQueuedCommandGoesOnlyWhenTheGatewaysWould) {
         EXPECT_FALSE(o.cpl.ts_data_first <= c.ts_submit && c.ts_submit < o.cpl.ts_data_last)
             << "taken inside a data phase, command " << i;
       // A write's successor cuts in between its DMA Setup and its data, as on the wire.
-      if (i + 1 < cmds.size() && cmds[i + 1].cpl.ts_h2d > c.ts_setup && cmds[i + 1].cpl.ts_h2d < c.ts_data_first)
+      if (i + 1 < cmds.size() && cmds[i + 1].cpl.ts_h2d > c.ts_setup && cmds[i + 1].cpl.ts_h2d < c.ts_data_first) {
         ++cut_in;
+        // Its H2D 14 ticks after the 17-dword DMA Setup (WireStamps::kSetupToCutInTicks),
+        // a tick more where the stamps' ns round the other way (the rig's: 206 to 213 ns).
+        uint64_t gap = cmds[i + 1].cpl.ts_h2d - c.ts_setup, want = 17 + model::WireStamps::kSetupToCutInTicks;
+        EXPECT_TRUE(gap == want || gap == want + 1) << "command " << i << ": " << gap;
+      }
       held.push_back({c.ts_submit, +1});
       held.push_back({c.ts_status, -1});
     }

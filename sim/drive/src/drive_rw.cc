@@ -192,6 +192,7 @@ void Drive::do_write(Ctx& c) {
       // A queued write's DMA Setup (its Auto-Activate off, as without SET FEATURES 02h)
       // is followed by a DMA Activate too, as the device side sends it: booking only the
       // Setup made the model's queued writes 11 dwords a command faster than the wire.
+      // The host's FIS that cuts in after the setup: the wire idle until it can start.
       if (s == lba && c.queued && cmd.host_idle_after_setup_ns) link_.reserve(go, cmd.host_idle_after_setup_ns);
       SimTime at = (s == lba && c.queued ? send_fis(go + cmd.host_fis_after_setup_ns, fis_dwords::kDmaActivate) : go) +
                    host_turnaround_;
