@@ -13,8 +13,8 @@ every command on the SoC's VexRiscv.
   gateware's would (no accept pending, no data phase open), so on this link-bound drive each
   4 KiB phase holds a few commands on both, and its submit-to-status median is close
   (measured 2026-11-28: writes QD 2.50 / 2.50 held, 15.0 / 15.4 us, the model sharing
-  SDBs as the device side does; reads 6.39 / 5.42, 43.9 / 43.2 us, model / rtl). Before that rule the model held 31.8 and
-  reported 235 us for the reads.
+  SDBs as the device side does; reads 6.39 / 5.42, 43.9 / 43.2 us, model / rtl). Before
+  that rule the model held 31.8 and reported 235 us for the reads.
 - Not held yet, the issue's goal: the per-phase latencies within 2%. The writes' are (within
   1.7%); the reads burst longer on the model, whose engine does not spend the rig's time
   writing each completion record before it takes the next descriptor (docs/model-target.md,
