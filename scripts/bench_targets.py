@@ -7,6 +7,10 @@ fisrig.compare (tests/rtl/test_targets_agree.py holds the same comparison to its
                                    latency (ts_status - ts_h2d), in percent of the rtl's,
                                    of those more than an ALIGN pair and a tick (3 ticks) apart
   model_vs_rtl.record_mismatches   records whose command, answer or phases differ
+  model_vs_rtl.iops_err_pct        the worst difference of a plan phase's IOPS (commands over
+                                   first submit to last status), in percent of the rtl's, of
+                                   the phases whose spans are more than 3 ticks apart: the rig's
+                                   CPU time between commands counts here (sim/model/vm_cpu_time.h)
 
 and at queue depth 32 (issue 17), the built-in plan targets-agree-qd32 on both targets:
 
@@ -57,6 +61,13 @@ def main() -> int:
     figure("model_vs_rtl.record_mismatches", len([m for m in c.mismatches if m.startswith("record ")]),
            "records", "records whose command, result, status, error, D2H LBA, sectors or phases "
                       "differ between the targets, plan targets-agree (goal 0)")
+    slowest = max(((p, a, b) for p, (a, b) in c.iops.items() if b and c.iops_beyond_a_tick(p)),
+                  key=lambda x: abs(x[1] - x[2]) / x[2], default=None)
+    figure("model_vs_rtl.iops_err_pct", round(c.worst_iops_pct, 3), "%",
+           f"worst model-vs-rtl difference of a phase's IOPS (first submit to last status, the rig's CPU "
+           f"time between commands included), plan targets-agree, of the phases whose spans are more than "
+           f"an ALIGN pair and a tick apart (goal {GOAL_PCT:g}%)" +
+           (f"; worst: {slowest[0]}, {slowest[1]:,.0f} against {slowest[2]:,.0f}" if slowest else ""))
     queued()
     return 0
 

@@ -117,7 +117,8 @@ def cmd_compare(a) -> int:
         print(f"  {line}")
     print(c.table())
     for phase, (ia, ib) in c.iops.items():
-        print(f"{phase:<16} {'iops':<12} {'':<4} {ia:>10.0f} {ib:>10.0f} {abs(ia - ib) * 100 / ib if ib else 0:>7.2f}")
+        mark = "" if c.iops_beyond_a_tick(phase) else "  (spans within a tick)"
+        print(f"{phase:<16} {'iops':<12} {'':<4} {ia:>10.0f} {ib:>10.0f} {abs(ia - ib) * 100 / ib if ib else 0:>7.2f}{mark}")
     failing = c.failing(a.pct)
     slow = a.iops and c.worst_iops_pct > a.pct
     print(f"worst latency difference {c.worst_latency_pct:.2f}% (of those over a tick); {len(failing)} times over {a.pct:g}% "

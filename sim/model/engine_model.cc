@@ -48,7 +48,7 @@ constexpr uint64_t kSectorsPerDataFis = drive::fis_dwords::kMaxDataPayload / (dr
 }  // namespace
 
 EngineModel::EngineModel(drive::Drive& d)
-    : drive_(d), wire_(d.config().interface), sq_(kSqEntries), cq_(kCqEntries), data_window_(FISRIG_VM_INFLIGHT * FISRIG_VM_DSM_BYTES) {
+    : drive_(d), wire_(d.config().interface), sq_(kSqEntries), cq_(kCqEntries), cq_ns_(kCqEntries), data_window_(FISRIG_VM_INFLIGHT * FISRIG_VM_DSM_BYTES) {
   // The rig's reaction to the drive's request for data (WireStamps::kHostDataTurnaround).
   drive_.set_host_data_turnaround(ticks_to_ns(WireStamps::kHostDataTurnaroundTicks));
   drive_.log_data_fises(&fis_log_);
@@ -74,14 +74,31 @@ fisrig_engine_ops EngineModel::ops() {
 
 void EngineModel::c_doorbell(void* ctx, uint32_t tail) { static_cast<EngineModel*>(ctx)->doorbell(tail); }
 uint32_t EngineModel::c_sq_head(void* ctx) { return static_cast<EngineModel*>(ctx)->sq_head_; }
-uint32_t EngineModel::c_cq_tail(void* ctx) { return static_cast<EngineModel*>(ctx)->cq_tail_; }
-void EngineModel::c_cq_consumed(void* ctx, uint32_t head) { static_cast<EngineModel*>(ctx)->cq_head_ = head; }
-uint64_t EngineModel::c_now(void* ctx) { return static_cast<EngineModel*>(ctx)->now_ticks(); }
+uint32_t EngineModel::c_cq_tail(void* ctx) {
+  auto* m = static_cast<EngineModel*>(ctx);
+  if (m->cpu_ns_ > m->now_) m->run_until(m->cpu_ns_);  // what has ended by the CPU's time
+  return m->cq_tail_;
+}
+void EngineModel::c_cq_consumed(void* ctx, uint32_t head) {
+  auto* m = static_cast<EngineModel*>(ctx);
+  if (head == m->cq_head_) return;
+  SimTime seen = m->cq_ns_[(head - 1) & (kCqEntries - 1)] + VmCpuTime::kSeeNs;
+  m->cpu_ns_ = std::max({m->cpu_ns_, m->now_, seen}) + SimTime(head - m->cq_head_) * VmCpuTime::kReapNs;
+  m->cq_head_ = head;
+}
+uint64_t EngineModel::c_now(void* ctx) {
+  auto* m = static_cast<EngineModel*>(ctx);
+  return ns_to_ticks(std::max(m->now_, m->cpu_ns_));
+}
 void EngineModel::c_wait(void* ctx, uint64_t until) { static_cast<EngineModel*>(ctx)->wait(until); }
 
 // ---- fetching and starting descriptors ----
 
 void EngineModel::doorbell(uint32_t tail) {
+  SimTime cost = 0;
+  for (uint32_t i = sq_head_; i != tail; ++i) cost += VmCpuTime::submit_ns(sq_[i & (kSqEntries - 1)]);
+  cpu_ns_ = std::max(cpu_ns_, now_) + cost;
+  run_until(cpu_ns_);
   while (sq_head_ != tail) waiting_.push_back(sq_[sq_head_++ & (kSqEntries - 1)]);
   issue_waiting();
 }
@@ -112,7 +129,7 @@ void EngineModel::issue_waiting() {
 }
 
 SimTime EngineModel::queued_issue_time() {
-  SimTime t = now_;
+  SimTime t = std::max(now_, ticks_to_ns(records_until_));
   if (accept_slot_ >= 0 && busy(accept_slot_)) t = std::max(t, slots_[accept_slot_].accept_end);
   // Out of every open data phase, in order of their start: one that ends may run into the
   // next. Phases over by now never hold an H2D back again: they leave the list.
@@ -193,8 +210,8 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   cmd.user_tag = s | (slot.generation << 8);
   // Another queued command waits behind this write with a slot for it: its H2D (and the
   // D2H releasing it) will cut in after this write's DMA Setup, as on the wire.
-  if (d.protocol == FISRIG_PROTO_FPDMA_OUT && waiting_.size() > 1 && is_queued(waiting_[1]) &&
-      busy_mask_ != ~0u) {
+  bool successor = waiting_.size() > 1 ? is_queued(waiting_[1]) : __builtin_popcount(busy_mask_) >= 2;
+  if (d.protocol == FISRIG_PROTO_FPDMA_OUT && successor && busy_mask_ != ~0u) {
     cmd.host_idle_after_setup_ns = ticks_to_ns(WireStamps::kSetupToCutInTicks);
     cmd.host_fis_after_setup_ns = cmd.host_idle_after_setup_ns +
                                   drive_.link_timing().fis_ns(drive::fis_dwords::kRegH2D) +
@@ -269,7 +286,14 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
     accept_slot_ = s;
     if (const drive::Completion* c = drive_.last_submitted_completion(slot.seq)) {
       slot.accept_end = c->t_accept;
-      if (c->t_data_start && c->t_data_end) book_phase(s, c->t_data_start, c->t_data_end);
+      if (c->t_data_start && c->t_data_end) {
+        // The rig takes the next descriptor once its data path has sent a write's last
+        // Data FIS on, before its last dwords cross (WireStamps::kDataOutDoneTicks).
+        SimTime close = c->t_data_end;
+        if (d.protocol == FISRIG_PROTO_FPDMA_OUT)
+          close -= std::min(close - c->t_data_start, ticks_to_ns(WireStamps::kDataOutDoneTicks));
+        book_phase(s, c->t_data_start, close);
+      }
     }
   }
   if (armed_.left) note_events(slot.ts_h2d, drive_.pending_completion(slot.seq), d.protocol, slot.fises);
@@ -307,9 +331,14 @@ void EngineModel::render_sector(uint32_t word, uint64_t lba, uint8_t* out) const
 
 // ---- completions ----
 
+void EngineModel::push_cq(const fisrig_cpl_record& r) {
+  cq_ns_[cq_tail_ & (kCqEntries - 1)] = now_;
+  cq_[cq_tail_++ & (kCqEntries - 1)] = r;
+}
+
 void EngineModel::complete(uint8_t s, fisrig_cpl_record r) {
   r.slot = s;
-  cq_[cq_tail_++ & (kCqEntries - 1)] = r;
+  push_cq(r);
 }
 
 // Sectors whose data crossed the wire in Data FISes, as the gateware counts them
@@ -383,6 +412,10 @@ void EngineModel::deliver(const drive::Completion& c) {
     slot.captured.clear();
   }
   if (c.queued && (c.aborted_by_ncq_error || !c.ok()) && hold_for_recovery(s, c, r)) return;
+  // The sequencer writes the record before it takes another descriptor (WireStamps).
+  records_until_ = std::max(records_until_, r.ts_status + WireStamps::kStatusToRecordTicks) +
+                   WireStamps::kRecordTicks;
+  issue_known_ = false;
   free_slot(s);
   complete(s, r);
 }
@@ -515,7 +548,7 @@ void EngineModel::write_cut_record(SimTime t, uint64_t trigger_tick) {
   cut.slots_done = 0;  // the model writes a record the moment its status comes
   fisrig_cpl_record r;
   std::memcpy(&r, &cut, sizeof r);
-  cq_[cq_tail_++ & (kCqEntries - 1)] = r;
+  push_cq(r);
 }
 
 void EngineModel::lose_outstanding(SimTime t, uint8_t result) {
@@ -667,7 +700,7 @@ void EngineModel::write_current_record() {
   fisrig_cpl_record r;
   static_assert(sizeof r == sizeof c, "engine_if.h");
   std::memcpy(&r, &c, sizeof r);
-  cq_[cq_tail_++ & (kCqEntries - 1)] = r;
+  push_cq(r);
 }
 
 void EngineModel::link(const fisrig_cmd_desc& d) {
@@ -829,12 +862,31 @@ void EngineModel::process_next_event(SimTime next) {
   issue_waiting();
 }
 
+SimTime EngineModel::next_event() const {
+  return std::min({drive_.next_completion_time(), next_deadline(), armed_.cut_at, next_due(), loss_at_,
+                   drive_.link_drop_at(), next_current_record()});
+}
+
+void EngineModel::run_until(SimTime t) {
+  for (SimTime next; (next = std::min(next_event(), issue_at_)) <= t;) process_next_event(next);
+  if (now_ < t) {
+    drive_.idle_until(t);
+    now_ = t;
+  }
+}
+
+// The VM found nothing to do: the engine runs to its next event (or `until`), and the CPU,
+// idle meanwhile, is at the engine's time.
 void EngineModel::wait(uint64_t until_ticks) {
+  wait_engine(until_ticks);
+  cpu_ns_ = std::max(cpu_ns_, now_);  // the CPU waited for the engine
+}
+
+void EngineModel::wait_engine(uint64_t until_ticks) {
   SimTime target = ticks_to_ns(until_ticks);
   SimTime next;
   for (;;) {
-    next = std::min({drive_.next_completion_time(), next_deadline(), armed_.cut_at, next_due(), loss_at_,
-                     drive_.link_drop_at(), next_current_record()});
+    next = next_event();
     // A descriptor taken before anything else happens gives the VM nothing to look at: taken
     // here, without a return to the VM's loop (about 90 instructions a command, callgrind).
     if (issue_at_ >= next || issue_at_ > target) break;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "fisrig/drive/drive.h"
+#include "vm_cpu_time.h"
 #include "wire_stamps.h"
 
 extern "C" {
@@ -108,6 +109,11 @@ class EngineModel {
   void power(const fisrig_cmd_desc& d);
   void link(const fisrig_cmd_desc& d);
   void wait(uint64_t until_ticks);
+  void wait_engine(uint64_t until_ticks);
+  // The engine and the drive brought to `t`: every event before it handled (the VM's
+  // clock ran ahead of them while it built descriptors and records).
+  void run_until(SimTime t);
+  SimTime next_event() const;  // the earliest event but a waiting descriptor's take (issue_at_)
   void process_next_event(SimTime next);
   void deliver(const drive::Completion& c);
   static uint32_t sectors_moved(const fisrig_cmd_desc& d, const drive::Completion& c);
@@ -150,8 +156,15 @@ class EngineModel {
   drive::Drive& drive_;
   WireStamps wire_;
   SimTime now_ = 0;
+  // The VM's clock: the rig's CPU takes time to reap a completion and to build a
+  // descriptor (VmCpuTime), and a descriptor reaches the engine when the CPU rings for it.
+  SimTime cpu_ns_ = 0;
+  // The tick the sequencer has written every record of a status by (WireStamps).
+  uint64_t records_until_ = 0;
   std::vector<fisrig_cmd_desc> sq_;
   std::vector<fisrig_cpl_record> cq_;
+  std::vector<SimTime> cq_ns_;  // when each record went into the ring
+  void push_cq(const fisrig_cpl_record& r);
   std::vector<uint8_t> data_window_;
   uint32_t sq_head_ = 0, cq_tail_ = 0, cq_head_ = 0;
   std::vector<uint8_t> pio_in_;

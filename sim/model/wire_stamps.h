@@ -27,13 +27,14 @@ constexpr SimTime ticks_to_ns(uint64_t ticks) {
 // Where a FIS's dwords cross the wire inside its reservation on the drive's link
 // (link_timing.h): the reservation starts with X_RDY/R_RDY (2 dwords) and SOF, then the
 // FIS's own dwords (its type first), then CRC, EOF, WTRM and R_IP/R_OK (5 dwords); of its
-// ALIGN pairs, one pair per 256 dwords falls inside a long FIS and one pair ends it. So
-// the FIS's first dword is 3 dwords after the start, a Data FIS's first data dword 4, and
-// its last data dword 7 dwords before the end, whatever its length.
+// ALIGN pairs, one pair per 256 dwords falls inside a long FIS and one pair ends it; then
+// the SYNC between frames. So the FIS's first dword is 3 dwords after the start, a Data
+// FIS's first data dword 4, and its last data dword 8 dwords before the end, whatever its
+// length.
 class WireStamps {
  public:
   static constexpr uint32_t kBeforeFis = 3;       // X_RDY/R_RDY, SOF
-  static constexpr uint32_t kAfterPayload = 5 + 2;  // CRC, EOF, WTRM, R_IP/R_OK; one ALIGN pair
+  static constexpr uint32_t kAfterPayload = 5 + 2 + 1;  // CRC, EOF, WTRM, R_IP/R_OK; one ALIGN pair; SYNC
   // The rig's reaction to a DMA Activate, DMA Setup or PIO Setup asking for data: its first
   // data dword comes 6 ticks after the drive's booking back to back would put it (on
   // targets-agree, the gateware's DMA writes, PIO out and TRIMs: 220 against 180 ns from the
@@ -47,12 +48,28 @@ class WireStamps {
   // with it alone, the model's reads held 5.0 commands in flight where they held 6.0 (rtl 4.5).
   static constexpr uint64_t kTakeToH2dTicks = 6;
   // A queued write's successor, taken before the write's DMA Setup came, sends its H2D
-  // 14 ticks (94 ns) after that setup has crossed: the sequencer takes in the setup first.
+  // 13 ticks (87 ns) after that setup's reservation: the sequencer takes in the setup first.
   // On targets-agree-qd32's rtl run the successor's H2D came 206 or 207 ns after the setup's
-  // first dword (2,542 of 2,984 4 KiB writes; 99 of 125 at 128 KiB), the setup being 113
-  // ns long; the model's came at once without this, 94 ns a write faster than the rig
-  // (4 KiB writes 134,789 IOPS against 131,899; with it 133,103).
-  static constexpr uint64_t kSetupToCutInTicks = 14;
+  // first dword (2,542 of 2,984 4 KiB writes; 99 of 125 at 128 KiB), the setup's 18 dwords
+  // being 120 ns here; the model's came at once without this, 94 ns a write faster than the
+  // rig (4 KiB writes 134,789 IOPS against 131,899). 14 ticks before the SYNC dword.
+  static constexpr uint64_t kSetupToCutInTicks = 13;
+  // A queued write's data phase is over for the sequencer once its data path has handed
+  // the last Data FIS on: it takes the next descriptor 7 to 13 ticks before the last data
+  // dword crosses (targets-agree-qd32's rtl run: 4 KiB writes 7 ticks 1,383 times, 11
+  // ticks 1,411, 13 ticks 84; 128 KiB writes 13 ticks 117 times, 15 ticks 9), so 17 ticks
+  // before the end of its reservation here, 9 before its last dword (8 dwords before that
+  // end: kAfterPayload).
+  static constexpr uint64_t kDataOutDoneTicks = 17;
+  // The sequencer writes each completion's record (engine/records.py) before it takes
+  // another descriptor: from 16 ticks after the status FIS's first dword, 44 ticks a record
+  // (EngineModel::records_until_). On targets-agree-qd32's rtl run the first take after an
+  // SDB ending one 128 KiB read came 400 (p10) to 410 ns (p50) after its first dword, after
+  // an SDB ending two 700 to 706: 60 and 105 ticks. 16 is the p10: at 17 the model's takes
+  // lose, by a tick, the race at a 4 KiB write phase's start by which the rig's write
+  // pipeline forms (docs/model-target.md, "Queue depth 32"), and its writes held one.
+  static constexpr uint64_t kStatusToRecordTicks = 16;
+  static constexpr uint64_t kRecordTicks = 44;
   // The rig's own time in its NCQ error recovery, beyond what the wire costs: taking in the
   // error SDB and starting its READ LOG EXT 10h, and from the log's last data dword to the
   // records it ends (engine/sequencer.py, RECOVERED). Measured as one sum on the gateware: a failing

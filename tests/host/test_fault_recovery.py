@@ -153,11 +153,15 @@ def test_a_power_cut_in_mid_command_ends_the_step_and_nothing_goes_again(tmp_pat
 def test_fail_sends_nothing_again_and_requeue_only_what_another_ended(tmp_path):
     """The policy decides, and nothing else: with `fail` an NCQ error's innocent commands
     end NCQ_ABORTED for good; with `requeue` they go again (until they end OK) but a
-    failing read never does."""
+    failing read never does. Its commands are 64 KiB: the drive's data phases, not the
+    rig's CPU (VmCpuTime: 7.5 us a 4 KiB command), set the pace, so the queue is full when
+    the read fails (at 4 and 16 KiB the first failing read went with one other in flight),
+    and 32 of them take 3.5 ms: the timeout is 20 ms."""
     facts = {}
     for policy in ("fail", "requeue"):
         p = fault_plan()
-        p["step"][0].update(on_error=policy, retries=0 if policy == "fail" else 3)
+        p["step"][0].update(on_error=policy, retries=0 if policy == "fail" else 3, sizes_kib=[[64, 1]])
+        p["plan"]["timeout_ms"] = 20
         r = run_plan(plan_mod.from_dict(p), tmp_path / policy, quiet=True, faults=CASES["unc"]["faults"])
         facts[policy] = recovery_facts(r.run_dir)["faulty"]
     fail, requeue = facts["fail"], facts["requeue"]

@@ -100,8 +100,10 @@ def test_fio_fields_hold_the_run(ours, smoke_run):
     assert jobs["clean"]["job options"]["rw"] == "write" and jobs["clean"]["job options"]["bs"] == "131072"
     # It kept its queue nearly full: fio's "16" is 16 to 31 in flight. Not mostly at 32: the
     # engine sends a queued H2D only between data phases (as the gateware's), so a freed slot
-    # often waits a data phase for its next command (QD 30.5 held on average).
-    assert rr["iodepth_level"]["16"] + rr["iodepth_level"]["32"] > 99 and rr["iodepth_level"]["32"] > 20
+    # often waits a data phase for its next command, and the rig's CPU takes 7.5 us to reap
+    # one and build the next (sim/model/vm_cpu_time.h): QD 29.8 held on average, 32 in
+    # flight 16.6% of the time (30.5 and over 20% before the CPU's time was modelled).
+    assert rr["iodepth_level"]["16"] + rr["iodepth_level"]["32"] > 99 and rr["iodepth_level"]["32"] > 10
     for j in ours["jobs"]:
         ios = sum(j[d]["total_ios"] for d in ("read", "write", "trim"))
         lat = sum(sum(j[m].values()) for m in ("latency_ns", "latency_us", "latency_ms"))

@@ -1,0 +1,54 @@
+// The rig's CPU time in the VM, on the model target's clock. The model runs the VM natively,
+// in no time; on the rig it runs on the SoC's VexRiscv, which takes time to build each
+// descriptor and to reap each completion into its record. At queue depth 1 that time is the
+// gap between a status and the next command's submit (rtl 8.2 to 8.7 us, model 0.06 without
+// it: targets-agree's QD1 4 KiB phases ran 110 to 116% faster on the model, its TRIMs 870%).
+// Deeper, it is how fast the queue fills at a phase's start, and the rate at which the CPU
+// keeps the queue full (1,139 CPU cycles a command at 150 MHz on 4 KiB writes, 7.6 us,
+// against the link's 7.4: docs/rtl-engine.md, "A plan at line rate").
+//
+// The engine model keeps the VM's clock (EngineModel::cpu_ns_): a descriptor reaches the
+// engine when the CPU rings for it, the engine's events up to the CPU's time are handled
+// before the CPU looks at the completion ring, and a CPU that waits catches up with the
+// engine. The costs are fitted to the rtl target's runs of targets-agree (QD1) and
+// targets-agree-qd32 (tests/rtl/test_targets_agree.py holds the model to them).
+#pragma once
+
+extern "C" {
+#include "fisrig/engine_if.h"
+}
+
+#include "fisrig/drive/ata.h"
+#include "fisrig/drive/config.h"
+
+namespace fisrig::model {
+
+struct VmCpuTime {
+  // From a record put in the completion ring to the CPU's look at it: the record's write
+  // to the ring (WireStamps::kRecordTicks) and the CPU's poll of its tail.
+  static constexpr drive::SimTime kSeeNs = 750;
+  // A completion reaped into its record and the ring's head written, per completion.
+  static constexpr drive::SimTime kReapNs = 4590;
+  // A read, write or non-data descriptor built and rung for. With kReapNs, the gap between
+  // a status and the next submit at QD1 is 8.40 us (rtl 8.24 to 8.69) and a command at QD32
+  // costs the CPU 7.59 us (rtl's 4 KiB writes 131,899 IOPS, the model's 131,938).
+  static constexpr drive::SimTime kSubmitNs = 3000;
+  // A queued read's, 100 ns less: fitted to targets-agree-qd32's 4 KiB reads, which the rig
+  // ran at 133,474 IOPS in bursts of 6.3 H2Ds between data phases with 4.5 commands held;
+  // the model with it 133,639, 6.3 and 4.4 (with kSubmitNs 132,066, 5.0 and 3.9). The rig's
+  // CPU keeps its queue only just ahead of the link there, so 40 ns more or less a command
+  // moves how full it stays.
+  static constexpr drive::SimTime kSubmitQueuedReadNs = 2900;
+  // A DSM range block built and staged in the data window for a TRIM (memset, the ranges,
+  // the copy, and the count of its LBAs for the record): targets-agree's TRIMs, 30.3 us
+  // from a status to the next submit on rtl against 8.4 for a read.
+  static constexpr drive::SimTime kDsmBlockNs = 21900;
+
+  static drive::SimTime submit_ns(const fisrig_cmd_desc& d) {
+    if (d.protocol == FISRIG_PROTO_FPDMA_IN) return kSubmitQueuedReadNs;
+    bool dsm = d.command == drive::ata::kDataSetManagement || d.command == drive::ata::kSendFpdmaQueued;
+    return kSubmitNs + (dsm && d.data_source == FISRIG_DATA_RAM ? kDsmBlockNs : 0);
+  }
+};
+
+}  // namespace fisrig::model
