@@ -11,7 +11,8 @@
 // engine when the CPU rings for it, the engine's events up to the CPU's time are handled
 // before the CPU looks at the completion ring, and a CPU that waits catches up with the
 // engine. The costs are fitted to the rtl target's runs of targets-agree (QD1) and
-// targets-agree-qd32 (tests/rtl/test_targets_agree.py holds the model to them).
+// targets-agree-qd32 (tests/rtl/test_targets_agree.py and test_line_rate.py hold the model
+// to them).
 #pragma once
 
 extern "C" {
@@ -31,7 +32,7 @@ struct VmCpuTime {
   static constexpr drive::SimTime kReapNs = 4590;
   // A read, write or non-data descriptor built and rung for. With kReapNs, the gap between
   // a status and the next submit at QD1 is 8.40 us (rtl 8.24 to 8.69) and a command at QD32
-  // costs the CPU 7.59 us (rtl's 4 KiB writes 131,899 IOPS, the model's 131,938).
+  // costs the CPU 7.59 us (rtl's 4 KiB writes 131,899 IOPS, the model's 132,055).
   static constexpr drive::SimTime kSubmitNs = 3000;
   // A queued read's, 100 ns less: fitted to targets-agree-qd32's 4 KiB reads, which the rig
   // ran at 133,474 IOPS in bursts of 6.3 H2Ds between data phases with 4.5 commands held;
