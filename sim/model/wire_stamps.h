@@ -55,11 +55,11 @@ class WireStamps {
   // rig (4 KiB writes 134,789 IOPS against 131,899). 14 ticks before the SYNC dword.
   static constexpr uint64_t kSetupToCutInTicks = 13;
   // A queued write's data phase is over for the sequencer once its data path has handed
-  // the last Data FIS on: it takes the next descriptor 7 to 13 ticks before the last data
-  // dword crosses (targets-agree-qd32's rtl run: 4 KiB writes 7 ticks 1,383 times, 11
-  // ticks 1,411, 13 ticks 84; 128 KiB writes 13 ticks 117 times, 15 ticks 9), so 17 ticks
-  // before the end of its reservation here, 9 before its last dword (8 dwords before that
-  // end: kAfterPayload).
+  // the last Data FIS on: it takes the next descriptor 7 to 15 ticks before the last data
+  // dword crosses (targets-agree-qd32's rtl run: 4 KiB writes 7 ticks 1,383 times, 9 ticks
+  // 106, 11 ticks 1,411, 12 ticks 9, 13 ticks 84; 128 KiB writes 13 ticks 117 times, 15
+  // ticks 9), so 17 ticks before the end of its reservation here, 9 before its last dword
+  // (8 dwords before that end: kAfterPayload).
   static constexpr uint64_t kDataOutDoneTicks = 17;
   // The sequencer writes each completion's record (engine/records.py) before it takes
   // another descriptor: from 16 ticks after the status FIS's first dword, 44 ticks a record

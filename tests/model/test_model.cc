@@ -321,7 +321,7 @@ TEST(ModelNcq, AQueuedCommandGoesOnlyWhenTheGatewaysWould) {
       }
       // A write's data phase is over for the sequencer once its last Data FIS is handed on,
       // 9 ticks before its last data dword crosses here, 10 where the ns round the other way
-      // (WireStamps::kDataOutDoneTicks; the rig's 7 to 13); a read's once its last dword is in.
+      // (WireStamps::kDataOutDoneTicks; the rig's 7 to 15); a read's once its last dword is in.
       uint64_t early = read_pct ? 0 : model::WireStamps::kDataOutDoneTicks - model::WireStamps::kAfterPayload + 1;
       for (const auto& o : cmds)
         EXPECT_FALSE(o.cpl.ts_data_first <= c.ts_submit && c.ts_submit + early < o.cpl.ts_data_last)
