@@ -61,8 +61,7 @@ def main() -> int:
     figure("model_vs_rtl.record_mismatches", len([m for m in c.mismatches if m.startswith("record ")]),
            "records", "records whose command, result, status, error, D2H LBA, sectors or phases "
                       "differ between the targets, plan targets-agree (goal 0)")
-    slowest = max(((p, a, b) for p, (a, b) in c.iops.items() if b and c.iops_beyond_a_tick(p)),
-                  key=lambda x: abs(x[1] - x[2]) / x[2], default=None)
+    slowest = c.worst_iops
     figure("model_vs_rtl.iops_err_pct", round(c.worst_iops_pct, 3), "%",
            f"worst model-vs-rtl difference of a phase's IOPS (first submit to last status, the rig's CPU "
            f"time between commands included), plan targets-agree, of the phases whose spans are more than "

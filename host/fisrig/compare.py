@@ -103,11 +103,17 @@ class Comparison:
         return a is None or abs(a - b) > TICK_NS + ALIGN_PAIR_NS + 0.5
 
     @property
+    def worst_iops(self) -> tuple[str, float, float] | None:
+        """The phase whose IOPS differ most, percent of b's, and its (a, b), of the phases
+        whose spans are more than an ALIGN pair and a tick apart; None when there is none."""
+        return max(((phase, a, b) for phase, (a, b) in self.iops.items() if b and self.iops_beyond_a_tick(phase)),
+                   key=lambda x: abs(x[1] - x[2]) / x[2], default=None)
+
+    @property
     def worst_iops_pct(self) -> float:
-        """The worst difference of a phase's IOPS, percent of b's, of the phases whose spans
-        are more than an ALIGN pair and a tick apart."""
-        return max((abs(a - b) * 100.0 / b for phase, (a, b) in self.iops.items()
-                    if b and self.iops_beyond_a_tick(phase)), default=0.0)
+        """worst_iops's difference in percent of b's (0 when there is none)."""
+        w = self.worst_iops
+        return abs(w[1] - w[2]) * 100.0 / w[2] if w else 0.0
 
     def failing(self, pct: float) -> list[Row]:
         return [r for r in self.rows if not r.within(pct)]
