@@ -26,39 +26,22 @@
 #include <vector>
 
 #include "engine_model.h"
+#include "record_writer.h"
 
 using namespace fisrig;
 
 namespace {
 
-// The records file, written through a buffer of our own in whole 1 MiB writes: ext4
-// zeroed every new page-cache folio before each small write filled it with stdio's 4 KiB
-// default (14% of the main job's model time, perf). A command's record is built in the
-// buffer (the sink's place/placed): stdio's locked fwrite of a record built elsewhere was
-// 10% of the main job's model time (perf: _IO_fwrite 5.5%, its copy 4.8%).
+// The records file (RecordWriter: whole 1 MiB writes, on a thread of their own). Whole
+// writes: ext4 zeroed every new page-cache folio before each small write filled it with
+// stdio's 4 KiB default (14% of the main job's model time, perf). A command's record is
+// built in the buffer (the sink's place/placed): stdio's locked fwrite of a record built
+// elsewhere was 10% of the main job's model time (perf: _IO_fwrite 5.5%, its copy 4.8%).
 struct RecordFile {
-  int fd = -1;
-  bool failed = false;
-  int error = 0;  // errno of the write that failed
+  explicit RecordFile(int fd) : writer(fd) {}
+  model::RecordWriter writer;
   uint64_t written = 0;
-  size_t used = 0;
-  alignas(64) char buf[1 << 20];
   std::chrono::steady_clock::time_point last_flush = std::chrono::steady_clock::now();
-
-  // Where the next n bytes go: the buffer is written out first if they would not fit.
-  char* room(size_t n) {
-    if (used + n > sizeof buf) flush();
-    return buf + used;
-  }
-  void flush() {
-    for (size_t off = 0; off < used && !failed;) {
-      ssize_t w = ::write(fd, buf + off, used - off);
-      if (w > 0) off += size_t(w);
-      else if (w < 0 && errno == EINTR) continue;
-      else failed = true, error = w < 0 ? errno : EIO;
-    }
-    used = 0;
-  }
 };
 
 volatile std::sig_atomic_t g_stop = 0;
@@ -78,14 +61,14 @@ struct SinkCtx {
 };
 
 int counted(SinkCtx* s) {
-  if (s->out->failed) return 1;
+  if (s->out->writer.failed()) return 1;
   ++s->out->written;
   if (g_stop) s->vm->stop_requested = 1;
   if ((s->out->written & 0xFFF) == 0) {
     auto now = std::chrono::steady_clock::now();
     // Records reach the disk at least once a second: a killed run loses at most that.
     if (now - s->out->last_flush > std::chrono::seconds(1)) {
-      s->out->flush();
+      s->out->writer.hand_off();
       s->out->last_flush = now;
     }
     Progress* p = s->progress;
@@ -102,15 +85,15 @@ int counted(SinkCtx* s) {
 }
 
 fisrig_run_record* place(void* ctx) {
-  RecordFile* out = static_cast<SinkCtx*>(ctx)->out;
-  char* p = out->room(sizeof(fisrig_run_record));
-  return out->failed ? nullptr : reinterpret_cast<fisrig_run_record*>(p);
+  model::RecordWriter& w = static_cast<SinkCtx*>(ctx)->out->writer;
+  char* p = w.room(sizeof(fisrig_run_record));
+  return w.failed() ? nullptr : reinterpret_cast<fisrig_run_record*>(p);
 }
 
 // A record is in the buffer: count it, flush once a second, say how far the run is.
 int placed(void* ctx) {
   SinkCtx* s = static_cast<SinkCtx*>(ctx);
-  s->out->used += sizeof(fisrig_run_record);
+  s->out->writer.commit(sizeof(fisrig_run_record));
   return counted(s);
 }
 
@@ -186,16 +169,16 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  static RecordFile out;
-  out.fd = ::open(records_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (out.fd < 0) {
+  int records_fd = ::open(records_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (records_fd < 0) {
     std::fprintf(stderr, "fisrig-model: cannot write %s\n", records_path.c_str());
     return 2;
   }
+  RecordFile out(records_fd);
   const fisrig_records_file_header header{FISRIG_RECORDS_FILE_MAGIC, FISRIG_RECORDS_FILE_VERSION,
                                           sizeof(fisrig_run_record), 0};
-  std::memcpy(out.room(sizeof header), &header, sizeof header);
-  out.used += sizeof header;
+  std::memcpy(out.writer.room(sizeof header), &header, sizeof header);
+  out.writer.commit(sizeof header);
 
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
@@ -219,11 +202,10 @@ int main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   fisrig_vm_status st = fisrig_vm_run(&vm, program.data(), uint32_t(program.size()));
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  out.flush();
-  if (::close(out.fd) != 0 && !out.failed) out.failed = true, out.error = errno;
-  if (out.failed) {
+  if (!out.writer.close()) {
     // The file lacks records the run took: the run cannot end "done" on it.
-    std::fprintf(stderr, "fisrig-model: cannot write %s: %s\n", records_path.c_str(), std::strerror(out.error));
+    std::fprintf(stderr, "fisrig-model: cannot write %s: %s\n", records_path.c_str(),
+                 std::strerror(out.writer.error()));
     if (st == FISRIG_VM_DONE) st = FISRIG_VM_RECORDS_LOST;
   }
   if (data_in) std::fclose(data_in);

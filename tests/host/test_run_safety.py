@@ -146,8 +146,9 @@ def test_records_bin_is_read_in_place(smoke_run):
 
 
 def test_a_model_that_cannot_write_its_records_does_not_end_done(tmp_path):
-    """fisrig-model writes its records in 1 MiB writes of its own buffer (run_model.cc): one
-    the disk refuses ends the run records_lost (exit 3), naming the file and why."""
+    """fisrig-model writes its records in 1 MiB writes of its own buffers, on a thread of
+    their own (sim/model/record_writer.h): one the disk refuses ends the run records_lost
+    (exit 3), naming the file and why."""
     import subprocess
 
     from fisrig.targets import _tool
