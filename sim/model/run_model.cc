@@ -66,7 +66,8 @@ int counted(SinkCtx* s) {
   if (g_stop) s->vm->stop_requested = 1;
   if ((s->out->written & 0xFFF) == 0) {
     auto now = std::chrono::steady_clock::now();
-    // Records reach the disk at least once a second: a killed run loses at most that.
+    // Records go to the writer at least once a second, which writes them at once: a killed
+    // run loses about that much.
     if (now - s->out->last_flush > std::chrono::seconds(1)) {
       s->out->writer.hand_off();
       s->out->last_flush = now;
