@@ -8,6 +8,7 @@
 // callgrind) and runs 417-435 kHz against 327-351 on the same machine (rtl.soc_sim_khz,
 // 2026-11-27). The simulation runs this file instead, verilated without --trace.
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "Vsim.h"
 #include "verilated.h"
@@ -17,6 +18,13 @@ static uint64_t main_time;  // the sim core's time, for $time in the design
 extern "C" void litex_sim_eval(void* vsim, uint64_t time_ps) {
   static_cast<Vsim*>(vsim)->eval();
   main_time = time_ps;
+#ifdef FISRIG_SIM_PROFILE_TRAINING
+  // The build that gathers gcc's profile for the next (fisrig_hw.soc.soc_build.compile_sim)
+  // ends itself after that many evaluations, so every build trains on the same run; exit()
+  // writes the profile.
+  static uint64_t evals;
+  if (++evals == uint64_t(FISRIG_SIM_PROFILE_TRAINING)) exit(0);
+#endif
 }
 
 extern "C" void litex_sim_init_cmdargs(int argc, char* argv[]) { Verilated::commandArgs(argc, argv); }

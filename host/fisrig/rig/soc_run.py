@@ -8,12 +8,10 @@ files with the build or with each other."""
 import json
 import os
 import re
-import socket
 import time
 
 from fisrig_hw import contract
 from fisrig_hw.soc import soc_build
-from fisrig_hw.soc.sim_soc import BRIDGE_MODULE
 
 from fisrig.rig import bridge
 from fisrig.rig.bios_console import BiosConsole, ConsoleTimeout
@@ -45,34 +43,14 @@ class SocRunError(RuntimeError):
     pass
 
 
-def free_port():
-    """A loopback TCP port nobody listens on now, for this run's host bridge."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
+free_port = soc_build.free_port
 
 def prepare(build_dir, run_dir, firmware, program, profile, faults, bridge_port=None):
     """run_dir gets links to the built simulation's files, its own sim_config.js (the
     drive's profile and faults, the bridge's port) and its own main RAM image (the build's
     when there is no firmware)."""
-    gateware = os.path.join(build_dir, "gateware")
-    os.makedirs(run_dir, exist_ok=True)
-    for name in os.listdir(gateware):
-        if name in ("sim_config.js", "sim_main_ram.init"):
-            continue
-        link = os.path.join(run_dir, name)
-        if not os.path.lexists(link):
-            os.symlink(os.path.join(os.path.abspath(gateware), name), link)
-    with open(os.path.join(gateware, "sim_config.js")) as f:
-        config = json.load(f)
-    for module in config:
-        if module.get("module") == "fisrig_drive":
-            module["args"] = {"profile": profile, "faults": faults}
-        if module.get("module") == BRIDGE_MODULE and bridge_port:
-            module["args"] = {"port": bridge_port}
-    with open(os.path.join(run_dir, "sim_config.js"), "w") as f:
-        json.dump(config, f, indent=2)
+    soc_build.stage_run_dir(os.path.join(build_dir, "gateware"), run_dir, {"profile": profile, "faults": faults},
+                            bridge_port)
     with open(os.path.join(run_dir, "sim_main_ram.init"), "w") as f:
         f.write(soc_build.main_ram_image(firmware, program) if firmware else "")
 
