@@ -45,6 +45,7 @@ class SocRunError(RuntimeError):
 
 free_port = soc_build.free_port
 
+
 def prepare(build_dir, run_dir, firmware, program, profile, faults, bridge_port=None):
     """run_dir gets links to the built simulation's files, its own sim_config.js (the
     drive's profile and faults, the bridge's port) and its own main RAM image (the build's

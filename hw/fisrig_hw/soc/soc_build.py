@@ -104,11 +104,12 @@ VERILATOR_FLAGS = ["-Wno-fatal", *VERILATOR_OPTIMIZE,
 MODEL_CFLAGS = MODEL_OPT_FAST
 EVAL_UNTRACED = os.path.join(ROOT, "sim", "litex_sim", "eval_untraced.cpp")
 # The model is compiled twice, the second time with the profile gcc gathered from the first
-# running the SoC for this many evaluations (two a clock cycle: the BIOS's boot, the link's
-# bring-up and the BIOS idling, 2 M cycles; the same every build). With it the whole SoC ran
-# 609 to 674 kHz against 377 to 486 for the build without (scripts/bench_rtl.py's method,
-# alternated, 2026-11-28), and `fisrig run targets-agree --target rtl` took 14.2 s against
-# 20.9, its records the same.
+# running the SoC for this many evaluations (two a clock cycle, sim_config.js's timebase being
+# half of it: the BIOS's boot, the link's bring-up and the BIOS idling, 2 M cycles; the same
+# every build). With it the whole SoC ran 635 to 659 kHz against 344 to 366 for the build
+# without (scripts/bench_rtl.py's method, alternated, 2026-11-28), and `fisrig run
+# targets-agree --target rtl` took 14.2 s against 20.9 with a profile of the same kind, its
+# records the same.
 PROFILE_TRAINING_EVALS = 4_000_000
 # gcc's flags for each build: Verilator's makefile compiles its fast-path files with
 # OPT_FAST, the rest with OPT_SLOW, its runtime with OPT_GLOBAL.
