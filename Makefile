@@ -2,6 +2,9 @@
 BUILD ?= build
 JOBS ?= 2
 PROFILE ?= consumer-256gb
+# 1: the native parts compiled with gcc's profile of the model's training run
+# (scripts/build_native.sh says why and how); 0: plain -O3, for a quick edit loop.
+PGO ?= 1
 
 .PHONY: all deps native test bench run scenario fuzz zephyr clean
 
@@ -10,11 +13,8 @@ all: native
 deps:
 	@scripts/bootstrap.sh
 
-$(BUILD)/build.ninja: CMakeLists.txt | deps
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
-
-native: deps $(BUILD)/build.ninja
-	ninja -C $(BUILD) -j $(JOBS)
+native: deps
+	scripts/build_native.sh $(BUILD) $(JOBS) $(PGO)
 
 # The main job: the built-in plan reproducing shared/seeds/torture-idle-trim-recovery.txt
 # on the model target, ending in a report (runs/torture-idle-trim-recovery/).

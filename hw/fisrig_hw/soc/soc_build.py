@@ -16,7 +16,7 @@ import sys
 from litex.soc.integration.builder import Builder
 
 from fisrig_hw import ROOT, build_lock, contract
-from fisrig_hw.sim.rig_sim import MODEL_OPT_FAST, NATIVE_LIBS, VERILATOR_OPTIMIZE
+from fisrig_hw.sim.rig_sim import MODEL_OPT_FAST, NATIVE_LIBS, PGO_GENERATE, PGO_USE, VERILATOR_OPTIMIZE
 from fisrig_hw.soc.sim_soc import BRIDGE_MODULE, FisrigSimSoC, sim_config
 
 DRIVE_MODULE = os.path.join(ROOT, "sim", "litex_sim", "fisrig_drive")
@@ -111,10 +111,6 @@ EVAL_UNTRACED = os.path.join(ROOT, "sim", "litex_sim", "eval_untraced.cpp")
 # targets-agree --target rtl` took 14.2 s against 20.9 with a profile of the same kind, its
 # records the same.
 PROFILE_TRAINING_EVALS = 4_000_000
-# gcc's flags for each build: Verilator's makefile compiles its fast-path files with
-# OPT_FAST, the rest with OPT_SLOW, its runtime with OPT_GLOBAL.
-_TRAINING = "-fprofile-generate"
-_TRAINED = "-fprofile-use -Wno-missing-profile"
 
 
 def free_port():
@@ -198,6 +194,8 @@ def compile_sim(gateware, platform):
     run(cmd, gateware)
     core_o = {os.path.basename(c)[:-2] + ".o" for c in core_c}
 
+    # gcc's flags for each build (rig_sim.PGO_*) go in all three of Verilator's makefile's:
+    # OPT_FAST (its fast-path files), OPT_SLOW (the rest), OPT_GLOBAL (its runtime).
     def make(pgo, *extra):
         for name in os.listdir(obj):  # the model's objects go; LiteX's core objects stay
             if name == "Vsim" or name.endswith(".a") or (name.endswith(".o") and name not in core_o):
@@ -205,13 +203,13 @@ def compile_sim(gateware, platform):
         run(["make", "-j2", "-C", obj, "-f", "Vsim.mk", "Vsim", "OPT_FAST={} {}".format(MODEL_CFLAGS, pgo),
              "OPT_SLOW=" + pgo, "OPT_GLOBAL={} {}".format(MODEL_CFLAGS, pgo), *extra], gateware)
 
-    make(_TRAINING, "USER_LDFLAGS=" + _TRAINING,
+    make(PGO_GENERATE, "USER_LDFLAGS=" + PGO_GENERATE,
          "USER_CPPFLAGS=-DFISRIG_SIM_PROFILE_TRAINING={}".format(PROFILE_TRAINING_EVALS))
     _train(gateware)
     # eval_untraced.cpp's training build counts its evaluations and the other does not: its
     # profile would not match (and one call a cycle has little to gain from one).
     os.remove(os.path.join(obj, "eval_untraced.gcda"))
-    make(_TRAINED)
+    make(PGO_USE)
     for name in os.listdir(obj):
         if name.endswith(".gcda"):
             os.remove(os.path.join(obj, name))

@@ -18,10 +18,10 @@ uint64_t pow2_at_least(uint64_t n) {
 
 Ftl::Ftl(const DriveConfig& config, NandBackend& nand, PageTable& table)
     : nand_(nand),
-      l2p_(table),
       gc_(config.gc),
       program_ns_(config.timing.program_ns),
-      dies_(config.nand.dies()) {
+      dies_(config.nand.dies()),
+      l2p_(table) {
   const NandGeometry& g = config.nand;
   slot_bytes_ = config.controller.compression ? config.controller.compression_slot_bytes
                                               : kLogicalPageBytes;
