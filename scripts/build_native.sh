@@ -35,6 +35,7 @@ case "$pgo" in
   *) echo "build_native: PGO must be 0 or 1, not '$pgo'" >&2; exit 2 ;;
 esac
 
+mkdir -p "$build"
 root=$(cd "$build" && pwd)
 gen=$root/pgo/gen
 data=$root/pgo/data
