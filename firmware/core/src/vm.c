@@ -1099,10 +1099,6 @@ static const char *check_raw(struct cursor *c) {
   if (r.data_bytes > FISRIG_VM_DSM_BYTES || sizeof r + r.data_bytes > r.head.size)
     return "RAW data-out larger than its instruction or 512 bytes";
   if (r.desc.protocol > FISRIG_PROTO_LINK) return "unknown protocol";
-  /* Data the VM stages goes in one 512-byte slot of the window (stage()): a descriptor that
-     moved more would reach into the next slots or past the window (the engine refuses that). */
-  if (r.data_bytes && fisrig_desc_ram_bytes(&r.desc) > FISRIG_VM_DSM_BYTES)
-    return "RAW data-out moves more than the 512-byte block the VM stages";
   /* Data from or to RAM that the VM does not stage itself must lie in the data window:
      the engine would DMA wherever data_word points (on the SoC, over the firmware). */
   if (r.desc.data_source == FISRIG_DATA_RAM && !r.data_bytes &&
