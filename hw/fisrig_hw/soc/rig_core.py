@@ -6,8 +6,9 @@ pins against sim/device."""
 from migen import *
 
 from litex.build.sim.common import sim_special_overrides
-from litex.gen.fhdl.verilog import convert
 from litex.soc.interconnect import stream
+
+from fisrig_hw.sim.verilog import write_verilog as write_verilog_of
 
 from fisrig_hw.engine import RawCommandEngine
 from fisrig_hw.phy.link import RigSATALink
@@ -147,5 +148,4 @@ def write_verilog(path, datapath="same_clock", gen=3):
     ios.add(core.engine.stat_tap_mismatch)
     core.engine.stat_current_lost.name_override = "current_lost"
     ios.add(core.engine.stat_current_lost)
-    convert(core, ios=ios, name="rig_core", special_overrides=sim_special_overrides).write(path)
-    return path
+    return write_verilog_of(core, path, ios, "rig_core", special_overrides=sim_special_overrides)
