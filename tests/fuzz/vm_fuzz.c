@@ -69,14 +69,12 @@ static void post(struct engine *e, struct fisrig_cpl_record r) {
 static void fetch(struct engine *e) {
   while (e->fetched != e->sq_tail_seen) {
     const struct fisrig_cmd_desc *d = &e->sq[e->fetched & (SQ_ENTRIES - 1)];
-    /* Within the window; a descriptor that moves no bytes may name its end, as the engine
-       allows (engine_if.h's fisrig_desc_ram_bytes, the gateware's outside_window; regression
-       raw-no-data-naming-the-window-end). Not yet the engine's whole rule (the bytes moved
-       within the window): the VM sends a RAW op's staged data-out whose COUNT moves more than
-       its 512-byte slot, which that rule catches; refusing it in vm.c moved the firmware's
-       code and made the rig's TRIMs 2.7% slower than the model's fitted CPU times. */
+    /* The engine's rule (engine_if.h's fisrig_desc_ram_bytes, the gateware's
+       outside_window): the bytes a descriptor moves lie in the window, so one that moves none
+       may name its end (regression raw-no-data-naming-the-window-end), and a RAW op's staged
+       data-out moves no more than its 512-byte block (raw-staged-data-moving-more-than-its-block). */
     if (d->data_source == FISRIG_DATA_RAM)
-      CHECK(d->data_word < WINDOW_BYTES || (d->data_word == WINDOW_BYTES && fisrig_desc_ram_bytes(d) == 0));
+      CHECK((uint64_t)d->data_word + fisrig_desc_ram_bytes(d) <= WINDOW_BYTES);
     CHECK(e->pending_tail - e->pending_head < SQ_ENTRIES);
     e->pending[e->pending_tail & (SQ_ENTRIES - 1)] = e->fetched & (SQ_ENTRIES - 1);
     e->done_at[e->pending_tail & (SQ_ENTRIES - 1)] = e->now + e->latency;

@@ -419,6 +419,24 @@ TEST(ModelProgram, RawDataInRamOutsideTheWindowIsRefused) {
   EXPECT_STREQ(r.error_text, "RAW data in RAM outside the data window");
 }
 
+// A RAW op's data-out is staged in its descriptor's 512-byte block of the window; a COUNT
+// that moves more would send the next blocks' bytes (or run past the window). Found by
+// tests/fuzz/vm_fuzz.c (regression raw-staged-data-moving-more-than-its-block).
+TEST(ModelProgram, RawStagedDataMovingMoreThanItsBlockIsRefused) {
+  drive::Drive d(tiny());
+  uint8_t block[512] = {1, 2, 3};
+  ModelRun r = run(d, ProgramBuilder(d.user_sectors())
+                          .raw(ProgramBuilder::desc(FISRIG_PROTO_DMA_OUT, 0x35, 8, 1), ProgramBuilder::ok(), block, 512)
+                          .build());
+  EXPECT_EQ(r.status, FISRIG_VM_DONE) << r.error_text;
+  r = run(d, ProgramBuilder(d.user_sectors())
+                 .raw(ProgramBuilder::desc(FISRIG_PROTO_DMA_OUT, 0x35, 8, 2), ProgramBuilder::ok(), block, 512)
+                 .build());
+  EXPECT_EQ(r.status, FISRIG_VM_BAD_PROGRAM);
+  EXPECT_STREQ(r.error_text, "RAW data-out moves more than the 512-byte block the VM stages");
+  EXPECT_TRUE(commands_of(r).empty());
+}
+
 TEST(ModelProgram, LoopsMarkersIdleAndTrim) {
   drive::Drive d(tiny());
   ProgramBuilder p(d.user_sectors());
