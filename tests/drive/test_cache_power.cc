@@ -174,7 +174,9 @@ TEST(CachePower, HonestDriveKeepsAPrefixOfWhatItWasTold) {
   bool lost = false;
   for (uint32_t w : words) {
     if (w == 0) lost = true;
-    if (lost) EXPECT_EQ(w, 0u) << "a page survived a page lost before it";
+    if (lost) {  // braces: EXPECT_EQ is an if/else of its own (-Wdangling-else)
+      EXPECT_EQ(w, 0u) << "a page survived a page lost before it";
+    }
   }
   EXPECT_TRUE(lost);
   EXPECT_EQ(b.d.stats().last_power_loss.pages_reordered, 0u);
