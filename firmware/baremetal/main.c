@@ -30,10 +30,12 @@ static struct fisrig_mailbox *const mailbox = (struct fisrig_mailbox *)(RING_RAM
 static uint8_t data_window[FISRIG_VM_INFLIGHT * FISRIG_VM_DSM_BYTES] __attribute__((aligned(32)));
 static struct fisrig_vm vm;
 
-/* The engine's operations that are not hot, linked right after the hot ones (linker.ld):
+/* Linked right after the hot functions (linker.ld), within the 4 KiB instruction cache:
    wait() runs on every poll of a queue-depth-1 workload, and where main() or vm.c's other
-   code pushed it, it shared reap()'s lines in the 4 KiB instruction cache (4 KiB commands
-   at QD1 2 to 3.5% slower on rtl than the model's fitted CPU times). */
+   code pushed it, it shared reap()'s lines (4 KiB commands at QD1 2 to 3.5% slower on rtl
+   than the model's fitted CPU times). data_in, sq_head and emit_to_uart, which a run does
+   not call per command, stay before it in their old order: the model's QD1 CPU times
+   (sim/model/vm_cpu_time.h) were fitted with wait at this address. */
 #define ENGINE_OP __attribute__((section(".text.ops")))
 
 void isr(void);

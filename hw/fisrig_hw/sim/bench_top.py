@@ -2,7 +2,7 @@
 cocotb benches drive (tests/hw), and a Verilog view of the engine alone."""
 
 from migen import *
-from fisrig_hw.sim.verilog import write_verilog as write_verilog_of  # LiteX's convert: one always block per signal, Icarus-safe
+from fisrig_hw.sim.verilog import write_harness  # LiteX's convert: one always block per signal, Icarus-safe
 
 from fisrig_hw.engine import RawCommandEngine
 from fisrig_hw.engine.power import PowerController
@@ -71,4 +71,4 @@ def write_verilog(path, **kw):
     for name, sig in top.ports.items():
         sig.name_override = name
         ports[name] = sig
-    return write_verilog_of(top, path, set(ports.values()), "engine_top")
+    return write_harness(top, path, set(ports.values()), "engine_top")

@@ -32,7 +32,7 @@ from operator import and_, or_
 from migen import *
 
 from litex.build.sim.common import sim_special_overrides
-from fisrig_hw.sim.verilog import write_verilog as write_verilog_of
+from fisrig_hw.sim.verilog import write_harness
 
 from litesata.core import LiteSATACore
 from litesata.frontend.arbitration import LiteSATACrossbar
@@ -108,8 +108,8 @@ def write_verilog(path, gen=3, datapath="litesata"):
         ports.append(("identify_" + what, getattr(top.identify, what)))
     for name, sig in ports:
         sig.name_override = name
-    return write_verilog_of(top, path, {sig for _, sig in ports}, "litesata_host",
-                            special_overrides=sim_special_overrides)
+    return write_harness(top, path, {sig for _, sig in ports}, "litesata_host",
+                         special_overrides=sim_special_overrides)
 
 
 if __name__ == "__main__":

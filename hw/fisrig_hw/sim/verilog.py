@@ -4,7 +4,7 @@ from litex.gen import LiteXContext
 from litex.gen.fhdl.verilog import convert
 
 
-def write_verilog(top, path, ios, name, **kwargs):
+def write_harness(top, path, ios, name, **kwargs):
     """LiteX prints LiteXContext.top's hierarchy in the file's head: the last SoC this process
     built (a board's, the sim SoC's) unless it names `top`. A pytest worker that had built one
     generated a different rig_core.v, and the runner was built again mid-suite (its

@@ -8,7 +8,7 @@ from migen import *
 from litex.build.sim.common import sim_special_overrides
 from litex.soc.interconnect import stream
 
-from fisrig_hw.sim.verilog import write_verilog as write_verilog_of
+from fisrig_hw.sim.verilog import write_harness
 
 from fisrig_hw.engine import RawCommandEngine
 from fisrig_hw.phy.link import RigSATALink
@@ -148,4 +148,4 @@ def write_verilog(path, datapath="same_clock", gen=3):
     ios.add(core.engine.stat_tap_mismatch)
     core.engine.stat_current_lost.name_override = "current_lost"
     ios.add(core.engine.stat_current_lost)
-    return write_verilog_of(core, path, ios, "rig_core", special_overrides=sim_special_overrides)
+    return write_harness(core, path, ios, "rig_core", special_overrides=sim_special_overrides)
