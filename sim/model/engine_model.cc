@@ -160,6 +160,20 @@ void EngineModel::book_phase(uint8_t s, SimTime open, SimTime close) {
   phase_close_[s] = close;
 }
 
+// The drive moved its bookings for a queued H2D that went first (Drive::receive_h2d): the
+// copies taken from them move too.
+void EngineModel::move_bookings(const std::vector<drive::LinkTiming::Move>& moves) {
+  auto mv = [&](SimTime& x) { x = drive::LinkTiming::moved(moves, x); };
+  for (uint32_t i = phase_head_; i < phase_tail_; ++i) mv(phases_[i].open), mv(phases_[i].close);
+  for (uint32_t m = busy_mask_; m; m &= m - 1) {  // a free slot's are not looked at again
+    const uint32_t s = uint32_t(__builtin_ctz(m));
+    Slot& slot = slots_[s];
+    mv(phase_close_[s]);
+    mv(slot.accept_end);
+    for (drive::Drive::DataFis& f : slot.fises) mv(f.start), mv(f.end);
+  }
+}
+
 // A slot freed before its phase was over (a timeout, a power cut, an abort): its phase
 // no longer holds the wire. (Freed after it, as a completion frees it, it is left to leave
 // from the front.)
@@ -273,7 +287,13 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   // A cut armed on the count of SDBs counts each command's as the drive books it; one the
   // drive took back and merged with a later command's would be counted twice.
   drive_.set_sdb_coalescing(!(armed_.on && armed_.event == FISRIG_EVENT_SDB));
-  SimTime arrive = drive_.receive_h2d(now_ + ticks_to_ns(WireStamps::kTakeToH2dTicks));
+  // A queued H2D wins the wire as on the rig, its release right after it (Drive::
+  // receive_h2d). Not while a cut is armed: the events it counts were taken from the
+  // drive's bookings as it made them, and a later H2D would move them.
+  const bool cut_in = queued && !armed_.on;
+  cmd.release_sent = cut_in;
+  SimTime arrive = drive_.receive_h2d(now_ + ticks_to_ns(WireStamps::kTakeToH2dTicks), cut_in);
+  if (!drive_.wire_moves().empty()) move_bookings(drive_.wire_moves());
   slot.ts_h2d = wire_.first_dword(arrive, drive::fis_dwords::kRegH2D);
   slot.h2d_end = arrive;
   slot.seq = drive_.next_completion_seq();

@@ -103,6 +103,7 @@ class EngineModel {
   // first such time is known now.
   SimTime queued_issue_time();
   void start(const fisrig_cmd_desc& d);
+  void move_bookings(const std::vector<drive::LinkTiming::Move>& moves);
   // Ends a descriptor the engine does not start (refused, or no link) with `result`, now.
   void end_at_once(const fisrig_cmd_desc& d, uint8_t result);
   void render_sector(uint32_t word, uint64_t lba, uint8_t* out) const;

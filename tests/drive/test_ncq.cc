@@ -232,3 +232,77 @@ TEST(Ncq, AStatusHeldBackOnceGoesBeforeTheNextDataPhase) {
   EXPECT_EQ(c[2].t_complete, c[3].t_complete);
   EXPECT_EQ(c[3].t_complete, c[3].t_data_end + sdb);
 }
+
+// The host's FIS wins the wire at the first instant the device is not sending (as on the
+// rig's wire), however soon the device's next booked FIS starts; what it pushes moves
+// later as far as the gaps after it do not absorb.
+TEST(LinkTiming, AHostFisCutsInAtTheFirstIdleInstantAndPushesWhatFollows) {
+  drive::LinkTiming w(tiny().interface);
+  w.reserve(100, 50);   // [100, 150)
+  w.reserve(160, 40);   // [160, 200)
+  w.reserve(210, 10);   // [210, 220)
+  w.reserve(400, 10);   // [400, 410)
+  std::vector<drive::LinkTiming::Move> moves;
+  // Busy at 120: it goes at 150, the end of that FIS; 30 dwords' time push [160, 200) by 20
+  // to [180, 220), the 10 of gap before [210, 220) take 10 of those 20 off it.
+  EXPECT_EQ(w.cut_in(120, 30, moves), 150);
+  ASSERT_EQ(moves.size(), 2u);
+  EXPECT_EQ(moves[0].from, 160);
+  EXPECT_EQ(moves[0].to, 200);
+  EXPECT_EQ(moves[0].by, 20);
+  EXPECT_EQ(moves[1].from, 210);
+  EXPECT_EQ(moves[1].by, 10);
+  EXPECT_EQ(drive::LinkTiming::moved(moves, 140), 140);  // before it: where it was
+  EXPECT_EQ(drive::LinkTiming::moved(moves, 200), 220);
+  EXPECT_EQ(drive::LinkTiming::moved(moves, 215), 225);
+  EXPECT_EQ(drive::LinkTiming::moved(moves, 300), 300);  // in the gap that absorbed it
+  EXPECT_EQ(w.first_fit(100, 1), 230);  // [100, 230) is one busy stretch now
+  EXPECT_EQ(w.free_at(), 410);
+  // Idle at 300: it goes at once, and nothing needed to move.
+  EXPECT_EQ(w.cut_in(300, 20, moves), 300);
+  EXPECT_TRUE(moves.empty());
+  EXPECT_EQ(w.first_fit(250, 60), 320);
+}
+
+// A queued H2D the host sends (with its release) into a gap too short for both: it goes, and
+// the data phase the drive had booked after the gap moves later, its completion's stamps
+// with it; waiting for a gap that holds it, it went after that command's status instead.
+TEST(Ncq, AQueuedH2dInAShortGapGoesAndMovesTheBookedDataPhase) {
+  const drive::LinkTiming wire(tiny().interface);
+  const SimTime h2d = wire.fis_ns(drive::fis_dwords::kRegH2D);
+  const SimTime d2h = wire.fis_ns(drive::fis_dwords::kRegD2H);
+  const SimTime setup = wire.fis_ns(drive::fis_dwords::kDmaSetup);
+  for (bool cut_in : {false, true}) {
+    Drive d(tiny());
+    AtaCommand first = read_fpdma(0, 0, 8);
+    first.release_sent = cut_in;
+    SimTime arrive = d.receive_h2d(0, cut_in);
+    uint64_t seq = d.next_completion_seq();
+    d.submit(first, arrive);
+    const Completion before = *d.pending_completion(seq);
+    EXPECT_EQ(before.t_accept, arrive + d2h);
+    // The host's next H2D starts 10 ns before the DMA Setup would.
+    SimTime t = before.t_data_start - setup - 10;
+    SimTime second = d.receive_h2d(t, cut_in);
+    const Completion& after = *d.pending_completion(seq);
+    if (cut_in) {
+      EXPECT_EQ(second, t + h2d);
+      SimTime by = h2d + d2h - 10;
+      ASSERT_EQ(d.wire_moves().size(), 1u);
+      EXPECT_EQ(d.wire_moves()[0].by, by);
+      EXPECT_EQ(after.t_data_start, before.t_data_start + by);
+      EXPECT_EQ(after.t_data_end, before.t_data_end + by);
+      EXPECT_EQ(after.t_complete, before.t_complete + by);
+      AtaCommand next = read_fpdma(1, 64, 8);
+      next.release_sent = true;
+      uint64_t seq2 = d.next_completion_seq();
+      d.submit(next, second);
+      EXPECT_EQ(d.pending_completion(seq2)->t_accept, second + d2h);  // released at once
+      EXPECT_GE(d.pending_completion(seq2)->t_data_start, after.t_complete + setup);
+    } else {
+      EXPECT_TRUE(d.wire_moves().empty());
+      EXPECT_EQ(after.t_complete, before.t_complete);
+      EXPECT_EQ(second, before.t_complete + h2d);  // after the whole booked command
+    }
+  }
+}

@@ -12,13 +12,18 @@ every command on the SoC's VexRiscv.
 - Both hold the same queue: the model's engine takes a queued descriptor only when the
   gateware's would (no accept pending, no data phase open), so on this link-bound drive each
   4 KiB phase holds a few commands on both, and its submit-to-status median is close
-  (measured 2026-11-28: writes QD 2.50 / 2.50 held, 15.0 / 15.4 us, the model sharing
-  SDBs as the device side does; reads 6.39 / 5.42, 43.9 / 43.2 us, model / rtl). Before
-  that rule the model held 31.8 and reported 235 us for the reads.
-- Not held yet, the issue's goal: the per-phase latencies within 2%. The writes' are (within
-  1.7%); the reads burst longer on the model, whose engine does not spend the rig's time
-  writing each completion record before it takes the next descriptor (docs/model-target.md,
-  "Queue depth 32"); the table is printed. Each phase's IOPS is within 1.9%.
+  (measured 2026-11-28: writes QD 2.43 / 2.50 held, 15.2 / 15.4 us, the model sharing
+  SDBs as the device side does; reads 5.31 / 5.11, 43.3 / 36.6 us, model / rtl: about one
+  read in seven waits through a run of data phases for its H2D on both, docs/rtl-engine.md).
+  Before that rule the model held 31.8 and reported 235 us for the reads.
+- The issue's goal, per-phase latency within 2%: held for every phase's median and p99 from
+  the H2D to the status but the 128 KiB reads' median (measured 2026-11-28: 4 KiB reads
+  29.73 / 29.69 us, p99 57.61 / 57.48; 4 KiB writes 14.80 / 15.00, 22.39 / 22.44; model /
+  rtl), since the device side stopped booking each release on the Drive's wire and the
+  model's queued H2D wins the wire as the rig's does. The 128 KiB reads' status median is
+  1,330.5 / 1,109.3 us: their SDBs are shared two by two on the model, one by one on the
+  rig (docs/model-target.md, "Queue depth 32"); the table is printed. Each phase's IOPS is
+  within 0.13%.
 """
 import numpy as np
 import pandas as pd
@@ -30,6 +35,8 @@ from fisrig.phase_stats import queue_depth_held
 from fisrig.run import run_plan
 
 TOLERANCE_PCT = 3.0  # the goal is 2.0: see above
+LATENCY_GOAL_PCT = 2.0
+NOT_HELD = {("ncq read 128k seq", "p50")}  # the SDBs shared differently: see above
 # What the model reaches against the gateware at QD32 (see above), with room: QD held and
 # the submit-to-status median of each 4 KiB phase.
 QUEUE_TOLERANCE_PCT, SUBMIT_LATENCY_TOLERANCE_PCT = 30.0, 20.0
@@ -86,3 +93,12 @@ def test_the_model_holds_the_queue_the_gateware_holds(runs):
         print(phase, "QD held", held, "submit to status p50 ns", p50)
         assert abs(held["model"] - held["rtl"]) <= QUEUE_TOLERANCE_PCT / 100 * held["rtl"], (phase, held)
         assert abs(p50["model"] - p50["rtl"]) <= SUBMIT_LATENCY_TOLERANCE_PCT / 100 * p50["rtl"], (phase, p50)
+
+
+def test_every_phase_latency_is_within_two_percent_but_the_one_named(comparison):
+    rows = [r for r in comparison.rows if r.what == "latency"]
+    assert len(rows) == 8
+    for r in rows:
+        if (r.phase, r.stat) in NOT_HELD:
+            continue
+        assert abs(r.a_ns - r.b_ns) <= LATENCY_GOAL_PCT / 100 * r.b_ns, r

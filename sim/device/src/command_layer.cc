@@ -194,6 +194,7 @@ void CommandLayer::submit(uint8_t idx, uint64_t cycle) {
 
   // A data-out command whose data crossed the wire: the Drive must not book it again.
   cmd.data_phase_done = s.data_done;
+  cmd.release_sent = idx != kNonQueued;  // next_fis sends it first, before anything else
   s.seq = drive_.next_completion_seq();
   // The Drive's data CRC fault stays for reads; a write's data has all arrived (R_OK)
   // unless the link answered R_ERR, and then the Drive fails it as for its own fault.

@@ -120,7 +120,9 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
     }
     // The device accepts the command with a D2H that clears BSY (the device side sent it
     // already when the data phase is done).
-    c.t = c.c.t_accept = cmd.data_phase_done ? t : send_fis(t, fis_dwords::kRegD2H);
+    c.t = c.c.t_accept = cmd.data_phase_done ? t
+                         : cmd.release_sent  ? t + link_.fis_ns(fis_dwords::kRegD2H)
+                                             : send_fis(t, fis_dwords::kRegD2H);
     if (tag_busy_until_[c.c.tag] > t) {
       fail(c, ata::kErrorAbrt, 0);  // tag already in use: an NCQ error
       return finish(c);
@@ -148,6 +150,25 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
     else c.t += cfg_.faults.latency_outlier_ns;
   }
   finish(c);
+}
+
+void Drive::apply_moves() {
+  auto mv = [&](SimTime& x) { x = LinkTiming::moved(moves_, x); };
+  pending_.update_all([&](Completion& c) {
+    mv(c.t_accept);
+    mv(c.t_data_start);
+    mv(c.t_data_fis);
+    mv(c.t_data_end);
+    mv(c.t_complete);
+  });
+  for (BookedSdb* b : {&last_sdb_, &deferred_sdb_}) mv(b->start), mv(b->end);
+  for (SimTime& t : tag_busy_until_) mv(t);
+  mv(nonqueued_busy_until_);
+  if (ncq_error_at_ != kNever) mv(ncq_error_at_);
+  mv(last_activity_);
+  mv(last_host_write_);
+  if (fis_log_)
+    for (DataFis& f : *fis_log_) mv(f.start), mv(f.end);
 }
 
 void Drive::fail(Ctx& c, uint8_t error, uint64_t lba) {

@@ -14,7 +14,8 @@
 //    arrived, at that cycle's time, marked data_phase_done: the Drive books no accept,
 //    overhead or data of its own for it (only its buffer's room and FUA can hold the
 //    status back), and the status goes no earlier than the Drive says.
-//  - NCQ: a Register D2H with status 40h releases the bus right after each queued H2D;
+//  - NCQ: a Register D2H with status 40h releases the bus right after each queued H2D
+//    (before any other FIS; the Drive books it nowhere: AtaCommand::release_sent);
 //    one data phase at a time; each DMA Setup (A = 0) is followed by a DMA Activate
 //    before each of the host's Data FISes. Completed tags whose data is done go out
 //    together in one Set Device Bits (a completion waits up to 5 us for company while

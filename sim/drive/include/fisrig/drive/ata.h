@@ -107,6 +107,16 @@ struct AtaCommand {
   // of its own: booking them again made a write's status come one transfer late
   // (28 us for 16 KiB at Gen3, measured by an independent host before this flag).
   bool data_phase_done = false;
+  // A queued command whose releasing Register D2H went right after its H2D: the RTL
+  // device side sent it on its real wire (sim/device), or the model target's engine had
+  // the Drive book it with the H2D (Drive::receive_h2d's cut_in). The Drive takes it as
+  // sent at the arrival and books it on none of its own wire. Booked there, it went into
+  // the Drive's first gap, which at queue depth 32 was after every data phase the Drive
+  // had booked (50 us for 4 KiB reads at Gen3), and the command's data was due that late:
+  // the device side's wire stood idle before it and a burst of H2Ds went in, which made
+  // the rtl target's QD32 4 KiB reads a data phase slower than the model's
+  // (targets-agree-qd32: p50 36.4 against 30.0 us; 29.7 against 29.7 now).
+  bool release_sent = false;
   // A queued write's host has its next Register H2D waiting when the device's DMA Setup
   // ends: the host's link wins the wire then (the device needs two idle SYNCs before its
   // X_RDY, LiteSATA's host one), so the next command's H2D and the D2H that releases it go

@@ -64,16 +64,36 @@ class Drive {
   // device's own FISes share. Returns when the FIS has arrived (the time to submit at).
   // An H2D the device answers R_ERR (the r_err_rate knob, as sim/device's link does it to
   // every FIS the host sends) is sent again: it has arrived at the end of the second.
-  SimTime receive_h2d(SimTime t) {
+  //
+  // `cut_in`: the H2D of a queued command whose releasing D2H the device sends at once
+  // (submit it with AtaCommand::release_sent). Both go at the first instant at or after t
+  // that the device is not sending, and what the device had booked after that moves later
+  // (LinkTiming::cut_in), its completions' stamps with it: wire_moves() says how, for a
+  // host that copied any. The rig's wire works so: at queue depth 32 the host's H2D went
+  // in a gap too short for it and the release, and the device's next DMA Setup waited
+  // (targets-agree-qd32's 128 KiB reads on rtl; the model waited for a gap that held both,
+  // and let one command fewer in before each run of data phases). Without it, the H2D
+  // waits for the first gap that holds it.
+  SimTime receive_h2d(SimTime t, bool cut_in = false) {
     host_now_ = t;  // the host asks no earlier than this again: older wire history can go
     link_.retire_before(t);
-    SimTime end = link_.reserve(t, link_.fis_ns(fis_dwords::kRegH2D));
+    const SimTime h2d = link_.fis_ns(fis_dwords::kRegH2D);
+    uint32_t sent = 1;
     if (chance(cfg_.faults.r_err_rate)) {
       ++stats_.r_err_non_data;
-      end = link_.reserve(end, link_.fis_ns(fis_dwords::kRegH2D));
+      ++sent;
     }
-    return end;
+    if (!cut_in) {
+      moves_.clear();
+      SimTime end = link_.reserve(t, h2d);
+      return sent == 2 ? link_.reserve(end, h2d) : end;
+    }
+    SimTime start = link_.cut_in(t, sent * h2d + link_.fis_ns(fis_dwords::kRegD2H), moves_);
+    if (!moves_.empty()) apply_moves();
+    return start + sent * h2d;
   }
+  // What the last receive_h2d moved on the wire (empty if nothing).
+  const std::vector<LinkTiming::Move>& wire_moves() const { return moves_; }
   // The command's Register H2D FIS was received at t. Its completion becomes available
   // through pop_completion(). Submitting while powered off or hung does nothing.
   void submit(const AtaCommand& cmd, SimTime t);
@@ -213,6 +233,8 @@ class Drive {
   // A non-data FIS the device sends (the host answers R_OK: the fault knobs are the
   // device's, R_ERR on what it receives).
   SimTime send_fis(SimTime t, uint32_t dwords) { return link_.reserve(t, link_.fis_ns(dwords)); }
+  // Everything the Drive keeps of wire times, moved as receive_h2d moved the wire.
+  void apply_moves();
   // A queued command's DMA Setup, not before `ready` (set_sdb_coalescing).
   SimTime send_queued_setup(SimTime ready);
   // The status taken back for a data phase goes when the command that took it ends (its
@@ -262,6 +284,7 @@ class Drive {
   BookedSdb last_sdb_, deferred_sdb_;
   DriveStats stats_;
   std::vector<DataFis>* fis_log_ = nullptr;
+  std::vector<LinkTiming::Move> moves_;
   uint64_t visible_sectors_ = cfg_.user_sectors;
   void log_fis(const Ctx& c, SimTime start, SimTime end, uint32_t dwords);
   // The Data FISes of `bytes` booked back to back as one reservation ending at `end`.

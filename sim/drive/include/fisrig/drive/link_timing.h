@@ -84,6 +84,55 @@ class LinkTiming {
     }
     return end;
   }
+  // How a cut_in moved the bookings after it: the interval booked over [from, to] now
+  // lies `by` later. In wire order; `by` never grows along it (gaps absorb the push).
+  struct Move {
+    SimTime from, to, by;
+  };
+  // Where a time booked on the wire lies after `moves`: moved with its interval, or where
+  // it was (before the cut-in, or in a gap).
+  static SimTime moved(const std::vector<Move>& moves, SimTime x) {
+    if (moves.empty() || x < moves.front().from || x > moves.back().to) return x;
+    // A push runs through every interval booked back to back with small gaps (a queued
+    // write's FISes): dozens of them, and the host asks for each time it kept.
+    auto m = std::upper_bound(moves.begin(), moves.end(), x, [](SimTime v, const Move& mv) { return v < mv.from; });
+    --m;  // the last one starting at or before x
+    return x <= m->to ? x + m->by : x;
+  }
+  // The host's FIS of `dur` (its H2D, and the D2H that releases a queued one when the
+  // device sends it at once) put on the wire at the first idle instant at or after t: the
+  // host's X_RDY wins whenever the device is not sending, whatever the device has booked
+  // to send next, and what that pushes later moves later, as much as gaps do not absorb.
+  // (reserve() waits for a gap that holds it instead, which is right for the device's own
+  // FISes: it books them in the order it decides them.) Returns the FIS's start; `moves`
+  // says what moved (empty when nothing had to).
+  SimTime cut_in(SimTime t, SimTime dur, std::vector<Move>& moves) {
+    moves.clear();
+    if (busy_.empty() || t >= busy_.back().end) return reserve(t, dur) - dur;  // nothing after it
+    auto it = std::lower_bound(busy_.begin(), busy_.end(), t,
+                               [](const Interval& iv, SimTime x) { return iv.end <= x; });
+    SimTime start = t;
+    if (it != busy_.end() && it->start <= t) start = (it++)->end;  // the device is sending: after it
+    SimTime end = start + dur;
+    auto last = it;
+    for (; last != busy_.end() && last->start < end; ++last) {
+      moves.push_back(Move{last->start, last->end, end - last->start});
+      end += last->end - last->start;
+    }
+    // [start, end) is one busy stretch now: the FIS and what it pushed, back to back.
+    it = busy_.erase(it, last);
+    if (it != busy_.begin() && std::prev(it)->end == start) {
+      std::prev(it)->end = end;
+      --it;
+    } else {
+      it = busy_.insert(it, Interval{start, end});
+    }
+    if (std::next(it) != busy_.end() && std::next(it)->start == end) {
+      it->end = std::next(it)->end;
+      busy_.erase(std::next(it));
+    }
+    return start;
+  }
   // Where reserve(t, dur) would put the FIS: its start.
   SimTime first_fit(SimTime t, SimTime dur) const {
     SimTime start;
