@@ -163,7 +163,7 @@ void EngineModel::book_phase(uint8_t s, SimTime open, SimTime close) {
 // The drive moved its bookings for a queued H2D that went first (Drive::receive_h2d): the
 // copies taken from them move too.
 void EngineModel::move_bookings(const std::vector<drive::LinkTiming::Move>& moves) {
-  auto mv = [&](SimTime& x) { x = drive::LinkTiming::moved(moves, x); };
+  const drive::LinkTiming::Mover mv(moves);
   for (uint32_t i = phase_head_; i < phase_tail_; ++i) mv(phases_[i].open), mv(phases_[i].close);
   for (uint32_t m = busy_mask_; m; m &= m - 1) {  // a free slot's are not looked at again
     const uint32_t s = uint32_t(__builtin_ctz(m));

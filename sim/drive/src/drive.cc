@@ -153,7 +153,7 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
 }
 
 void Drive::apply_moves() {
-  auto mv = [&](SimTime& x) { x = LinkTiming::moved(moves_, x); };
+  const LinkTiming::Mover mv(moves_);
   pending_.update_all([&](Completion& c) {
     mv(c.t_accept);
     mv(c.t_data_start);

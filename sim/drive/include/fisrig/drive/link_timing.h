@@ -93,12 +93,35 @@ class LinkTiming {
   // it was (before the cut-in, or in a gap).
   static SimTime moved(const std::vector<Move>& moves, SimTime x) {
     if (moves.empty() || x < moves.front().from || x > moves.back().to) return x;
+    return moved_within(moves, x);
+  }
+  // moved() for a caller that moves many times (every stamp it keeps): the span of the
+  // moves is read once. Through moved() the compiler read it again after each store,
+  // since a stamp written could have been the vector's own; most stamps lie outside it.
+  class Mover {
+   public:
+    explicit Mover(const std::vector<Move>& moves)
+        : moves_(moves), lo_(moves.empty() ? 1 : moves.front().from), hi_(moves.empty() ? 0 : moves.back().to) {}
+    void operator()(SimTime& x) const {
+      if (x >= lo_ && x <= hi_) x = moved_within(moves_, x);
+    }
+
+   private:
+    const std::vector<Move>& moves_;
+    const SimTime lo_, hi_;
+  };
+
+ private:
+  // x within [moves.front().from, moves.back().to].
+  static SimTime moved_within(const std::vector<Move>& moves, SimTime x) {
     // A push runs through every interval booked back to back with small gaps (a queued
     // write's FISes): dozens of them, and the host asks for each time it kept.
     auto m = std::upper_bound(moves.begin(), moves.end(), x, [](SimTime v, const Move& mv) { return v < mv.from; });
     --m;  // the last one starting at or before x
     return x <= m->to ? x + m->by : x;
   }
+
+ public:
   // The host's FIS of `dur` (its H2D, and the D2H that releases a queued one when the
   // device sends it at once) put on the wire at the first idle instant at or after t: the
   // host's X_RDY wins whenever the device is not sending, whatever the device has booked
