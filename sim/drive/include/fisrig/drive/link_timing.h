@@ -97,7 +97,8 @@ class LinkTiming {
   }
   // moved() for a caller that moves many times (every stamp it keeps): the span of the
   // moves is read once. Through moved() the compiler read it again after each store,
-  // since a stamp written could have been the vector's own; most stamps lie outside it.
+  // since a stamp written could have been the vector's own; most stamps lie outside it
+  // (EngineModel::move_bookings 65.1 -> 40.9 M instructions in model.instructions_per_cmd's run).
   class Mover {
    public:
     explicit Mover(const std::vector<Move>& moves)
