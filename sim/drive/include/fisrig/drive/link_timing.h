@@ -89,40 +89,34 @@ class LinkTiming {
   struct Move {
     SimTime from, to, by;
   };
-  // Where a time booked on the wire lies after `moves`: moved with its interval, or where
-  // it was (before the cut-in, or in a gap).
-  static SimTime moved(const std::vector<Move>& moves, SimTime x) {
-    if (moves.empty() || x < moves.front().from || x > moves.back().to) return x;
-    return moved_within(moves, x);
-  }
-  // moved() for a caller that moves many times (every stamp it keeps): the span of the
-  // moves is read once. Through moved() the compiler read it again after each store,
-  // since a stamp written could have been the vector's own; most stamps lie outside it
-  // (EngineModel::move_bookings 65.1 -> 40.9 M instructions in model.instructions_per_cmd's run).
+  // Where times booked on the wire lie after `moves`: each moved with its interval, or
+  // where it was (before the cut-in, or in a gap). Made once for all the stamps a caller
+  // keeps, it reads the span of the moves once: a function taking the vector read it again
+  // after each store, since a stamp written could have been the vector's own, and most
+  // stamps lie outside it (EngineModel::move_bookings 65.1 -> 40.9 M instructions in
+  // model.instructions_per_cmd's run).
   class Mover {
    public:
     explicit Mover(const std::vector<Move>& moves)
         : moves_(moves), lo_(moves.empty() ? 1 : moves.front().from), hi_(moves.empty() ? 0 : moves.back().to) {}
     void operator()(SimTime& x) const {
-      if (x >= lo_ && x <= hi_) x = moved_within(moves_, x);
+      if (x < lo_ || x > hi_) return;
+      // A push runs through every interval booked back to back with small gaps (a queued
+      // write's FISes): dozens of them, and the host asks for each time it kept.
+      auto m = std::upper_bound(moves_.begin(), moves_.end(), x, [](SimTime v, const Move& mv) { return v < mv.from; });
+      --m;  // the last one starting at or before x
+      if (x <= m->to) x += m->by;
     }
 
    private:
     const std::vector<Move>& moves_;
-    const SimTime lo_, hi_;
+    const SimTime lo_, hi_;  // the span of the moves (empty: lo_ > hi_)
   };
-
- private:
-  // x within [moves.front().from, moves.back().to].
-  static SimTime moved_within(const std::vector<Move>& moves, SimTime x) {
-    // A push runs through every interval booked back to back with small gaps (a queued
-    // write's FISes): dozens of them, and the host asks for each time it kept.
-    auto m = std::upper_bound(moves.begin(), moves.end(), x, [](SimTime v, const Move& mv) { return v < mv.from; });
-    --m;  // the last one starting at or before x
-    return x <= m->to ? x + m->by : x;
+  static SimTime moved(const std::vector<Move>& moves, SimTime x) {
+    const Mover move(moves);
+    move(x);
+    return x;
   }
-
- public:
   // The host's FIS of `dur` (its H2D, and the D2H that releases a queued one when the
   // device sends it at once) put on the wire at the first idle instant at or after t: the
   // host's X_RDY wins whenever the device is not sending, whatever the device has booked
