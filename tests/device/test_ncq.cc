@@ -80,6 +80,20 @@ TEST_F(NcqTest, ThirtyTwoTagsOutOfOrderWithSharedSdbs) {
   EXPECT_TRUE(r.dev.commands().idle());
 }
 
+// A status waits for company only behind a data phase of one Data FIS (8 KiB): 16 KiB
+// writes' data phases (two Data FISes, 28 us each) do not hold it, so each SDB carries
+// one tag, where 1 KiB writes share them (above).
+TEST_F(NcqTest, AStatusDoesNotWaitBehindADataPhaseOfMoreThanOneDataFis) {
+  std::vector<HostCommand> writes;
+  for (uint8_t t = 0; t < 8; ++t)
+    writes.push_back(write_fpdma(t, 8192 + t * 64ull, 32, pattern(FISRIG_PATTERN_STAMP, 8192 + t * 64ull, 32, 100 + t)));
+  ASSERT_TRUE(run_all(writes));
+  for (auto& w : writes) EXPECT_EQ(w.status, 0x40) << int(w.tag);
+  ASSERT_EQ(r.engine.sdb_sactive.size(), 8u);
+  for (uint32_t s : r.engine.sdb_sactive) EXPECT_EQ(std::popcount(s), 1) << std::hex << s;
+  EXPECT_EQ(r.dev.counters().sdb_tags, 8u);
+}
+
 TEST_F(NcqTest, QueuedTrimThenReadZeros) {
   auto data = pattern(FISRIG_PATTERN_LFSR, 40000, 32, 7);
   HostCommand w = write_fpdma(3, 40000, 32, data);

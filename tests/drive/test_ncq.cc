@@ -187,10 +187,10 @@ TEST(Ncq, FuaWriteCompletesOnlyWhenDurable) {
 namespace {
 // Clean-drive 4 KiB NCQ reads sent at t = 0, 1, 2 ... ns (no NAND: each is ready after the
 // controller's overhead, one after another), as the Drive completes them.
-std::vector<Completion> clean_reads(bool coalesce, int n) {
+std::vector<Completion> clean_reads(bool coalesce, int n, uint32_t sectors = 8) {
   Drive d(tiny());
   d.set_sdb_coalescing(coalesce);
-  for (int i = 0; i < n; ++i) d.submit(read_fpdma(uint8_t(i), uint64_t(i) * 8, 8), SimTime(i));
+  for (int i = 0; i < n; ++i) d.submit(read_fpdma(uint8_t(i), uint64_t(i) * sectors, sectors), SimTime(i));
   std::vector<Completion> out(static_cast<size_t>(n));
   Completion c;
   while (d.pop_completion(c)) out[c.tag] = c;
@@ -218,6 +218,20 @@ TEST(Ncq, AStatusWaitsForTheNextReadyDataPhaseAndSharesItsSdb) {
   EXPECT_EQ(shared[0].t_complete, shared[1].t_complete);  // one SDB for both
   EXPECT_GT(shared[0].t_complete - sdb, shared[0].t_data_end + drive::kSdbCoalesceNs);  // it waited a whole phase
   EXPECT_EQ(shared[1].t_complete, apart[1].t_complete - sdb);  // the wire carried one SDB fewer
+}
+
+// Only a data phase of one Data FIS holds a status back: behind a 128 KiB one (16 Data FISes)
+// it would wait the whole transfer, so it goes at its own data's end, as without sharing.
+TEST(Ncq, AStatusDoesNotWaitBehindADataPhaseOfMoreThanOneDataFis) {
+  const drive::LinkTiming wire(tiny().interface);
+  const SimTime sdb = wire.fis_ns(drive::fis_dwords::kSetDeviceBits);
+  std::vector<Completion> apart = clean_reads(false, 2, 256);
+  std::vector<Completion> c = clean_reads(true, 2, 256);
+  EXPECT_EQ(c[0].t_complete, c[0].t_data_end + sdb);
+  EXPECT_LT(c[0].t_complete, c[1].t_complete);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(c[i].t_complete, apart[i].t_complete);
+  std::vector<Completion> one_fis = clean_reads(true, 2, 16);  // 8 KiB: still shares
+  EXPECT_EQ(one_fis[0].t_complete, one_fis[1].t_complete);
 }
 
 // A status waits at most once: one already held back (over kSdbCoalesceNs old when it would

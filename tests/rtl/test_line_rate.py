@@ -8,7 +8,7 @@ every command on the SoC's VexRiscv.
   firmware's hot path was made to fit the CPU's caches it issued 62,700 a second, 46%.
 - Both targets send the same commands and get the same answers, matched in any completion
   order (at queue depth 32 two commands ending a few ticks apart may swap), and each
-  phase's IOPS is within 3% of the gateware's.
+  phase's IOPS is within 2% of the gateware's.
 - Both hold the same queue: the model's engine takes a queued descriptor only when the
   gateware's would (no accept pending, no data phase open), so on this link-bound drive each
   4 KiB phase holds a few commands on both, and its submit-to-status median is close
@@ -17,13 +17,13 @@ every command on the SoC's VexRiscv.
   read in seven waits through a run of data phases for its H2D on both, docs/rtl-engine.md).
   Before that rule the model held 31.8 and reported 235 us for the reads.
 - The issue's goal, per-phase latency within 2%: held for every phase's median and p99 from
-  the H2D to the status but the 128 KiB reads' median (measured 2026-11-28: 4 KiB reads
-  29.73 / 29.69 us, p99 57.61 / 57.48; 4 KiB writes 14.80 / 15.00, 22.39 / 22.44; model /
-  rtl), since the device side stopped booking each release on the Drive's wire and the
-  model's queued H2D wins the wire as the rig's does. The 128 KiB reads' status median is
-  1,330.5 / 1,109.3 us: their SDBs are shared two by two on the model, one by one on the
-  rig (docs/model-target.md, "Queue depth 32"); the table is printed. Each phase's IOPS is
-  within 0.13%.
+  the H2D to the status (measured 2026-11-29: 4 KiB reads 29.77 / 29.63 us, p99 57.63 /
+  57.47; 4 KiB writes 14.80 / 15.01, 22.39 / 22.44; 128 KiB reads 1,109.38 / 1,109.38,
+  p99 1,994.95 / 1,995.19; 128 KiB writes 447.44 / 447.10; model / rtl), since a status
+  waits for company only behind a data phase of one Data FIS on both (the model had held
+  each other 128 KiB read's status a whole phase: 1,330.5 / 1,109.3 us; and both each
+  other 128 KiB write's, p99 671.2 / 671.1; docs/model-target.md, "Queue depth 32"); the
+  table is printed. Each phase's IOPS is within 0.14%.
 """
 import numpy as np
 import pandas as pd
@@ -34,9 +34,7 @@ from fisrig.compare import compare
 from fisrig.phase_stats import queue_depth_held
 from fisrig.run import run_plan
 
-TOLERANCE_PCT = 3.0  # the goal is 2.0: see above
-LATENCY_GOAL_PCT = 2.0
-NOT_HELD = {("ncq read 128k seq", "p50")}  # the SDBs shared differently: see above
+GOAL_PCT = 2.0  # IOPS and latency: see above
 # What the model reaches against the gateware at QD32 (see above), with room: QD held and
 # the submit-to-status median of each 4 KiB phase.
 QUEUE_TOLERANCE_PCT, SUBMIT_LATENCY_TOLERANCE_PCT = 30.0, 20.0
@@ -78,8 +76,8 @@ def test_every_phase_runs_at_the_same_rate_on_both_targets(comparison):
     assert list(comparison.iops) == ["ncq write 128k seq", "ncq write 4k rand", "ncq read 4k rand",
                                      "ncq read 128k seq"]
     for phase, (model, rtl) in comparison.iops.items():
-        assert abs(model - rtl) <= TOLERANCE_PCT / 100 * rtl, (phase, model, rtl)
-    assert comparison.worst_iops_pct <= TOLERANCE_PCT
+        assert abs(model - rtl) <= GOAL_PCT / 100 * rtl, (phase, model, rtl)
+    assert comparison.worst_iops_pct <= GOAL_PCT
 
 
 def test_the_model_holds_the_queue_the_gateware_holds(runs):
@@ -95,10 +93,9 @@ def test_the_model_holds_the_queue_the_gateware_holds(runs):
         assert abs(p50["model"] - p50["rtl"]) <= SUBMIT_LATENCY_TOLERANCE_PCT / 100 * p50["rtl"], (phase, p50)
 
 
-def test_every_phase_latency_is_within_two_percent_but_the_one_named(comparison):
+def test_every_phase_latency_is_within_two_percent(comparison):
     rows = [r for r in comparison.rows if r.what == "latency"]
     assert len(rows) == 8
     for r in rows:
-        if (r.phase, r.stat) in NOT_HELD:
-            continue
-        assert abs(r.a_ns - r.b_ns) <= LATENCY_GOAL_PCT / 100 * r.b_ns, r
+        assert abs(r.a_ns - r.b_ns) <= GOAL_PCT / 100 * r.b_ns, r
+    assert comparison.worst_latency_pct <= GOAL_PCT

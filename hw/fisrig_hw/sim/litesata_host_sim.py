@@ -9,7 +9,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from fisrig_hw import ROOT
+from fisrig_hw import NATIVE_BUILD, ROOT
 from fisrig_hw.sim.rig_sim import NATIVE_LIBS, _number, verilate
 
 RUNNER = os.path.join(ROOT, "sim", "rtl", "litesata_host_runner.cpp")
@@ -19,7 +19,7 @@ class LiteSATAHostError(Exception):
     pass
 
 
-def build(gen=3, datapath="litesata", native_build=os.path.join(ROOT, "build"), out_dir=None):
+def build(gen=3, datapath="litesata", native_build=NATIVE_BUILD, out_dir=None):
     """Builds the runner for SATA Gen `gen` once per source change; returns the executable's
     path. The Verilog is regenerated each time (seconds, in a fresh process: see
     litesata_host.py's __main__) and compared by hash with the last build's.

@@ -12,7 +12,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from fisrig_hw import ROOT, build_lock
+from fisrig_hw import NATIVE_BUILD, ROOT, build_lock
 from fisrig_hw.sim.verilog import without_dates
 from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, EV_CURRENT, EV_POWER_CUT, FLAG_CHECK, LINK_WAIT_UP,
                                   PROTO_FPDMA_IN, PROTO_FPDMA_OUT, PROTO_LINK, USER_TAG_EVENT,
@@ -31,7 +31,7 @@ class RigSimError(Exception):
     pass
 
 
-def build(native_build=os.path.join(ROOT, "build"), out_dir=None, datapath="same_clock", gen=3):
+def build(native_build=NATIVE_BUILD, out_dir=None, datapath="same_clock", gen=3):
     """Builds the runner once per source change; returns the executable's path. The
     Verilog is regenerated each time (seconds) and compared by hash with the last build.
     datapath, gen: the PHY datapath and the link's speed (fisrig_hw.phy.sim_phy.SimSATAPHY)."""

@@ -15,7 +15,7 @@ import sys
 
 from litex.soc.integration.builder import Builder
 
-from fisrig_hw import ROOT, build_lock, contract
+from fisrig_hw import NATIVE_BUILD, ROOT, build_lock, contract
 from fisrig_hw.sim.rig_sim import MODEL_OPT_FAST, NATIVE_LIBS, PGO_GENERATE, PGO_USE, VERILATOR_OPTIMIZE
 from fisrig_hw.soc.sim_soc import BRIDGE_MODULE, FisrigSimSoC, sim_config
 
@@ -33,13 +33,13 @@ def litex_version():
     return version("litex"), version("litesata"), version("pythondata-cpu-vexriscv")
 
 
-def default_build_dir(gen=3, build_root=os.path.join(ROOT, "build")):
+def default_build_dir(gen=3, build_root=NATIVE_BUILD):
     """Where a SoC of that link speed is built: one directory per speed, so that switching
     speeds never rebuilds."""
     return os.path.join(build_root, "rtl", "soc" if gen == 3 else "soc_gen{}".format(gen))
 
 
-def build(build_dir, native_build=os.path.join(ROOT, "build"), compile_gateware=True,
+def build(build_dir, native_build=NATIVE_BUILD, compile_gateware=True,
           run=False, profile="tiny-1gb", faults="boot_us=100", gen=3):
     """Elaborates the SoC (its link at SATA Gen `gen`), builds the BIOS and
     (compile_gateware) the Verilator simulation with the drive module; returns the Builder.

@@ -50,7 +50,7 @@ SimTime CommandLayer::data_due(const Slot& s, const Completion& c) const {
   return c.t_data_start > len ? c.t_data_start - len : 0;
 }
 
-bool CommandLayer::start_phase(TxFrame& out, SimTime now) {
+int CommandLayer::due_phase(SimTime now) {
   int best = -1;
   SimTime best_t = drive::kNever;
   for (uint8_t i = 0; i < kSlots; ++i) {
@@ -72,8 +72,17 @@ bool CommandLayer::start_phase(TxFrame& out, SimTime now) {
     }
     if (t <= now && t < best_t) best = i, best_t = t;
   }
-  if (best < 0) return false;
+  return best;
+}
 
+uint32_t CommandLayer::phase_bytes(uint8_t idx) const {
+  const Slot& s = slots_[idx];
+  if (s.phase == Phase::kAwaitData) return s.total_bytes;
+  const Completion* c = completion(s);
+  return c ? data_in_total(s, *c) : 0;
+}
+
+bool CommandLayer::start_phase(TxFrame& out, uint8_t best) {
   Slot& s = slots_[best];
   active_ = best;
   s.data_started = true;

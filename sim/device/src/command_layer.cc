@@ -266,8 +266,11 @@ bool CommandLayer::next_fis(TxFrame& out, uint64_t cycle) {
       return false;
     }
   }
-  if (build_status(out, now, true)) return true;
-  if (start_phase(out, now)) return true;
+  // A young good status yields to a due data phase of one Data FIS (and then shares the
+  // next SDB); a longer phase waits for it (drive::kSdbHoldMaxPhaseBytes).
+  int due = due_phase(now);
+  if (build_status(out, now, due >= 0 && phase_bytes(uint8_t(due)) <= drive::kSdbHoldMaxPhaseBytes)) return true;
+  if (due >= 0 && start_phase(out, uint8_t(due))) return true;
   if (build_status(out, now, false)) return true;
   // Nothing due: sleep until the next completion or data phase can be.
   for (const Slot& s : slots_) {

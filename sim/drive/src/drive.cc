@@ -178,12 +178,13 @@ void Drive::fail(Ctx& c, uint8_t error, uint64_t lba) {
   c.failed = true;
 }
 
-SimTime Drive::send_queued_setup(SimTime ready) {
+SimTime Drive::send_queued_setup(SimTime ready, uint64_t bytes) {
   BookedSdb& s = last_sdb_;
-  // Only a data phase that would otherwise go after the status holds it back: one that
-  // fits in a gap before it goes first anyway.
+  // Only a short data phase that would otherwise go after the status holds it back: one
+  // that fits in a gap before it goes first anyway.
   SimTime setup_ns = link_.fis_ns(fis_dwords::kDmaSetup);
-  if (coalesce_sdb_ && s.n && !deferred_sdb_.n && s.end == link_.free_at() && ready <= s.start &&
+  if (coalesce_sdb_ && s.n && !deferred_sdb_.n && bytes <= kSdbHoldMaxPhaseBytes &&
+      s.end == link_.free_at() && ready <= s.start &&
       s.start < s.oldest_due + kSdbCoalesceNs && link_.first_fit(ready, setup_ns) >= s.start) {
     link_.unreserve_tail(s.start);
     deferred_sdb_ = s;

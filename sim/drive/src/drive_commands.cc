@@ -30,7 +30,7 @@ void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
   if (cmd.data_phase_done) {
     c.c.t_data_start = c.c.t_data_end = c.t;
   } else {
-    SimTime go = c.queued ? send_queued_setup(c.t) : send_fis(c.t, fis_dwords::kDmaActivate);
+    SimTime go = c.queued ? send_queued_setup(c.t, bytes) : send_fis(c.t, fis_dwords::kDmaActivate);
     c.c.t_data_start = go;
     // A queued DSM's DMA Setup is followed by a DMA Activate, as for a queued write
     // (drive_rw.cc) and as the device side sends it: without it the model's queued TRIM

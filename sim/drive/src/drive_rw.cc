@@ -134,7 +134,7 @@ void Drive::do_read(Ctx& c) {
       r = std::max(r, ready[p - first_lpn]);
     r = std::max(r, t);
     if (s == lba) {
-      if (c.queued) r = send_queued_setup(r);
+      if (c.queued) r = send_queued_setup(r, (end - lba) * ata::kSectorBytes);
       c.c.t_data_start = r;
     }
     // No HOLD storm: that knob is the device holding what it receives (writes).
@@ -187,7 +187,7 @@ void Drive::do_write(Ctx& c) {
       go = room;
       t = std::max(t, room);
     } else {
-      go = s == lba && c.queued ? send_queued_setup(room) : send_fis(room, fis_dwords::kDmaActivate);
+      go = s == lba && c.queued ? send_queued_setup(room, uint64_t(n) * ata::kSectorBytes) : send_fis(room, fis_dwords::kDmaActivate);
       if (s == lba) c.c.t_data_start = go;
       // A queued write's DMA Setup (its Auto-Activate off, as without SET FEATURES 02h)
       // is followed by a DMA Activate too, as the device side sends it: booking only the

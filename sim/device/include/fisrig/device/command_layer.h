@@ -57,7 +57,8 @@ class CommandLayer {
   static constexpr uint8_t kNonQueued = 32;
   static constexpr uint32_t kMaxRetransmits = 3;
   // A queued completion waits up to this long for others to share its Set Device Bits
-  // while data phases are ready to go (with nothing else to do it goes at once).
+  // while a data phase of one Data FIS is ready to go (with nothing else to do, or only a
+  // longer phase, it goes at once).
   static constexpr drive::SimTime kSdbCoalesceNs = drive::kSdbCoalesceNs;
 
   CommandLayer(drive::Drive& drive, PatternCodec& codec, DeviceCounters& counters);
@@ -126,7 +127,10 @@ class CommandLayer {
 
   // FISes out.
   bool build_status(TxFrame& out, drive::SimTime now, bool coalesce);
-  bool start_phase(TxFrame& out, drive::SimTime now);
+  // The slot whose data phase is due first at `now`, or -1; and its bytes.
+  int due_phase(drive::SimTime now);
+  uint32_t phase_bytes(uint8_t idx) const;
+  bool start_phase(TxFrame& out, uint8_t idx);
   bool continue_phase(TxFrame& out);
   void end_phase();
   uint32_t data_in_total(const Slot& s, const drive::Completion& c) const;

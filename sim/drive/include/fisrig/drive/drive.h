@@ -175,8 +175,8 @@ class Drive {
   void set_host_data_turnaround(SimTime ns) { host_turnaround_ = ns; }
   // Set Device Bits as the device side sends them (sim/device command_status.cc): a queued
   // command's good status that would go while another queued command's data phase is
-  // ready waits for that phase (if it is under kSdbCoalesceNs old), and then goes in one
-  // SDB with that command's. The Drive books a command's FISes when it takes it, so it
+  // ready waits for that phase (if it is under kSdbCoalesceNs old and the phase is of one
+  // Data FIS, kSdbHoldMaxPhaseBytes), and then goes in one SDB with that command's. The Drive books a command's FISes when it takes it, so it
   // does this as it books the next command's DMA Setup: the status booked last, if it is
   // the last thing on the wire and the new data was ready when it would have gone, is
   // taken back and goes with the new command's. Off unless the host says: the device side
@@ -236,7 +236,7 @@ class Drive {
   // Everything the Drive keeps of wire times, moved as receive_h2d moved the wire.
   void apply_moves();
   // A queued command's DMA Setup, not before `ready` (set_sdb_coalescing).
-  SimTime send_queued_setup(SimTime ready);
+  SimTime send_queued_setup(SimTime ready, uint64_t bytes);
   // The status taken back for a data phase goes when the command that took it ends (its
   // data phase is over): with that command's own SDB when it has one then, else alone.
   void settle_deferred_sdb(Ctx& c);

@@ -36,6 +36,13 @@ constexpr uint32_t kFraming = 3 + 2 + 1 + 2 + 1;
 // while another queued command's data phase is ready to go (the device side's rule,
 // sim/device's CommandLayer; the Drive's when asked, Drive::set_sdb_coalescing).
 constexpr SimTime kSdbCoalesceNs = 5000;
+// ... and only for a data phase of one Data FIS (8 KiB or less): behind a longer one (a
+// 128 KiB phase is 221 us at Gen3) a status would cost its command that whole transfer to
+// save the host one SDB. Without this bound both targets held each other 128 KiB write's
+// status a whole phase (targets-agree-qd32: p99 671 us, 447 without), and the model each
+// other 128 KiB read's too (status median 1,330.5 us against the gateware's 1,109.3, whose
+// device side took that data as due only after the status).
+constexpr uint32_t kSdbHoldMaxPhaseBytes = fis_dwords::kMaxDataPayload * 4;
 
 class LinkTiming {
  public:
