@@ -185,8 +185,8 @@ TEST(Ncq, FuaWriteCompletesOnlyWhenDurable) {
 }
 
 namespace {
-// Clean-drive 4 KiB NCQ reads sent at t = 0, 1, 2 ... ns (no NAND: each is ready after the
-// controller's overhead, one after another), as the Drive completes them.
+// Clean-drive NCQ reads (4 KiB unless told) sent at t = 0, 1, 2 ... ns (no NAND: each is
+// ready after the controller's overhead, one after another), as the Drive completes them.
 std::vector<Completion> clean_reads(bool coalesce, int n, uint32_t sectors = 8) {
   Drive d(tiny());
   d.set_sdb_coalescing(coalesce);
