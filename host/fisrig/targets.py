@@ -35,7 +35,9 @@ class RunOutcome:
 
 
 def build_dir() -> Path:
-    return Path(os.environ.get("FISRIG_BUILD", REPO / "build"))
+    """The native build the targets run (fisrig_hw.native_build: FISRIG_BUILD's or build/)."""
+    from fisrig_hw import native_build
+    return Path(native_build())
 
 
 def _tool(name: str) -> Path:

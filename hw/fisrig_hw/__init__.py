@@ -12,8 +12,11 @@ import os
 # The checkout this package is installed from (editable: scripts/bootstrap.sh): the native
 # build, the firmware and the simulation modules are found from here.
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-# The native build (the Drive, the device side) the simulations link: FISRIG_BUILD's when set,
-# as the host's targets read it (host/fisrig/targets.py build_dir). The SoC of an rtl run
-# with FISRIG_BUILD elsewhere linked this checkout's build/ instead, a device side of other
-# sources than the model it was compared with.
-NATIVE_BUILD = os.environ.get("FISRIG_BUILD", os.path.join(ROOT, "build"))
+def native_build():
+    """The native build (the Drive, the device side) the simulations link and the host's
+    targets run: FISRIG_BUILD's when set, else this checkout's build/. Read at each call, by
+    both (host/fisrig/targets.py build_dir), so a process that sets FISRIG_BUILD after its
+    imports (scripts/model_pgo_train.py) reaches them alike. The SoC of an rtl run with
+    FISRIG_BUILD elsewhere once linked this checkout's build/ instead: a device side of other
+    sources than the model it was compared with."""
+    return os.environ.get("FISRIG_BUILD", os.path.join(ROOT, "build"))

@@ -9,7 +9,8 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from fisrig_hw import NATIVE_BUILD, ROOT
+import fisrig_hw
+from fisrig_hw import ROOT
 from fisrig_hw.sim.rig_sim import NATIVE_LIBS, _number, verilate
 
 RUNNER = os.path.join(ROOT, "sim", "rtl", "litesata_host_runner.cpp")
@@ -19,11 +20,13 @@ class LiteSATAHostError(Exception):
     pass
 
 
-def build(gen=3, datapath="litesata", native_build=NATIVE_BUILD, out_dir=None):
+def build(gen=3, datapath="litesata", native_build=None, out_dir=None):
     """Builds the runner for SATA Gen `gen` once per source change; returns the executable's
     path. The Verilog is regenerated each time (seconds, in a fresh process: see
     litesata_host.py's __main__) and compared by hash with the last build's.
-    datapath: see fisrig_hw.sim.litesata_host.LiteSATAHost."""
+    datapath: see fisrig_hw.sim.litesata_host.LiteSATAHost. native_build: the native build
+    it links (default fisrig_hw.native_build())."""
+    native_build = native_build or fisrig_hw.native_build()
     name = "litesata_host_gen{}".format(gen) + ("" if datapath == "litesata" else "_" + datapath)
     out_dir = out_dir or os.path.join(native_build, "rtl", name)
     os.makedirs(out_dir, exist_ok=True)

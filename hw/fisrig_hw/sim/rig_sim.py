@@ -12,7 +12,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
-from fisrig_hw import NATIVE_BUILD, ROOT, build_lock
+import fisrig_hw
+from fisrig_hw import ROOT, build_lock
 from fisrig_hw.sim.verilog import without_dates
 from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, EV_CURRENT, EV_POWER_CUT, FLAG_CHECK, LINK_WAIT_UP,
                                   PROTO_FPDMA_IN, PROTO_FPDMA_OUT, PROTO_LINK, USER_TAG_EVENT,
@@ -31,10 +32,12 @@ class RigSimError(Exception):
     pass
 
 
-def build(native_build=NATIVE_BUILD, out_dir=None, datapath="same_clock", gen=3):
+def build(native_build=None, out_dir=None, datapath="same_clock", gen=3):
     """Builds the runner once per source change; returns the executable's path. The
     Verilog is regenerated each time (seconds) and compared by hash with the last build.
+    native_build: the native build it links (default fisrig_hw.native_build()).
     datapath, gen: the PHY datapath and the link's speed (fisrig_hw.phy.sim_phy.SimSATAPHY)."""
+    native_build = native_build or fisrig_hw.native_build()
     from fisrig_hw.soc.rig_core import write_verilog
     default_dir = "rig_core" + ("" if datapath == "same_clock" else "_" + datapath) + \
         ("" if gen == 3 else "_gen{}".format(gen))

@@ -15,7 +15,8 @@ import sys
 
 from litex.soc.integration.builder import Builder
 
-from fisrig_hw import NATIVE_BUILD, ROOT, build_lock, contract
+import fisrig_hw
+from fisrig_hw import ROOT, build_lock, contract
 from fisrig_hw.sim.rig_sim import MODEL_OPT_FAST, NATIVE_LIBS, PGO_GENERATE, PGO_USE, VERILATOR_OPTIMIZE
 from fisrig_hw.soc.sim_soc import BRIDGE_MODULE, FisrigSimSoC, sim_config
 
@@ -33,20 +34,22 @@ def litex_version():
     return version("litex"), version("litesata"), version("pythondata-cpu-vexriscv")
 
 
-def default_build_dir(gen=3, build_root=NATIVE_BUILD):
+def default_build_dir(gen=3, build_root=None):
     """Where a SoC of that link speed is built: one directory per speed, so that switching
-    speeds never rebuilds."""
-    return os.path.join(build_root, "rtl", "soc" if gen == 3 else "soc_gen{}".format(gen))
+    speeds never rebuilds; in build_root (default fisrig_hw.native_build())."""
+    return os.path.join(build_root or fisrig_hw.native_build(), "rtl", "soc" if gen == 3 else "soc_gen{}".format(gen))
 
 
-def build(build_dir, native_build=NATIVE_BUILD, compile_gateware=True,
+def build(build_dir, native_build=None, compile_gateware=True,
           run=False, profile="tiny-1gb", faults="boot_us=100", gen=3):
     """Elaborates the SoC (its link at SATA Gen `gen`), builds the BIOS and
     (compile_gateware) the Verilator simulation with the drive module; returns the Builder.
     LiteX writes its module variables beside the extra modules, so they are built from a
     copy inside build_dir. Nothing is redone when the sources, the native libraries and the
     packages are those of the last build; a build running in another process is waited for
-    (build_lock)."""
+    (build_lock). native_build: the native build the drive module links (default
+    fisrig_hw.native_build()); RuntimeError when its libraries are not built."""
+    native_build = native_build or fisrig_hw.native_build()
     with build_lock.held(build_dir):
         builder = _build(build_dir, native_build, compile_gateware, run, profile, faults, gen)
     if run:
@@ -57,6 +60,9 @@ def build(build_dir, native_build=NATIVE_BUILD, compile_gateware=True,
 def _build(build_dir, native_build, compile_gateware, run, profile, faults, gen):
     gateware = os.path.join(build_dir, "gateware")
     libs = [os.path.join(native_build, p) for p in NATIVE_LIBS]
+    missing = [p for p in libs if not os.path.exists(p)]
+    if missing:
+        raise RuntimeError("build the native parts first (make native): {}".format(missing))
     gateware_py = [p for pattern in GATEWARE for p in glob.glob(pattern)
                    if p != os.path.abspath(__file__) and os.path.basename(p) not in NOT_GATEWARE]
     sources = sorted(gateware_py + [p for m in EXTRA_MODULES for p in glob.glob(os.path.join(m, "*"))] + libs +
