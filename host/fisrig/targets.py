@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path

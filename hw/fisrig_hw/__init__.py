@@ -12,6 +12,8 @@ import os
 # The checkout this package is installed from (editable: scripts/bootstrap.sh): the native
 # build, the firmware and the simulation modules are found from here.
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
 def native_build():
     """The native build (the Drive, the device side) the simulations link and the host's
     targets run: FISRIG_BUILD's when set, else this checkout's build/. Read at each call, by
