@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import fisrig_hw
 from fisrig_hw import ROOT
-from fisrig_hw.sim.rig_sim import NATIVE_LIBS, _number, verilate
+from fisrig_hw.sim.rig_sim import _number, native_libs, verilate
 
 RUNNER = os.path.join(ROOT, "sim", "rtl", "litesata_host_runner.cpp")
 
@@ -30,10 +30,7 @@ def build(gen=3, datapath="litesata", native_build=None, out_dir=None):
     name = "litesata_host_gen{}".format(gen) + ("" if datapath == "litesata" else "_" + datapath)
     out_dir = out_dir or os.path.join(native_build, "rtl", name)
     os.makedirs(out_dir, exist_ok=True)
-    libs = [os.path.join(native_build, p) for p in NATIVE_LIBS]
-    missing = [p for p in libs if not os.path.exists(p)]
-    if missing:
-        raise LiteSATAHostError("build the native parts first (make native): {}".format(missing))
+    libs = native_libs(native_build, LiteSATAHostError)
     verilog = os.path.join(out_dir, "litesata_host.v")
 
     def write():

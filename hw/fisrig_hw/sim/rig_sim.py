@@ -22,6 +22,17 @@ from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, EV_CURRENT, EV_POWER_CU
 RUNNER = os.path.join(ROOT, "sim", "rtl", "rig_core_runner.cpp")
 PINS_HEADER = os.path.join(ROOT, "sim", "rtl", "device_pins.h")  # the runner includes it
 NATIVE_LIBS = ["sim/device/libfisrig_device.a", "sim/libfisrig_drive.a", "sim/link/libfisrig_link.a"]
+
+
+def native_libs(native_build, error):
+    """NATIVE_LIBS' paths in native_build, which every simulation of the drive links (these
+    runners, the rig SoC's drive module); `error` (the caller's exception) names those not
+    built."""
+    libs = [os.path.join(native_build, p) for p in NATIVE_LIBS]
+    missing = [p for p in libs if not os.path.exists(p)]
+    if missing:
+        raise error("build the native parts first (make native): {}".format(missing))
+    return libs
 INCLUDES = ["sim/device/include", "sim/drive/include", "sim/link/include", "firmware/core/include"]
 
 
@@ -43,10 +54,7 @@ def build(native_build=None, out_dir=None, datapath="same_clock", gen=3):
         ("" if gen == 3 else "_gen{}".format(gen))
     out_dir = out_dir or os.path.join(native_build, "rtl", default_dir)
     os.makedirs(out_dir, exist_ok=True)
-    libs = [os.path.join(native_build, p) for p in NATIVE_LIBS]
-    missing = [p for p in libs if not os.path.exists(p)]
-    if missing:
-        raise RigSimError("build the native parts first (make native): {}".format(missing))
+    libs = native_libs(native_build, RigSimError)
     # The default build (the rtl tests', scripts/bench_rtl.py's) is compiled with gcc's
     # profile of its own run; the other link speeds and datapaths run a few short tests.
     train = _train if (datapath, gen) == ("same_clock", 3) else None

@@ -17,7 +17,7 @@ from litex.soc.integration.builder import Builder
 
 import fisrig_hw
 from fisrig_hw import ROOT, build_lock, contract
-from fisrig_hw.sim.rig_sim import MODEL_OPT_FAST, NATIVE_LIBS, PGO_GENERATE, PGO_USE, VERILATOR_OPTIMIZE
+from fisrig_hw.sim.rig_sim import MODEL_OPT_FAST, PGO_GENERATE, PGO_USE, VERILATOR_OPTIMIZE, native_libs
 from fisrig_hw.soc.sim_soc import BRIDGE_MODULE, FisrigSimSoC, sim_config
 
 DRIVE_MODULE = os.path.join(ROOT, "sim", "litex_sim", "fisrig_drive")
@@ -59,10 +59,7 @@ def build(build_dir, native_build=None, compile_gateware=True,
 
 def _build(build_dir, native_build, compile_gateware, run, profile, faults, gen):
     gateware = os.path.join(build_dir, "gateware")
-    libs = [os.path.join(native_build, p) for p in NATIVE_LIBS]
-    missing = [p for p in libs if not os.path.exists(p)]
-    if missing:
-        raise RuntimeError("build the native parts first (make native): {}".format(missing))
+    libs = native_libs(native_build, RuntimeError)
     gateware_py = [p for pattern in GATEWARE for p in glob.glob(pattern)
                    if p != os.path.abspath(__file__) and os.path.basename(p) not in NOT_GATEWARE]
     sources = sorted(gateware_py + [p for m in EXTRA_MODULES for p in glob.glob(os.path.join(m, "*"))] + libs +
