@@ -52,6 +52,7 @@ EngineModel::EngineModel(drive::Drive& d)
   // The rig's reaction to the drive's request for data (WireStamps::kHostDataTurnaround).
   drive_.set_host_data_turnaround(ticks_to_ns(WireStamps::kHostDataTurnaroundTicks));
   drive_.log_data_fises(&fis_log_);
+  std::fill(std::begin(deadlines_), std::end(deadlines_), drive::kNever);
 }
 
 fisrig_engine_ops EngineModel::ops() {
@@ -209,7 +210,8 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   slot.desc = d;
   slot.generation++;
   slot.ts_submit = now_ticks();
-  slot.deadline = now_ + ticks_to_ns(timeout_ticks_of(d));
+  deadlines_[s] = now_ + ticks_to_ns(timeout_ticks_of(d));
+  next_deadline_ = std::min(next_deadline_, deadlines_[s]);
   if (!queued) nonqueued_slot_ = s;
 
   drive::AtaCommand cmd;
@@ -442,6 +444,8 @@ void EngineModel::deliver(const drive::Completion& c) {
 
 void EngineModel::free_slot(uint8_t s) {
   busy_mask_ &= ~(1u << s);
+  if (deadlines_[s] == next_deadline_) next_deadline_known_ = false;
+  deadlines_[s] = drive::kNever;
   if (phase_close_[s] > now_) drop_phase(s);
   if (nonqueued_slot_ == s) nonqueued_slot_ = -1;
 }
@@ -587,9 +591,11 @@ void EngineModel::lose_outstanding(SimTime t, uint8_t result) {
 }
 
 SimTime EngineModel::next_deadline() const {
-  SimTime d = drive::kNever;
-  for (uint32_t m = busy_mask_; m; m &= m - 1) d = std::min(d, slots_[__builtin_ctz(m)].deadline);
-  return d;
+  if (!next_deadline_known_) {
+    next_deadline_ = *std::min_element(std::begin(deadlines_), std::end(deadlines_));
+    next_deadline_known_ = true;
+  }
+  return next_deadline_;
 }
 
 // ---- the power controller and the link ----
@@ -863,7 +869,7 @@ void EngineModel::process_next_event(SimTime next) {
     now_ = std::max(now_, next);
     for (uint8_t s = 0; s < FISRIG_ENGINE_SLOTS; ++s) {
       Slot& slot = slots_[s];
-      if (!busy(s) || slot.deadline > now_) continue;
+      if (!busy(s) || deadlines_[s] > now_) continue;
       fisrig_cpl_record r{};
       r.user_tag = slot.desc.user_tag;
       r.result = FISRIG_RESULT_TIMEOUT;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fisrig/drive/config.h"
+#include "fisrig/drive/two_ended_array.h"
 
 namespace fisrig::drive {
 
@@ -202,7 +203,7 @@ class LinkTiming {
     return size_t(it - busy_.begin());
   }
   double ns_per_dword_;
-  std::vector<Interval> busy_;  // sorted, disjoint
+  TwoEndedArray<Interval> busy_;  // sorted, disjoint
 };
 
 }  // namespace fisrig::drive
