@@ -171,15 +171,14 @@ class EngineModel {
   std::deque<fisrig_cmd_desc> waiting_;  // fetched, not yet started (one non-queued at a time)
   Slot slots_[FISRIG_ENGINE_SLOTS];
   int nonqueued_slot_ = -1;
-  // The busy slots, as bits and nowhere else: wait() asks for the next deadline at every
-  // step, and a walk over 32 slots of their size touched 32 cache lines for the two or
-  // three in use.
+  // The busy slots, as bits and nowhere else: a walk over 32 slots of their size touched
+  // 32 cache lines for the two or three in use.
   uint32_t busy_mask_ = 0;
   bool busy(int s) const { return busy_mask_ >> s & 1u; }
-  // When each slot's command times out (kNever for a free slot), apart from the slots for
-  // the same reason, and their earliest, kept until the slot that had it is freed: the walk
-  // over the busy slots' deadlines at every event was 4% of the main job's model time
-  // (perf; 32 slots busy at queue depth 32).
+  // When each slot's command times out (kNever for a free slot), out of the slots, and the
+  // earliest, kept until the slot that had it is freed: wait() asks for it at every event,
+  // and the walk over the busy slots' deadlines was 4% of the main job's model time (perf;
+  // all 32 busy at queue depth 32).
   SimTime deadlines_[FISRIG_ENGINE_SLOTS];
   mutable SimTime next_deadline_ = drive::kNever;
   mutable bool next_deadline_known_ = true;
