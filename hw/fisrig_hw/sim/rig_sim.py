@@ -22,6 +22,7 @@ from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, EV_CURRENT, EV_POWER_CU
 RUNNER = os.path.join(ROOT, "sim", "rtl", "rig_core_runner.cpp")
 PINS_HEADER = os.path.join(ROOT, "sim", "rtl", "device_pins.h")  # the runner includes it
 NATIVE_LIBS = ["sim/device/libfisrig_device.a", "sim/libfisrig_drive.a", "sim/link/libfisrig_link.a"]
+INCLUDES = ["sim/device/include", "sim/drive/include", "sim/link/include", "firmware/core/include"]
 
 
 def native_libs(native_build, error):
@@ -33,7 +34,6 @@ def native_libs(native_build, error):
     if missing:
         raise error("build the native parts first (make native): {}".format(missing))
     return libs
-INCLUDES = ["sim/device/include", "sim/drive/include", "sim/link/include", "firmware/core/include"]
 
 
 READ_FPDMA_QUEUED, WRITE_FPDMA_QUEUED = 0x60, 0x61

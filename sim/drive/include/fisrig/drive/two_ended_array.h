@@ -21,11 +21,8 @@ class TwoEndedArray {
 
  public:
   TwoEndedArray() = default;
-  TwoEndedArray(const TwoEndedArray& o) { *this = o; }
-  TwoEndedArray& operator=(const TwoEndedArray& o) {
-    if (this != &o) relocate(o.begin(), o.size(), o.size() / 2, std::max<size_t>(16, 2 * o.size()));
-    return *this;
-  }
+  TwoEndedArray(const TwoEndedArray&) = delete;
+  TwoEndedArray& operator=(const TwoEndedArray&) = delete;
   TwoEndedArray(TwoEndedArray&& o) noexcept { *this = std::move(o); }
   TwoEndedArray& operator=(TwoEndedArray&& o) noexcept {
     buf_ = std::move(o.buf_);
@@ -41,7 +38,6 @@ class TwoEndedArray {
   const T* end() const { return buf_.get() + tail_; }
   size_t size() const { return tail_ - head_; }
   bool empty() const { return tail_ == head_; }
-  T& front() { return buf_[head_]; }
   T& back() { return buf_[tail_ - 1]; }
   const T& back() const { return buf_[tail_ - 1]; }
 
@@ -50,7 +46,6 @@ class TwoEndedArray {
     buf_[tail_++] = v;
   }
   void pop_back() { --tail_; }
-  void clear() { head_ = tail_ = 0; }
 
   // Puts v before pos; returns where it is now.
   T* insert(T* pos, const T& v) {
@@ -86,17 +81,14 @@ class TwoEndedArray {
   // (and at least 16) after: in the same storage when it is large enough.
   void make_room(size_t front) {
     size_t n = size(), need = front + n + std::max<size_t>(16, n + front);
-    if (need > cap_) return relocate(begin(), n, front, std::max(need, 2 * cap_));
-    std::memmove(buf_.get() + front, begin(), n * sizeof(T));
-    head_ = front;
-    tail_ = front + n;
-  }
-  // n elements from `from` into new storage of cap places, `front` of them before them.
-  void relocate(const T* from, size_t n, size_t front, size_t cap) {
-    std::unique_ptr<T[]> b(new T[cap]);
-    if (n) std::memcpy(b.get() + front, from, n * sizeof(T));
-    buf_ = std::move(b);
-    cap_ = cap;
+    if (need <= cap_) {
+      std::memmove(buf_.get() + front, begin(), n * sizeof(T));
+    } else {
+      cap_ = std::max(need, 2 * cap_);
+      std::unique_ptr<T[]> b(new T[cap_]);
+      if (n) std::memcpy(b.get() + front, begin(), n * sizeof(T));
+      buf_ = std::move(b);
+    }
     head_ = front;
     tail_ = front + n;
   }
