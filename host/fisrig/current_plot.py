@@ -39,7 +39,7 @@ def plot_current_time(series: list[plots.Series], path: Path, caption: str) -> b
         return plots.finish(*plots.plt.subplots(), path, "", "", "", caption)
     w = pq.read_table(windows).to_pandas()
     fine, coarse = w[w.window == "100us"], w[w.window == "100ms"]
-    cells = plots.latency_cells(series[0].phases)
+    cells = series[0].latency_cells()
     t0 = min(float(fine.t_ns.min()), cells.start if cells else np.inf)
     end = max(float(fine.t_ns.max()) + 100e3, cells.start + cells.span if cells else 0)
     unit_ns, unit = plots._time_unit(end - t0)

@@ -25,7 +25,7 @@ from . import program_format as pf
 from .compile import asked_queue_depth, phase_label
 from .phase_rows import (OP_READ, OP_TRIM, OP_WRITE, PhaseRows, depth_after_submits, is_sorted, masked,
                          split, sum_diff)
-from .fio_json import percentiles
+from .fio_json import percentiles, percentiles_of_sorted
 
 QD_WARN_FRACTION = 0.9
 # The step kinds that issue a stream of commands; the others issue a command or a few.
@@ -127,6 +127,11 @@ class PhaseStats:
     # taking them out of the run's records again.
     rows: PhaseRows | None = field(default=None, repr=False, compare=False)
     _percentiles: dict | None = field(default=None, repr=False, compare=False)
+    # summary.json's job of the phase but for its place in the run (fio_json.job_body), when
+    # made before summary.json is (phase_work: while the run ran).
+    fio_job: dict | None = field(default=None, repr=False, compare=False)
+    # The latencies plots.plot_latency draws (plots.latency_curve), made once.
+    latency_curve_ns: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def is_sweep(self) -> bool:
@@ -159,7 +164,8 @@ class PhaseStats:
     def latency_percentiles(self) -> dict[str, int]:
         # Once: the headline, summary.json and report.html each ask (a 16 M phase: 0.13 s each).
         if self._percentiles is None:
-            self._percentiles = percentiles(self.latency_ns, HEADLINE_PERCENTILES)
+            self._percentiles = (percentiles_of_sorted(self.rows.sorted_latency(self.rows.ok), HEADLINE_PERCENTILES)
+                                 if self.rows is not None else percentiles(self.latency_ns, HEADLINE_PERCENTILES))
         return self._percentiles
 
     def to_json(self) -> dict:
@@ -215,43 +221,56 @@ def _warnings(p: PhaseStats, asked: list[int], plan_known: bool) -> list[str]:
     return w
 
 
-def compute(table: pa.Table, meta: dict) -> list[PhaseStats]:
-    """Every phase that issued commands, in the order it first appears in the records."""
+def qd_asked(pp: PlanPhase) -> int | None:
+    """The queue depth the phase's plan asked for; None when its steps ask for different
+    ones, or none."""
+    asked = set(pp.asked_qd)
+    return next(iter(asked)) if len(asked) == 1 else None
+
+
+def compute_phase(r: PhaseRows, pp: PlanPhase, plan_known: bool) -> PhaseStats:
+    """One phase's figures from its records (`r`) and what its plan asked of it (`pp`)."""
+    ok, op = r.ok, r.op
+    data = ok & ((op == OP_READ) | (op == OP_WRITE))
+    t0, t1 = r["t_submit_ns"], r["t_status_ns"]
+    n = r.n
+    # Time, depth and issue rate over the phase's visits (one, unless it is in a loop).
+    spans, depth_time, qd_max, submit_time = [], 0.0, 0, 0
+    runs = r.visits()
+    for v in runs:
+        a, b = t0[v], t1[v]
+        spans.append(int(b.max()) - int(a.min()))
+        mean, top = queue_depth_held(a, b, r.depth() if len(runs) == 1 else None)
+        depth_time += mean * spans[-1]
+        qd_max = max(qd_max, top)
+        submit_time += int(a.max()) - int(a.min())
+    seconds = sum(spans) / 1e9
+    qd_mean = mean if len(spans) == 1 else depth_time / sum(spans) if sum(spans) > 0 else 0.0
+    issue_rate = (n - len(spans)) / (submit_time / 1e9) if n > len(spans) and submit_time > 0 else 0.0
+    p = PhaseStats(
+        label=r.label, kind=pp.kind, steps=pp.steps, commands=n, errors=n - int(ok.sum()),
+        seconds=seconds,
+        data_bytes=int(masked(r["sectors"], data).sum(dtype=np.int64)) * 512,
+        trimmed_lbas=int(masked(r["lbas"], ok & (op == OP_TRIM)).sum(dtype=np.int64)),
+        qd_asked=qd_asked(pp), qd_mean=qd_mean, qd_max=qd_max,
+        issue_rate=float(issue_rate), latency_ns=masked(r["latency_ns"], ok),
+        t_status_ns=t1, zones=[], zones_asked=pp.zones, rows=r,
+        sent_again=int(np.count_nonzero(r["detail"] & pf.DETAIL_SENT_AGAIN)))
+    if p.is_sweep:
+        p.zones, p.zone_bytes, p.zone_seconds = _zones(
+            *(masked(c, data) for c in (r["lba"], r["sectors"], t0, t1)))
+    p.warnings = _warnings(p, pp.asked_qd, plan_known)
+    return p
+
+
+def compute(table: pa.Table, meta: dict, ready: dict | None = None) -> list[PhaseStats]:
+    """Every phase that issued commands, in the order it first appears in the records.
+    `ready`: phases computed already (phase_work: while the run ran), by (label, first row,
+    row after the last) of `table`; a phase is taken from there only when it is that one
+    run of rows here, else it is computed again."""
     plan = plan_phases(meta)
     out = []
     for r in split(table):  # each phase's records (phase_rows: taken out once, for every reader)
-        label = r.label
-        pp = plan.get(label, PlanPhase())
-        ok, op = r.ok, r.op
-        data = ok & ((op == OP_READ) | (op == OP_WRITE))
-        t0, t1 = r["t_submit_ns"], r["t_status_ns"]
-        n = r.n
-        # Time, depth and issue rate over the phase's visits (one, unless it is in a loop).
-        spans, depth_time, qd_max, submit_time = [], 0.0, 0, 0
-        runs = r.visits()
-        for v in runs:
-            a, b = t0[v], t1[v]
-            spans.append(int(b.max()) - int(a.min()))
-            mean, top = queue_depth_held(a, b, r.depth() if len(runs) == 1 else None)
-            depth_time += mean * spans[-1]
-            qd_max = max(qd_max, top)
-            submit_time += int(a.max()) - int(a.min())
-        seconds = sum(spans) / 1e9
-        qd_mean = mean if len(spans) == 1 else depth_time / sum(spans) if sum(spans) > 0 else 0.0
-        issue_rate = (n - len(spans)) / (submit_time / 1e9) if n > len(spans) and submit_time > 0 else 0.0
-        asked = sorted(set(pp.asked_qd))
-        p = PhaseStats(
-            label=label, kind=pp.kind, steps=pp.steps, commands=n, errors=n - int(ok.sum()),
-            seconds=seconds,
-            data_bytes=int(masked(r["sectors"], data).sum(dtype=np.int64)) * 512,
-            trimmed_lbas=int(masked(r["lbas"], ok & (op == OP_TRIM)).sum(dtype=np.int64)),
-            qd_asked=asked[0] if len(asked) == 1 else None, qd_mean=qd_mean, qd_max=qd_max,
-            issue_rate=float(issue_rate), latency_ns=masked(r["latency_ns"], ok),
-            t_status_ns=t1, zones=[], zones_asked=pp.zones, rows=r,
-            sent_again=int(np.count_nonzero(r["detail"] & pf.DETAIL_SENT_AGAIN)))
-        if p.is_sweep:
-            p.zones, p.zone_bytes, p.zone_seconds = _zones(
-                *(masked(c, data) for c in (r["lba"], r["sectors"], t0, t1)))
-        p.warnings = _warnings(p, pp.asked_qd, bool(plan))
-        out.append(p)
+        done = (ready or {}).get((r.label, r.sel.start, r.sel.stop)) if isinstance(r.sel, slice) else None
+        out.append(done if done is not None else compute_phase(r, plan.get(r.label, PlanPhase()), bool(plan)))
     return out

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import matplotlib
@@ -46,9 +46,16 @@ class Series:
     phases: list
     meta: dict
     name: str = ""
+    _cells: object = field(default=None, repr=False)  # latency_cells()
 
     def label(self, phase: str) -> str:
         return f"{self.name}: {phase}" if self.name else phase
+
+    def latency_cells(self) -> LatencyCells | None:
+        """latency_cells of its phases, counted once (two charts draw them)."""
+        if self._cells is None:
+            self._cells = latency_cells(self.phases)
+        return self._cells
 
 
 def caption(meta: dict) -> str:
@@ -153,19 +160,29 @@ def plot_lba_mbps(series: list[Series], path: Path, caption: str) -> bool:
                   "Sequential speed across the LBA span (HD Tach-style zones)", caption)
 
 
+# The quantiles plot_latency draws a phase's latency at: 200, closer together towards the tail.
+CURVE_Q = 1 - np.logspace(0, -5, 200)
+
+
+def latency_curve(p) -> np.ndarray:
+    """A phase's latencies (ns) at CURVE_Q, made once (phase_work makes them while the run
+    runs). The inverted CDF, as summary.json's percentiles: the latency of the command at
+    rank ceil(n q). One sort and 200 lookups, where np.quantile's 200 selections took 1.3 s
+    of each 16 M-command phase of the main job."""
+    if p.latency_curve_ns is None:
+        v = p.rows.sorted_latency(p.rows.ok) if p.rows is not None else np.sort(p.latency_ns)
+        n = len(v)
+        at = np.clip(np.ceil(n * np.clip(CURVE_Q, 0, 1)).astype(np.int64) - 1, 0, n - 1)
+        p.latency_curve_ns = v[at]
+    return p.latency_curve_ns
+
+
 def plot_latency(series: list[Series], path: Path, caption: str) -> bool:
     curves = [(s, p) for s in series for p in s.phases if len(p.latency_ns) >= MIN_LATENCY_COMMANDS]
     fig, ax = _axes(len(curves))
     nines = np.array([0, 0.5, 0.9, 0.99, 0.999, 0.9999, 0.99999])
-    q = 1 - np.logspace(0, -5, 200)
     for s, p in curves:
-        # The inverted CDF, as summary.json's percentiles: the latency of the command at
-        # rank ceil(n q). One sort and 200 lookups, where np.quantile's 200 selections
-        # took 1.3 s of each 16 M-command phase of the main job.
-        v = np.sort(p.latency_ns)
-        n = len(v)
-        at = np.clip(np.ceil(n * np.clip(q, 0, 1)).astype(np.int64) - 1, 0, n - 1)
-        ax.plot(-np.log10(np.maximum(1 - q, 1e-5)), v[at] / 1e3, label=s.label(p.label), lw=1,
+        ax.plot(-np.log10(np.maximum(1 - CURVE_Q, 1e-5)), latency_curve(p) / 1e3, label=s.label(p.label), lw=1,
                 ls=_linestyle(series.index(s)))
     ax.set_xticks(-np.log10(np.maximum(1 - nines, 1e-5)))
     ax.set_xticklabels([f"{100 * n:g}" for n in nines])
@@ -250,7 +267,7 @@ def plot_latency_time(series: list[Series], path: Path, caption: str) -> bool:
     cells takes about 0.6 s and the occupied cells (10,213 there) draw in 0.03 s.
     What a smear hides, how many commands a dot stands for, the p50 and p99 lines of each
     time slice say."""
-    cells = latency_cells(series[0].phases)
+    cells = series[0].latency_cells()
     if cells is None:
         return finish(*plt.subplots(), path, "", "", "", caption)
     fig, ax = _axes(len(cells.counts))

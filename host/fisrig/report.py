@@ -11,6 +11,11 @@ nothing to draw is not written.
 """
 from __future__ import annotations
 
+import json
+import os
+import select
+import signal
+import warnings
 from pathlib import Path
 
 import pyarrow as pa
@@ -70,6 +75,74 @@ PLOTS = {"iops_per_100k.png": plots.plot_iops, "mbps_across_lba.png": plots.plot
          "transfer_sizes.png": plots.plot_sizes, "fill_times.png": plots.plot_fill_times}
 
 
+# The charts drawn in a child process (fork) while this one draws the others: counting the
+# latency cells and drawing them takes as long as all the others together (the main job's:
+# 1.0 s and 1.0 s), and both are mostly Python's, which one process runs on one core at a
+# time. Only numpy and matplotlib run in the child.
+APART = ("latency_over_time.png",)
+# How long the child may take once this process has drawn its own: past it, it is killed
+# and its charts are drawn here, as they are when it fails or cannot be made.
+CHILD_WAIT_S = 60
+
+
+def draw_plots(series: list, run_dir: Path, text: str) -> list[Path]:
+    """PLOTS' charts of `series`, each that has something to draw written into run_dir
+    (APART's in a child process, when one can be made); the ones written, in PLOTS' order."""
+    apart = [name for name in PLOTS if name in APART]
+    child = _fork_drawing(apart, series, run_dir, text)
+    try:
+        drawn = {name for name in PLOTS if name not in APART and PLOTS[name](series, run_dir / name, text)}
+    except BaseException:
+        if child:
+            os.kill(child[0], signal.SIGKILL)
+            os.waitpid(child[0], 0)
+            os.close(child[1])
+        raise
+    from_child = _child_drew(*child) if child else None
+    if from_child is None:  # no child, or it failed or hung: drawn here
+        from_child = {name for name in apart if PLOTS[name](series, run_dir / name, text)}
+    return [run_dir / name for name in PLOTS if name in drawn | from_child]
+
+
+def _fork_drawing(names: list[str], series: list, run_dir: Path, text: str) -> tuple[int, int] | None:
+    """A child process drawing `names`, and the pipe it says which it wrote on (JSON);
+    None where there is no fork, or it fails. The child never returns from here."""
+    if not names or not hasattr(os, "fork"):
+        return None
+    r, w = os.pipe()
+    try:
+        with warnings.catch_warnings():  # Python 3.12's, on forking a process with threads
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+    except OSError:
+        os.close(r)
+        os.close(w)
+        return None
+    if pid == 0:
+        code = 1
+        try:
+            os.close(r)
+            os.write(w, json.dumps([n for n in names if PLOTS[n](series, run_dir / n, text)]).encode())
+            code = 0
+        finally:  # whatever happened, the child goes here: the parent draws what it did not
+            os._exit(code)
+    os.close(w)
+    return pid, r
+
+
+def _child_drew(pid: int, r: int) -> set[str] | None:
+    """The charts the child wrote; None when it failed, or took over CHILD_WAIT_S (killed)."""
+    try:
+        ready, _, _ = select.select([r], [], [], CHILD_WAIT_S)  # its answer, or its end
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        said = os.read(r, 1 << 20) if ready else b""
+    finally:
+        os.close(r)
+    return set(json.loads(said)) if ready and os.waitstatus_to_exitcode(status) == 0 else None
+
+
 def make_report(run_dir: Path, table: pa.Table | None = None, meta: dict | None = None,
                 phases: list[PhaseStats] | None = None) -> tuple[list[PhaseStats], list[Path]]:
     """The phases' figures, the plots that have something to draw (only those are
@@ -83,7 +156,7 @@ def make_report(run_dir: Path, table: pa.Table | None = None, meta: dict | None 
         phases = phase_stats.compute(table, meta)
     series = [plots.Series(phases, meta)]
     text = caption(meta)
-    paths = [run_dir / name for name, fn in PLOTS.items() if fn(series, run_dir / name, text)]
+    paths = draw_plots(series, run_dir, text)
     paths += [p for p in pts.report(run_dir, meta, text) if p.suffix == ".png"]  # SNIA PTS steps
     paths += power_report.report(run_dir, meta, text)  # power_loss steps: verdicts.parquet, power.json
     write_html(run_dir, meta, phases, paths)

@@ -54,6 +54,9 @@ def load(run_dir: Path) -> Run:
         raise InputError(str(parquet), f"cannot read its records ({first})") from None
     phases = phase_stats.compute(table, meta)
     for p in phases:  # what the charts read of a phase's records, and nothing else
+        p.latency_percentiles()  # these two from the records' sort, kept on the phase
+        if len(p.latency_ns) >= plots.MIN_LATENCY_COMMANDS:
+            plots.latency_curve(p)
         p.rows.keep_only("sorted:t_status_ns", "lbas", "op")
     if not phases:
         raise InputError(str(run_dir), "holds no command records to compare")

@@ -171,8 +171,12 @@ class ParquetStream:
     while it runs (tests/host/test_parquet_stream.py holds the file to write_parquet's).
     Until finish() the file is records.parquet.tmp; abandon() removes it."""
 
-    def __init__(self, run_dir: Path, markers: dict[int, str], chunk: int = 1 << 20):
-        self.run_dir, self.markers, self.chunk = Path(run_dir), markers, chunk
+    def __init__(self, run_dir: Path, markers: dict[int, str], chunk: int = 1 << 20, work=None):
+        """work: a phase_work.PhaseWork, handed each row group written; a long phase's last
+        row group is then written as soon as its records end, not when the group is full,
+        and finish() takes the report's columns from it rather than from the file."""
+        self.run_dir, self.markers, self.chunk, self.work = Path(run_dir), markers, chunk, work
+        self._marker, self._marker_rows = None, 0  # the last record's phase, and its records so far
         self.tmp = self.run_dir / (PARQUET + ".tmp")
         self.schema = to_table(np.zeros(0, dtype=pf.RECORD_DTYPE), markers).schema
         self._writer = parquet_writer(self.tmp, self.schema)
@@ -220,6 +224,29 @@ class ParquetStream:
             rec = rec[~sampled]
             if not len(rec):
                 return
+        at = 0
+        for end in self._long_phase_ends(rec) if self.work is not None and not self.work.dropped else ():
+            self._fill(rec[at:end])
+            if self._pending_rows:
+                self._write(self._buf[:self._pending_rows])
+                self._pending_rows = 0
+            self.work.phase_ends()
+            at = end
+        self._fill(rec[at:])
+
+    def _long_phase_ends(self, rec: np.ndarray) -> list[int]:
+        """Where in `rec` a phase of the work's min_rows records or more ends."""
+        marker = rec["marker"]
+        changes = np.flatnonzero(marker[1:] != marker[:-1]) + 1
+        if self._marker is not None and marker[0] != self._marker:
+            changes = np.concatenate([[0], changes])
+        began = np.concatenate([[-self._marker_rows], changes[:-1]])
+        self._marker = marker[-1]
+        self._marker_rows = len(rec) - int(changes[-1]) if len(changes) else self._marker_rows + len(rec)
+        return changes[changes - began >= self.work.min_rows].tolist()
+
+    def _fill(self, rec: np.ndarray) -> None:
+        """Adds `rec` to the row group being gathered, writing each that fills."""
         while len(rec):
             n = min(len(rec), self.chunk - self._pending_rows)
             # As bytes: numpy copies a structured array field by field, 8 times slower
@@ -239,18 +266,23 @@ class ParquetStream:
         self._written += np.array(_sums(table), dtype=np.uint64)
         self._writer.write_table(table)
         self.rows += len(rec)
+        if self.work is not None:
+            self.work.add(table)
 
     def finish(self, expected_rows: int, columns: tuple[str, ...] | list[str] = CHECKED) -> int:
         """Writes what is pending, closes and checks the file, and makes it records.parquet;
         ParquetCheckError (and no file) when it does not read back as written or does not
         hold `expected_rows` (the records the run recorded). Returns the rows. The check
         reads back `columns` (CHECKED and any others), kept as self.table for a reader that
-        needs them next (the report: one read of the file, not two)."""
+        needs them next (the report: one read of the file, not two); with a `work` that
+        holds them, self.table is its table and the file is read back for the check alone."""
         if self._pending_rows:
             self._write(self._buf[:self._pending_rows])
             self._pending_rows = 0
         self._writer.close()
-        back = pq.read_table(self.tmp, columns=list(dict.fromkeys([*columns, *CHECKED])))
+        kept = self.work.table() if self.work is not None and set(columns) <= set(self.work.columns) else None
+        back = pq.read_table(self.tmp, columns=list(CHECKED) if kept is not None else
+                             list(dict.fromkeys([*columns, *CHECKED])))
         if back.num_rows != self.rows or self.rows + self.current.records != expected_rows or \
                 _sums(back) != [int(v) for v in self._written]:
             self.tmp.unlink()
@@ -260,10 +292,12 @@ class ParquetStream:
                                     f"{RAW} is kept")
         self.tmp.replace(self.run_dir / PARQUET)
         self.current.finish()
-        self.table = back
+        self.table = back if kept is None else kept
         return self.rows
 
     def abandon(self) -> None:
+        if self.work is not None:
+            self.work.close()
         self._writer.close()
         self.tmp.unlink(missing_ok=True)
         self.current.abandon()

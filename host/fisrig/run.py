@@ -15,7 +15,7 @@ from . import plan as plan_mod
 from . import program_format as pf
 from . import drive_catalog
 from . import estimate as estimate_mod
-from . import current, fio_json, phase_stats, process_memory, pts, report, results, run_state
+from . import current, fio_json, phase_stats, phase_work, process_memory, pts, report, results, run_state
 from .compile import compile_plan
 from .errors import InputError
 from .targets import identify_fields, make_target
@@ -139,7 +139,8 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
         "estimate": dataclasses.asdict(p.estimate),
     }
     results.write_json(out / results.RUN_JSON, meta)
-    stream = p.target.records_sink = results.ParquetStream(out, dict(p.compiled.markers))
+    stream = p.target.records_sink = results.ParquetStream(out, dict(p.compiled.markers), work=phase_work.PhaseWork(
+        meta, None if (free := memory_available()) is None else free // REPORT_BYTES_PER_RECORD))
     p.target.read_back = bool(p.compiled.power_loss)
     p.target.records_expected = p.estimate.records_max
     try:
@@ -159,7 +160,8 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
     results.write_json(out / results.RUN_JSON, meta)
     removal = finish_stream(out, stream, keep_raw)
     try:
-        phases, plots = rebuild(out, keep_raw, stream.table)
+        phases, plots = rebuild(out, keep_raw, stream.table,
+                                stream.work.ready() if stream.work is not None and stream.table is not None else None)
     finally:
         if removal:
             removal.join()
@@ -182,6 +184,9 @@ def finish_stream(out: Path, stream: results.ParquetStream, keep_raw: bool) -> t
         columns = report.REPORT_COLUMNS
     except ReportTooLarge:  # rebuild says so; the check reads only what it checks
         columns = results.CHECKED
+        if stream.work is not None:  # and what it kept goes
+            stream.work.close()
+            stream.work = None
     try:
         stream.finish(raw_records, columns)
         process_memory.give_back()  # what the conversion kept: the report's arrays are mmap's
@@ -249,9 +254,10 @@ def check_report_fits(run_dir: Path, rows: int) -> None:
                              "more memory")
 
 
-def rebuild(run_dir: Path, keep_raw: bool = True, table=None):
+def rebuild(run_dir: Path, keep_raw: bool = True, table=None, ready: dict | None = None):
     """records.parquet (from records.bin if need be), summary.json and the plots (from
-    `table`, report.REPORT_COLUMNS of records.parquet, when the caller has read it). A
+    `table`, report.REPORT_COLUMNS of records.parquet, when the caller has read it, and
+    `ready`, phase_stats.compute's: phases of that table made while the run ran). A
     records.parquet is never replaced by one with fewer records (records.bin cut short);
     InputError for a directory that is not a run, a damaged file, or no records at all.
     Unless keep_raw, records.bin goes once records.parquet is made from it and read back
@@ -271,12 +277,13 @@ def rebuild(run_dir: Path, keep_raw: bool = True, table=None):
                               if isinstance(markers, dict) else {})
         if not keep_raw and meta.get("status") != "running":
             (run_dir / results.RAW).unlink()
-        table = None  # the records.parquet just made is the one to report
+        table = ready = None  # the records.parquet just made is the one to report
     if table is None or table.column_names != list(report.REPORT_COLUMNS):
         import pyarrow.parquet as pq
         check_report_fits(run_dir, pq.ParquetFile(run_dir / results.PARQUET).metadata.num_rows)
         table = pq.read_table(run_dir / results.PARQUET, columns=report.REPORT_COLUMNS)
-    phases = phase_stats.compute(table, meta)  # one computation for summary.json and the headline
+        ready = None
+    phases = phase_stats.compute(table, meta, ready)  # one computation for summary.json and the headline
     # summary.json on a second thread while the plots are drawn (its work is numpy's, which
     # lets go of the GIL; matplotlib's is mostly Python's): the main job's rebuild takes 11.6
     # to 13.1 s so, 13.7 to 16.8 one after the other. A plot that fails still leaves summary.json.

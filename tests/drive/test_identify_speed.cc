@@ -58,3 +58,34 @@ page_bytes = 8192
     }
   }
 }
+
+// fisrig-drive identify answers from the config alone (Drive::new_drive_identify_words):
+// the same words as a drive built from it, and the same refusal of a config it refuses.
+TEST(IdentifyOfANewDrive, IsTheWordsOfTheDriveBuilt) {
+  std::vector<drive::DriveConfig> configs;
+  for (const std::string& name : drive::builtin_profile_names()) {
+    drive::DriveConfig c = drive::load_profile(name);
+    if (c.user_bytes() <= (uint64_t{2} << 30)) configs.push_back(c);  // the big ones take a second each to build
+  }
+  ASSERT_GE(configs.size(), 5u);
+  drive::DriveConfig c = tiny();
+  c.identity.model = "a model name of forty characters, no les";
+  c.identity.serial = "S1";
+  c.identity.security_erase_minutes = 600;
+  c.identity.dsm_max_blocks = 1;
+  configs.push_back(c);
+  c = tiny();
+  c.cache.enabled = false;
+  c.interface.max_gen = 2;
+  configs.push_back(c);
+  c = tiny();
+  c.user_sectors -= 12345;
+  configs.push_back(c);
+  for (const drive::DriveConfig& cfg : configs)
+    EXPECT_EQ(Drive::new_drive_identify_words(cfg), Drive(cfg).identify_words()) << cfg.name;
+
+  c = tiny();
+  c.nand.page_bytes = 1000;
+  EXPECT_THROW(Drive{c}, drive::ProfileError);
+  EXPECT_THROW(Drive::new_drive_identify_words(c), drive::ProfileError);
+}

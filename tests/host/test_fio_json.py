@@ -126,3 +126,34 @@ def test_samples_as_fio_takes_them():
     bw, iops = fisrig_fio_json._samples(done, np.full(6, 4096), 0, 1800 * ms)
     assert iops.tolist() == [4, 6]
     assert bw.tolist() == [2 * 4096 * 2 // 1024, 3 * 4096 * 2 // 1024]
+
+
+def _latency_maps_value_by_value(lat):
+    """fio's latency_ns/us/ms as fio's stat_calc_lat_n/u/m make them: each value divided down
+    to the unit it is under 1000 of (ms past that), in the first bucket whose key is over it."""
+    counts = {unit: [0] * (13 if unit == "ms" else 11) for unit in ("ns", "us", "ms")}
+    for v in lat.tolist():
+        unit, x = ("ns", v) if v < 1000 else ("us", v // 1000) if v < 1_000_000 else ("ms", v // 1_000_000)
+        edges = fisrig_fio_json._LAT_EDGES + ([2000] if unit == "ms" else [])
+        i = next((k for k, e in enumerate(edges) if x < e), len(edges) - (unit != "ms"))
+        counts[unit][i] += 1
+    keys = fisrig_fio_json._LAT_KEYS
+    return {f"latency_{u}": fisrig_fio_json._dist_of(keys + ["2000", ">=2000"] if u == "ms" else keys,
+                                                      np.array(c), 0.01, len(lat)) for u, c in counts.items()}
+
+
+def test_from_values_in_order_the_same_percentiles_bins_and_latency_maps():
+    """The report takes a phase's percentiles, json+ bins and latency_ns/us/ms maps from its
+    latencies sorted once (phase_rows.PhaseRows.sorted_latency): each the same as from the
+    values as they come (numpy's inverted_cdf, the per-value bucketing)."""
+    f = fisrig_fio_json
+    rng = np.random.default_rng(7)
+    pcts = (*f.PERCENTILES, 0, 100, 33.3, 1e-4, 99.99999)
+    for n in [*range(1, 40), 99, 1000, 12345]:
+        for lat in (rng.integers(0, 200, n), rng.integers(0, 1 << 39, n), np.full(n, 4096),
+                    rng.lognormal(11, 2.5, n).astype(np.int64), np.zeros(n, dtype=np.int64)):
+            ordered = np.sort(lat)
+            assert f.percentiles_of_sorted(ordered, pcts) == f.percentiles(lat, pcts), n
+            assert f._bins_of_sorted(ordered) == f._bins(lat), n
+            assert f._latency_buckets(ordered) == _latency_maps_value_by_value(lat), n
+    assert f.percentiles_of_sorted(np.zeros(0, dtype=np.int64)) == {} and f._bins_of_sorted(np.zeros(0)) == {}

@@ -1,6 +1,11 @@
 """The charts: every kind drawn from a real run, each only when it has something to show,
-latency over time decimated without losing an outlier, and the figures it takes from the
-records (transfer sizes and directions, fill times) as the records say."""
+latency over time decimated without losing an outlier, the figures it takes from the
+records (transfer sizes and directions, fill times) as the records say, and the chart
+drawn in a child process the same as drawn here, whatever becomes of the child."""
+import json
+import os
+import time
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -147,3 +152,37 @@ def test_docs_name_every_chart():
     missing = [name for name in [*report.PLOTS, *report_compare.PLOTS, "report.html", "compare.html"]
                if f"`{name}`" not in doc]
     assert not missing, f"docs/report.md does not name: {missing}"
+
+
+def _draw_into(every_chart, out):
+    out.mkdir()
+    meta = json.loads((every_chart.run_dir / "run.json").read_text())
+    return [p.name for p in report.draw_plots([plots.Series(every_chart.phases, meta)], out, plots.caption(meta))]
+
+
+def _pixels(path):
+    return Image.open(path).convert("RGB").tobytes()
+
+
+@pytest.mark.parametrize("child", ["draws", "cannot be made", "fails", "hangs"])
+def test_the_chart_drawn_apart_is_drawn_here_when_its_child_does_not(every_chart, tmp_path, monkeypatch, child):
+    """report.APART's charts come from a child process: the same chart as drawn here; and
+    when there is no child, or it fails or hangs (killed after CHILD_WAIT_S), drawn here."""
+    (name,) = report.APART
+    parent, draw = os.getpid(), report.PLOTS[name]
+
+    def in_child(*args):
+        if os.getpid() != parent:
+            if child == "fails":
+                raise RuntimeError("a chart that fails")
+            if child == "hangs":
+                time.sleep(600)
+        return draw(*args)
+    monkeypatch.setitem(report.PLOTS, name, in_child)
+    monkeypatch.setattr(report, "CHILD_WAIT_S", 2)
+    if child == "cannot be made":
+        monkeypatch.setattr(os, "fork", lambda: (_ for _ in ()).throw(OSError(11, "no more processes")))
+    t0 = time.monotonic()
+    assert _draw_into(every_chart, tmp_path / "run") == ALL_CHARTS
+    assert time.monotonic() - t0 < 30
+    assert _pixels(tmp_path / "run" / name) == _pixels(every_chart.run_dir / name)

@@ -30,16 +30,26 @@ void seal_checksum(std::vector<uint8_t>& page) {
 }  // namespace
 
 std::array<uint16_t, 256> Drive::identify_words() const {
+  return identify_words(cfg_, {visible_sectors_, cache_enabled_, security_enabled_, smart_enabled_, link_gen_});
+}
+
+std::array<uint16_t, 256> Drive::new_drive_identify_words(const DriveConfig& cfg) {
+  cfg.validate();
+  // The constructor's and the members' first values (drive.h).
+  return identify_words(cfg, {cfg.user_sectors, cfg.cache.enabled, false, true, cfg.interface.max_gen});
+}
+
+std::array<uint16_t, 256> Drive::identify_words(const DriveConfig& cfg, const IdentifyState& s) {
   std::array<uint16_t, 256> w{};
-  uint64_t max_lba = visible_sectors_;
+  uint64_t max_lba = s.visible_sectors;
   w[0] = 0x0040;  // ATA device, fixed
   w[1] = 16383;
   w[2] = 0xC837;  // device spun up, IDENTIFY complete
   w[3] = 16;
   w[6] = 63;
-  put_string(w, 10, 10, cfg_.identity.serial);
-  put_string(w, 23, 4, cfg_.identity.firmware);
-  put_string(w, 27, 20, cfg_.identity.model);
+  put_string(w, 10, 10, cfg.identity.serial);
+  put_string(w, 23, 4, cfg.identity.firmware);
+  put_string(w, 27, 20, cfg.identity.model);
   w[47] = 0x8010;  // READ/WRITE MULTIPLE: 16 sectors
   w[49] = 0x2F00;  // LBA, DMA, IORDY, standby timer
   w[50] = 0x4000;
@@ -55,8 +65,8 @@ std::array<uint16_t, 256> Drive::identify_words() const {
   // SATA capabilities: NCQ (8) and every speed up to the drive's fastest (bit 1 Gen1, 2
   // Gen2, 3 Gen3); 77 bits 3:1 code the speed the link negotiated, bit 6 is SEND/RECEIVE
   // FPDMA QUEUED.
-  w[76] = uint16_t((1 << 8) | (((1u << cfg_.interface.max_gen) - 1) << 1));
-  w[77] = uint16_t(((link_gen_ & 7) << 1) | (1 << 6));
+  w[76] = uint16_t((1 << 8) | (((1u << cfg.interface.max_gen) - 1) << 1));
+  w[77] = uint16_t(((s.link_gen & 7) << 1) | (1 << 6));
   w[78] = 0x0000;
   w[79] = 0x0000;
   w[80] = 0x07F0;  // ATA/ATAPI-4 to ACS-3
@@ -68,20 +78,20 @@ std::array<uint16_t, 256> Drive::identify_words() const {
   // WRITE DMA FUA EXT (6), GPL (5); not SMART self-test (1) or SMART error logging (0):
   // SMART here is READ DATA, READ THRESHOLDS, RETURN STATUS, ENABLE and DISABLE.
   w[84] = 0x4060;
-  w[85] = uint16_t((0x406B & ~(1 << 5) & ~(1 << 1) & ~1) | (cache_enabled_ ? 1 << 5 : 0) |
-                   (security_enabled_ ? 1 << 1 : 0) | (smart_enabled_ ? 1 : 0));
+  w[85] = uint16_t((0x406B & ~(1 << 5) & ~(1 << 1) & ~1) | (s.cache_enabled ? 1 << 5 : 0) |
+                   (s.security_enabled ? 1 << 1 : 0) | (s.smart_enabled ? 1 : 0));
   w[86] = 0xB400;
   w[87] = 0x4060;
   w[88] = 0x407F;  // UDMA 0-6 supported, 6 selected
-  w[89] = uint16_t(std::min<uint32_t>(cfg_.identity.security_erase_minutes / 2 + 1, 255));
+  w[89] = uint16_t(std::min<uint32_t>(cfg.identity.security_erase_minutes / 2 + 1, 255));
   w[90] = w[89];
   put_u64(w, 100, 4, max_lba);
-  w[105] = uint16_t(cfg_.identity.dsm_max_blocks);
+  w[105] = uint16_t(cfg.identity.dsm_max_blocks);
   w[106] = 0x4000;  // 512-byte logical and physical sectors
   w[119] = 0x4000;
   w[120] = 0x4000;
   // Security: supported; enabled when a password is set; enhanced erase not supported.
-  w[128] = uint16_t(0x0001 | (security_enabled_ ? 0x0002 : 0));
+  w[128] = uint16_t(0x0001 | (s.security_enabled ? 0x0002 : 0));
   w[168] = 0x0003;  // 2.5 inch
   w[169] = 0x0001;  // DATA SET MANAGEMENT: TRIM
   w[217] = 0x0001;  // non-rotating medium

@@ -125,8 +125,7 @@ drive::DriveConfig profile_with_faults(const std::multimap<std::string, std::str
 }
 
 int cmd_identify(const std::multimap<std::string, std::string>& o) {
-  drive::Drive d(profile_with_faults(o));
-  auto w = d.identify_words();
+  auto w = drive::Drive::new_drive_identify_words(profile_with_faults(o));
   for (int i = 0; i < 256; ++i) std::printf("%04x%c", w[i], i % 8 == 7 ? '\n' : ' ');
   return 0;
 }
