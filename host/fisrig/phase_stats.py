@@ -162,7 +162,8 @@ class PhaseStats:
         return self.zone_bytes / self.zone_seconds / 1e6 if self.zone_seconds else 0.0
 
     def latency_percentiles(self) -> dict[str, int]:
-        # Once: the headline, summary.json and report.html each ask (a 16 M phase: 0.13 s each).
+        # Once: the headline, summary.json and report.html each ask; from the phase's one sort of
+        # its latencies (phase_rows' sorted_latency) when its records are there.
         if self._percentiles is None:
             self._percentiles = (percentiles_of_sorted(self.rows.sorted_latency(self.rows.ok), HEADLINE_PERCENTILES)
                                  if self.rows is not None else percentiles(self.latency_ns, HEADLINE_PERCENTILES))
