@@ -13,79 +13,39 @@ import pyarrow as pa
 from .results import SCHEMA_VERSION
 
 
-def _bins(lat_ns: np.ndarray) -> dict[str, int]:
-    """fio json+ 'bins': counts per latency bucket, bucketed as fio does (the top 6 bits of
-    each value kept, so every bucket is within 1/32 of its values)."""
-    # A chunk at a time, each value as (shift, value >> shift), counted with bincount: the
-    # shifted value is under 64 (under 128 if log2 rounded a value just under a power of two
-    # up), so the pairs index a small table; the buckets are those pairs shifted back.
-    # np.unique over a 16 M phase's latencies sorted them all (0.35 s and its copies).
-    from .phase_rows import CHUNK
-    counts = np.zeros(0, dtype=np.int64)
-    for a in range(0, len(lat_ns), CHUNK):
-        v = np.maximum(lat_ns[a:a + CHUNK].astype(np.int64), 0)
-        top = np.floor(np.log2(np.maximum(v, 1))).astype(np.int64)
-        shift = np.maximum(top - 5, 0)
-        kept = v >> shift
-        if len(kept) and kept.max() >= 128:  # log2 off by more than one: never, but exact all the same
-            keys, c = np.unique(kept << shift, return_counts=True)
-            return _merge_bins(_bins(lat_ns[:a]), dict(zip(keys.tolist(), c.tolist())), _bins(lat_ns[a + CHUNK:]))
-        c = np.bincount(shift * 128 + kept)
-        counts = np.pad(counts, (0, max(len(c) - len(counts), 0)))
-        counts[:len(c)] += c
-    at = np.flatnonzero(counts)
-    return _merge_bins({(int(i) % 128) << (int(i) // 128): int(counts[i]) for i in at})
-
-
 # fio's buckets' first values, ascending: each value under 64 is one, and above, each value
-# whose top 6 bits are all it has (the buckets of _bins).
+# whose top 6 bits are all it has.
 _BIN_STARTS = np.unique(np.concatenate([np.arange(64, dtype=np.int64)] +
                                        [np.arange(32, 64, dtype=np.int64) << s for s in range(1, 58)]))
 
 
-def _bins_of_sorted(v: np.ndarray) -> dict[str, int]:
-    """_bins of values in ascending order: where each bucket starts among them, found by
-    search rather than each value bucketed (0.44 s of a 16 M phase). _bins' own arithmetic
-    (float log2) for values past 2**40 ns (12 days) or under 0, where the two could part."""
-    if not len(v):
+def _bins(ordered: np.ndarray) -> dict[str, int]:
+    """fio json+ 'bins' of values in ascending order: counts per latency bucket, bucketed as
+    fio does (the top 6 bits of each value kept, so every bucket is within 1/32 of its
+    values; under 0 counts as 0). Where each bucket starts among the values is found by
+    search, not each value bucketed (0.44 s of a 16 M phase)."""
+    if not len(ordered):
         return {}
-    if v[0] < 0 or v[-1] >= 1 << 40:
-        return _bins(v)
-    starts = _BIN_STARTS[:np.searchsorted(_BIN_STARTS, v[-1], side="right")]
-    at = np.searchsorted(v, starts, side="left")
-    counts = np.diff(np.append(at, len(v)))
-    return {str(int(k)): int(c) for k, c in zip(starts, counts) if c}
-
-
-def _merge_bins(*parts: dict) -> dict[str, int]:
-    """Bucket counts added up, keyed as fio keys them, in ascending order."""
-    total: dict[int, int] = {}
-    for part in parts:
-        for k, c in part.items():
-            total[int(k)] = total.get(int(k), 0) + c
-    return {str(k): total[k] for k in sorted(total)}
+    starts = _BIN_STARTS[:np.searchsorted(_BIN_STARTS, ordered[-1], side="right")]
+    at = np.searchsorted(ordered, starts, side="left")
+    at[0] = 0  # values under 0 with 0's
+    counts = np.diff(np.append(at, len(ordered)))
+    return {str(int(k)): int(n) for k, n in zip(starts, counts) if n}
 
 
 # fio's percentile list (its default, plus the tail a drive review needs).
 PERCENTILES = (1, 5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99)
 
 
-def percentiles(lat_ns: np.ndarray, pcts=PERCENTILES) -> dict[str, int]:
+def percentiles(lat_ns: np.ndarray, pcts=PERCENTILES, ordered: bool = False) -> dict[str, int]:
     """Latency percentiles keyed as fio keys them ("99.900000"). Each is a latency some
-    command had (the inverted CDF, never a value between two commands'): the headline and
-    summary.json both take theirs from here."""
+    command had (the inverted CDF, never a value between two commands'): numpy's
+    inverted_cdf ranks (n q - 1, up to the next whole rank unless it is one), looked up in
+    the values sorted (`ordered`: they are already, as phase_rows' sorted_latency gives
+    them). The headline and summary.json both take theirs from here."""
     if not len(lat_ns):
         return {}
-    values = np.percentile(lat_ns, list(pcts), method="inverted_cdf")
-    return {f"{p:.6f}": int(v) for p, v in zip(pcts, values)}
-
-
-def percentiles_of_sorted(v: np.ndarray, pcts=PERCENTILES) -> dict[str, int]:
-    """percentiles() of values in ascending order: the same values, at the ranks numpy's
-    inverted_cdf takes them from (n q - 1, up to the next whole rank unless it is one),
-    looked up rather than selected. tests/host/test_fio_json.py holds the two together."""
-    if not len(v):
-        return {}
+    v = lat_ns if ordered else np.sort(lat_ns)
     q = np.true_divide(np.asanyarray(list(pcts)), 100)
     index = len(v) * q - 1
     rank = np.floor(index)
@@ -102,7 +62,8 @@ def _lat(lat_ns: np.ndarray, with_percentiles: bool = False) -> dict:
            "mean": float(lat_ns.mean()) if n else 0.0,
            "stddev": float(lat_ns.std(ddof=1)) if n > 1 else 0.0, "N": n}
     if with_percentiles and n:
-        out.update(percentile=percentiles(lat_ns), bins=_bins(lat_ns))
+        ordered = np.sort(lat_ns)
+        out.update(percentile=percentiles(ordered, ordered=True), bins=_bins(ordered))
     return out
 
 
@@ -135,7 +96,8 @@ def _samples(t_done: np.ndarray, nbytes: np.ndarray, t0: int, t1: int,
     return (nb[ios > 0] * 1000 // ms // 1024).astype(np.int64), ios[ios > 0] * 1000 // ms
 
 
-def _direction(cols, mask: np.ndarray, t0: int, t1: int) -> dict:
+def _direction(cols, mask: np.ndarray, t0: int, t1: int) -> tuple[dict, np.ndarray]:
+    """fio's read, write or trim object of the `mask` commands, and their _latency_counts."""
     from .phase_rows import masked
     n = int(mask.sum())
     lbas = masked(cols["lbas"], mask)  # bytes: 512 a LBA (a TRIM's: the LBAs it trimmed)
@@ -146,11 +108,8 @@ def _direction(cols, mask: np.ndarray, t0: int, t1: int) -> dict:
     bw_bytes = int(io_bytes / secs) if n else 0
     bw, iops = (_lat(v) for v in _samples(done, lbas, t0, t1, unit=512))
     lat_ns = _lat(lat)
-    if n:
-        ordered = cols.sorted_latency(mask)
-        clat_ns = dict(lat_ns, percentile=percentiles_of_sorted(ordered), bins=_bins_of_sorted(ordered))
-    else:
-        clat_ns = dict(lat_ns)
+    ordered = cols.sorted_latency(mask) if n else np.zeros(0, dtype=np.int64)
+    clat_ns = dict(lat_ns, percentile=percentiles(ordered, ordered=True), bins=_bins(ordered)) if n else dict(lat_ns)
     # fio's bw_agg: the mean sample's share of its group's bandwidth, 100 at most; each
     # phase is a group of its own (they run one after another, as fio's stonewalled jobs).
     agg = min(100.0, int(bw["mean"]) * 100.0 / (bw_bytes / 1024)) if bw_bytes > 1024 else 100.0
@@ -165,7 +124,7 @@ def _direction(cols, mask: np.ndarray, t0: int, t1: int) -> dict:
             "bw_min": bw["min"], "bw_max": bw["max"], "bw_agg": agg if bw["N"] else 0.0,
             "bw_mean": bw["mean"], "bw_dev": bw["stddev"], "bw_samples": bw["N"],
             "iops_min": iops["min"], "iops_max": iops["max"], "iops_mean": iops["mean"],
-            "iops_stddev": iops["stddev"], "iops_samples": iops["N"]}
+            "iops_stddev": iops["stddev"], "iops_samples": iops["N"]}, _latency_counts(ordered)
 
 
 def _dist(keys: list[str], idx: np.ndarray, floor: float, total: int | None = None) -> dict[str, float]:
@@ -197,21 +156,24 @@ _LAT_EDGES_NS = np.array(_LAT_EDGES + [1000 * e for e in _LAT_EDGES]
                          + [1_000_000 * e for e in _LAT_EDGES + [2000]], dtype=np.int64)
 
 
-def _latency_buckets(v: np.ndarray) -> dict[str, dict[str, float]]:
-    """fio's latency_ns/us/ms of clat values in ascending order (phase_rows'
-    sorted_latency): each command's clat, in the unit it is under 1000 of (ms beyond), in
-    the bucket of the first key above it (">=2000" ms past 2000); percent of all the job's
-    reads, writes and TRIMs, so the three maps add up to 100."""
-    # The buckets in one table: the ns keys' 0-10, the us keys' 11-21, the ms keys' 22-34.
+def _latency_counts(ordered: np.ndarray) -> np.ndarray:
+    """How many of the clat values (in ascending order) fall in each of _latency_maps'
+    buckets: the ns keys' 0-10, the us keys' 11-21, the ms keys' 22-34."""
     # v // 1000 >= e exactly when v >= 1000 e, so the edges in ns alone place a value (g:
     # how many it is at or over); the two unit changes (1000 ns, 1000 us) are edges of
     # their own. In order, a bucket's count is where its edges fall among the values (the
     # search of each value was 0.24 s of a 16 M phase).
-    below = np.searchsorted(v, _LAT_EDGES_NS, side="left")  # the values under each edge
-    per_g = np.diff(np.concatenate([[0], below, [len(v)]]))
+    below = np.searchsorted(ordered, _LAT_EDGES_NS, side="left")  # the values under each edge
+    per_g = np.diff(np.concatenate([[0], below, [len(ordered)]]))
     g = np.arange(len(per_g))
-    c = np.bincount(g + (g >= 10) + (g >= 20), weights=per_g, minlength=35).astype(np.int64)
-    n = len(v)
+    return np.bincount(g + (g >= 10) + (g >= 20), weights=per_g, minlength=35).astype(np.int64)
+
+
+def _latency_maps(c: np.ndarray, n: int) -> dict[str, dict[str, float]]:
+    """fio's latency_ns/us/ms from _latency_counts: each command's clat, in the unit it is
+    under 1000 of (ms beyond), in the bucket of the first key above it (">=2000" ms past
+    2000); percent of all the job's reads, writes and TRIMs (n), so the three maps add up
+    to 100."""
     return {"latency_ns": _dist_of(_LAT_KEYS, c[0:11], 0.01, n),
             "latency_us": _dist_of(_LAT_KEYS, c[11:22], 0.01, n),
             "latency_ms": _dist_of(_LAT_KEYS + ["2000", ">=2000"], c[22:35], 0.01, n)}
@@ -303,9 +265,11 @@ def job_body(pc, qd_asked: int | None, sequential: bool, engine: str) -> dict:
     from .phase_rows import OP_FLUSH, OP_READ, OP_TRIM, OP_WRITE, masked
     ok, pop = pc.ok, pc.op
     t0, t1 = int(pc["t_submit_ns"].min()), int(pc["t_status_ns"].max())
-    dirs = {d: _direction(pc, ok & (pop == code), t0, t1)
-            for code, d in ((OP_READ, "read"), (OP_WRITE, "write"), (OP_TRIM, "trim"))}
-    io = ok & (pop >= OP_READ) & (pop <= OP_TRIM)  # fio's depth and latency maps are over its reads, writes and TRIMs
+    dirs, counts = {}, np.zeros(35, dtype=np.int64)
+    for code, d in ((OP_READ, "read"), (OP_WRITE, "write"), (OP_TRIM, "trim")):
+        dirs[d], c = _direction(pc, ok & (pop == code), t0, t1)
+        counts += c  # fio's latency maps are over its reads, writes and TRIMs: the three directions'
+    io = ok & (pop >= OP_READ) & (pop <= OP_TRIM)  # and so is its depth map
     iodepth = qd_asked or max(int(pc.depth().max()), 1)
     flush = ok & (pop == OP_FLUSH)
     return {
@@ -317,7 +281,7 @@ def job_body(pc, qd_asked: int | None, sequential: bool, engine: str) -> dict:
                                   int(io.sum())),
         "iodepth_submit": _batches(pc.sorted("t_submit_ns")),
         "iodepth_complete": _batches(pc.sorted("t_status_ns")),
-        **_latency_buckets(pc.sorted_latency(io)),
+        **_latency_maps(counts, int(io.sum())),
         # fio's latency_target is off: these are what it writes then.
         "latency_depth": iodepth, "latency_target": 0, "latency_percentile": 100.0, "latency_window": 0,
     }

@@ -25,7 +25,7 @@ from . import program_format as pf
 from .compile import asked_queue_depth, phase_label
 from .phase_rows import (OP_READ, OP_TRIM, OP_WRITE, PhaseRows, depth_after_submits, is_sorted, masked,
                          split, sum_diff)
-from .fio_json import percentiles, percentiles_of_sorted
+from .fio_json import percentiles
 
 QD_WARN_FRACTION = 0.9
 # The step kinds that issue a stream of commands; the others issue a command or a few.
@@ -165,7 +165,7 @@ class PhaseStats:
         # Once: the headline, summary.json and report.html each ask; from the phase's one sort of
         # its latencies (phase_rows' sorted_latency) when its records are there.
         if self._percentiles is None:
-            self._percentiles = (percentiles_of_sorted(self.rows.sorted_latency(self.rows.ok), HEADLINE_PERCENTILES)
+            self._percentiles = (percentiles(self.rows.sorted_latency(self.rows.ok), HEADLINE_PERCENTILES, ordered=True)
                                  if self.rows is not None else percentiles(self.latency_ns, HEADLINE_PERCENTILES))
         return self._percentiles
 

@@ -58,9 +58,24 @@ class PhaseWork:
         self.rows = 0
         self.max_rows, self.min_rows, self.dropped = max_rows, min_rows, False
         self._open: tuple[int, bool, int] | None = None  # (marker code, is a command, first row) of the last run
+        self._names: list[str] = []  # the phases' names, by marker code
+        self._marker, self._marker_rows = None, 0  # the last record's marker as it came, and its records so far
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="phase work", initializer=_behind_the_run)
         self._side = ThreadPoolExecutor(1, thread_name_prefix="phase work's fio job", initializer=_behind_the_run)
         self._made: list[tuple[tuple[str, int, int], Future]] = []
+
+    def long_phase_ends(self, marker: np.ndarray) -> list[int]:
+        """Where among records coming (their markers, as the target wrote them) a phase of
+        min_rows records or more ends: the stream writes its row group there."""
+        if self.dropped or not len(marker):
+            return []
+        changes = np.flatnonzero(marker[1:] != marker[:-1]) + 1
+        if self._marker is not None and marker[0] != self._marker:
+            changes = np.concatenate([[0], changes])
+        began = np.concatenate([[-self._marker_rows], changes[:-1]])
+        self._marker = marker[-1]
+        self._marker_rows = len(marker) - int(changes[-1]) if len(changes) else self._marker_rows + len(marker)
+        return changes[changes - began >= self.min_rows].tolist()
 
     def add(self, table: pa.Table) -> None:
         """The next row group (the stream's table of it; its report columns are kept)."""
@@ -77,29 +92,28 @@ class PhaseWork:
         marker = np.concatenate([c.indices.to_numpy(zero_copy_only=False) for c in table.column("marker").chunks])
         is_cmd = np.concatenate([c.indices.to_numpy(zero_copy_only=False) == _COMMAND
                                  for c in table.column("kind").chunks])
-        names = table.column("marker").chunk(0).dictionary.to_pylist()
+        self._names = self._names or table.column("marker").chunk(0).dictionary.to_pylist()  # the stream's, one for all
         if self._open is not None and (self._open[0], self._open[1]) != (int(marker[0]), bool(is_cmd[0])):
-            self._close(start, names)
-            self._open = None
+            self._close(start)
         if self._open is None:
             self._open = (int(marker[0]), bool(is_cmd[0]), start)
         for at in (np.flatnonzero((marker[1:] != marker[:-1]) | (is_cmd[1:] != is_cmd[:-1])) + 1).tolist():
-            self._close(start + at, names)
+            self._close(start + at)
             self._open = (int(marker[at]), bool(is_cmd[at]), start + at)
 
     def phase_ends(self) -> None:
         """The records after the last row group are another phase's: the run of rows open
         at its end is over."""
-        if self.chunks and self._open is not None:
-            self._close(self.rows, self.chunks[-1].column("marker").chunk(0).dictionary.to_pylist())
-        self._open = None
+        self._close(self.rows)
 
-    def _close(self, end: int, names: list[str]) -> None:
+    def _close(self, end: int) -> None:
+        """The run of rows open is over at `end`: made if it is a long one of commands."""
         if self._open is None:
             return
         code, is_cmd, first = self._open
+        self._open = None
         if is_cmd and end - first >= self.min_rows:
-            label = names[code]
+            label = self._names[code]
             table = pa.concat_tables(self.chunks)
             self._made.append(((label, first, end), self._pool.submit(self._make, table, label, first, end)))
 
@@ -146,7 +160,7 @@ class PhaseWork:
 
     def close(self) -> None:
         """Drops what was kept and made, and what was still to be made."""
-        self.dropped = True
+        self.dropped, self._open = True, None
         for _, future in self._made:
             future.cancel()
         self._pool.shutdown(wait=False)

@@ -176,7 +176,6 @@ class ParquetStream:
         row group is then written as soon as its records end, not when the group is full,
         and finish() takes the report's columns from it rather than from the file."""
         self.run_dir, self.markers, self.chunk, self.work = Path(run_dir), markers, chunk, work
-        self._marker, self._marker_rows = None, 0  # the last record's phase, and its records so far
         self.tmp = self.run_dir / (PARQUET + ".tmp")
         self.schema = to_table(np.zeros(0, dtype=pf.RECORD_DTYPE), markers).schema
         self._writer = parquet_writer(self.tmp, self.schema)
@@ -225,7 +224,7 @@ class ParquetStream:
             if not len(rec):
                 return
         at = 0
-        for end in self._long_phase_ends(rec) if self.work is not None and not self.work.dropped else ():
+        for end in self.work.long_phase_ends(rec["marker"]) if self.work is not None else ():
             self._fill(rec[at:end])
             if self._pending_rows:
                 self._write(self._buf[:self._pending_rows])
@@ -233,17 +232,6 @@ class ParquetStream:
             self.work.phase_ends()
             at = end
         self._fill(rec[at:])
-
-    def _long_phase_ends(self, rec: np.ndarray) -> list[int]:
-        """Where in `rec` a phase of the work's min_rows records or more ends."""
-        marker = rec["marker"]
-        changes = np.flatnonzero(marker[1:] != marker[:-1]) + 1
-        if self._marker is not None and marker[0] != self._marker:
-            changes = np.concatenate([[0], changes])
-        began = np.concatenate([[-self._marker_rows], changes[:-1]])
-        self._marker = marker[-1]
-        self._marker_rows = len(rec) - int(changes[-1]) if len(changes) else self._marker_rows + len(rec)
-        return changes[changes - began >= self.work.min_rows].tolist()
 
     def _fill(self, rec: np.ndarray) -> None:
         """Adds `rec` to the row group being gathered, writing each that fills."""

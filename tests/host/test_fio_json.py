@@ -128,6 +128,16 @@ def test_samples_as_fio_takes_them():
     assert bw.tolist() == [2 * 4096 * 2 // 1024, 3 * 4096 * 2 // 1024]
 
 
+def _bins_value_by_value(lat):
+    """fio's json+ bins as fio's plat_val_to_idx makes them: each value's top 6 bits kept."""
+    out = {}
+    for v in lat.tolist():
+        v = max(v, 0)
+        shift = max(v.bit_length() - 6, 0)
+        out[(v >> shift) << shift] = out.get((v >> shift) << shift, 0) + 1
+    return {str(k): out[k] for k in sorted(out)}
+
+
 def _latency_maps_value_by_value(lat):
     """fio's latency_ns/us/ms as fio's stat_calc_lat_n/u/m make them: each value divided down
     to the unit it is under 1000 of (ms past that), in the first bucket whose key is over it."""
@@ -153,7 +163,10 @@ def test_from_values_in_order_the_same_percentiles_bins_and_latency_maps():
         for lat in (rng.integers(0, 200, n), rng.integers(0, 1 << 39, n), np.full(n, 4096),
                     rng.lognormal(11, 2.5, n).astype(np.int64), np.zeros(n, dtype=np.int64)):
             ordered = np.sort(lat)
-            assert f.percentiles_of_sorted(ordered, pcts) == f.percentiles(lat, pcts), n
-            assert f._bins_of_sorted(ordered) == f._bins(lat), n
-            assert f._latency_buckets(ordered) == _latency_maps_value_by_value(lat), n
-    assert f.percentiles_of_sorted(np.zeros(0, dtype=np.int64)) == {} and f._bins_of_sorted(np.zeros(0)) == {}
+            numpys = np.percentile(lat, list(pcts), method="inverted_cdf")
+            assert f.percentiles(ordered, pcts, ordered=True) == {f"{p:.6f}": int(v) for p, v in zip(pcts, numpys)}, n
+            assert f.percentiles(lat, pcts) == f.percentiles(ordered, pcts, ordered=True), n
+            assert f._bins(ordered) == _bins_value_by_value(lat), n
+            assert f._latency_maps(f._latency_counts(ordered), n) == _latency_maps_value_by_value(lat), n
+    assert f.percentiles(np.zeros(0, dtype=np.int64)) == {} and f._bins(np.zeros(0, dtype=np.int64)) == {}
+    assert f._bins(np.array([-5, -1, 0, 1])) == {"0": 3, "1": 1}  # under 0 counts as 0, as in fio
