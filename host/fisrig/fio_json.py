@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pyarrow as pa
 
+from .phase_rows import sort_values
 from .results import SCHEMA_VERSION
 
 
@@ -45,7 +46,7 @@ def percentiles(lat_ns: np.ndarray, pcts=PERCENTILES, ordered: bool = False) -> 
     them). The headline and summary.json both take theirs from here."""
     if not len(lat_ns):
         return {}
-    v = lat_ns if ordered else np.sort(lat_ns)
+    v = lat_ns if ordered else sort_values(lat_ns)
     q = np.true_divide(np.asanyarray(list(pcts)), 100)
     index = len(v) * q - 1
     rank = np.floor(index)
@@ -62,7 +63,7 @@ def _lat(lat_ns: np.ndarray, with_percentiles: bool = False) -> dict:
            "mean": float(lat_ns.mean()) if n else 0.0,
            "stddev": float(lat_ns.std(ddof=1)) if n > 1 else 0.0, "N": n}
     if with_percentiles and n:
-        ordered = np.sort(lat_ns)
+        ordered = sort_values(lat_ns)
         out.update(percentile=percentiles(ordered, ordered=True), bins=_bins(ordered))
     return out
 
@@ -108,7 +109,7 @@ def _direction(cols, mask: np.ndarray, t0: int, t1: int) -> tuple[dict, np.ndarr
     bw_bytes = int(io_bytes / secs) if n else 0
     bw, iops = (_lat(v) for v in _samples(done, lbas, t0, t1, unit=512))
     lat_ns = _lat(lat)
-    ordered = cols.sorted_latency(mask) if n else np.zeros(0, dtype=np.int64)
+    ordered = cols.sorted_latency(mask, lat) if n else np.zeros(0, dtype=np.int64)
     clat_ns = dict(lat_ns, percentile=percentiles(ordered, ordered=True), bins=_bins(ordered)) if n else dict(lat_ns)
     # fio's bw_agg: the mean sample's share of its group's bandwidth, 100 at most; each
     # phase is a group of its own (they run one after another, as fio's stonewalled jobs).
