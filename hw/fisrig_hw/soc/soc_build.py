@@ -50,6 +50,7 @@ def build(build_dir, native_build=None, compile_gateware=True,
     (build_lock). native_build: the native build the drive module links (default
     fisrig_hw.native_build()); RuntimeError when its libraries are not built."""
     native_build = native_build or fisrig_hw.native_build()
+    build_dir = os.path.abspath(build_dir)  # its steps run in directories of their own (`make -C`)
     with build_lock.held(build_dir):
         builder = _build(build_dir, native_build, compile_gateware, run, profile, faults, gen)
     if run:
