@@ -52,7 +52,7 @@ _GATHERED = ("t_submit_ns", "t_status_ns", "latency_ns", "lbas")
 
 class _Gathered:
     """One run of rows' _GATHERED columns and PhaseRows' "ok" and "op", as numpy arrays
-    grown (doubled) as its row groups come; a phase's making takes views of its rows."""
+    grown as its row groups come (their spare room is never written, so it costs no memory)."""
 
     def __init__(self):
         self.n = 0
