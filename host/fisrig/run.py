@@ -225,10 +225,7 @@ def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str
 # What the report holds in memory a record (its columns, per-phase copies and sorts),
 # measured at its peak (/usr/bin/time): the main job's 36.1 M records 4.35 GB (120 bytes
 # each, fixed costs included), steady-state-states on sandforce-240gb's 194 M 20.3 GB (104).
-# 12 more since phase_work gathers a long phase's columns while the run runs, beside the
-# conversion's own arrays: the main job's `fisrig run` peaked at 5.02 to 5.21 GB against
-# 4.76 and 4.77 without (2026-12-01).
-REPORT_BYTES_PER_RECORD = 122
+REPORT_BYTES_PER_RECORD = 110
 
 
 class ReportTooLarge(RuntimeError):
