@@ -43,46 +43,6 @@ def _behind_the_run() -> None:
         pass
 
 
-# The columns every phase's making reads first (_make's r.load), gathered as each run of a
-# phase's rows comes, row group by row group, into arrays of their own: at the end a long
-# phase is read from the row groups' tables in one piece otherwise, a copy of every column
-# (2.0 s of the 6.3 s the end of the JEDEC test's 37.7 M-command pass waited for its work).
-_GATHERED = ("t_submit_ns", "t_status_ns", "latency_ns", "lbas")
-
-
-class _Gathered:
-    """One run of rows' _GATHERED columns and PhaseRows' "ok" and "op", as numpy arrays
-    grown as its row groups come (their spare room is never written, so it costs no memory)."""
-
-    def __init__(self):
-        self.n = 0
-        self._cols: dict[str, np.ndarray] = {}
-
-    def append(self, table: pa.Table, a: int, b: int) -> None:
-        """Rows [a, b) of a row group's table."""
-        from .phase_rows import OP_OF
-        from .results import code_of
-        part = table.slice(a, b - a)
-        values = {name: part.column(name).to_numpy() for name in _GATHERED}
-        # As PhaseRows makes them: each chunk's result against its own dictionary.
-        values["ok"] = np.concatenate([np.asarray(c.indices) == code_of(c.dictionary.to_pylist(), "ok")
-                                       for c in part.column("result").chunks] or [np.zeros(0, dtype=bool)])
-        values["op"] = OP_OF[part.column("command").to_numpy()]
-        k = b - a
-        for name, v in values.items():
-            buf = self._cols.get(name)
-            if buf is None or len(buf) < self.n + k:
-                grown = np.empty(max(self.n + k, 2 * (len(buf) if buf is not None else 0), 1 << 20), dtype=v.dtype)
-                if buf is not None:
-                    grown[:self.n] = buf[:self.n]
-                buf = self._cols[name] = grown
-            buf[self.n:self.n + k] = v
-        self.n += k
-
-    def columns(self) -> dict[str, np.ndarray]:
-        return {name: buf[:self.n] for name, buf in self._cols.items()}
-
-
 class PhaseWork:
     """max_rows: the most records whose report columns it keeps; past them it drops what it
     kept and made, and does nothing more (the report, if it fits at the end, reads the file).
@@ -98,7 +58,6 @@ class PhaseWork:
         self.rows = 0
         self.max_rows, self.min_rows, self.dropped = max_rows, min_rows, False
         self._open: tuple[int, bool, int] | None = None  # (marker code, is a command, first row) of the last run
-        self._gathered = _Gathered()  # the open run's columns, when it is one of commands
         self._names: list[str] = []  # the phases' names, by marker code
         self._marker, self._marker_rows = None, 0  # the last record's marker as it came, and its records so far
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="phase work", initializer=_behind_the_run)
@@ -138,13 +97,9 @@ class PhaseWork:
             self._close(start)
         if self._open is None:
             self._open = (int(marker[0]), bool(is_cmd[0]), start)
-        changes = (np.flatnonzero((marker[1:] != marker[:-1]) | (is_cmd[1:] != is_cmd[:-1])) + 1).tolist()
-        for a, b in zip([0] + changes, changes + [table.num_rows]):
-            if self._open[1]:  # on the work's thread (in order, before any making there)
-                self._pool.submit(self._gathered.append, table, a, b)
-            if b < table.num_rows:
-                self._close(start + b)
-                self._open = (int(marker[b]), bool(is_cmd[b]), start + b)
+        for at in (np.flatnonzero((marker[1:] != marker[:-1]) | (is_cmd[1:] != is_cmd[:-1])) + 1).tolist():
+            self._close(start + at)
+            self._open = (int(marker[at]), bool(is_cmd[at]), start + at)
 
     def phase_ends(self) -> None:
         """The records after the last row group are another phase's: the run of rows open
@@ -156,23 +111,18 @@ class PhaseWork:
         if self._open is None:
             return
         code, is_cmd, first = self._open
-        gathered, self._gathered = self._gathered, _Gathered()
         self._open = None
         if is_cmd and end - first >= self.min_rows:
             label = self._names[code]
             table = pa.concat_tables(self.chunks)
-            self._made.append(((label, first, end), self._pool.submit(self._make, table, label, first, end, gathered)))
+            self._made.append(((label, first, end), self._pool.submit(self._make, table, label, first, end)))
 
-    def _make(self, table: pa.Table, label: str, first: int, end: int, gathered: _Gathered | None = None):
+    def _make(self, table: pa.Table, label: str, first: int, end: int):
         """The phase of rows [first, end) of `table`: its PhaseStats, with its fio job,
-        percentiles, latency curve and sorted statuses made; with the columns gathered as
-        its rows came (`gathered`, whose appends ran before this on the same thread), when
-        they are all of its rows (an append that failed: it reads them from `table`)."""
+        percentiles, latency curve and sorted statuses made."""
         from . import fio_json, phase_stats, plots
         from .phase_rows import PhaseRows
         r = PhaseRows(table, label, slice(first, end), None)
-        if gathered is not None and gathered.n == end - first:
-            r.preload(gathered.columns())
         pp = self.plan.get(label, phase_stats.PlanPhase())
         # Its two halves on two threads (numpy lets go of the GIL), what both read made
         # once (PhaseRows' memo): the fio job, and the rest. The main job's 16 M-command
@@ -213,6 +163,6 @@ class PhaseWork:
         self.dropped, self._open = True, None
         for _, future in self._made:
             future.cancel()
-        self._pool.shutdown(wait=False, cancel_futures=True)  # the appends still to run too
+        self._pool.shutdown(wait=False)
         self._side.shutdown(wait=False)
-        self.chunks, self._made, self._gathered = [], [], _Gathered()
+        self.chunks, self._made = [], []

@@ -77,26 +77,3 @@ def test_past_its_rows_it_drops_what_it_kept_and_the_report_reads_the_file(smoke
     assert work.dropped and not work.chunks and work.ready() == {}
     table = pq.read_table(tmp_path / results.PARQUET, columns=report.REPORT_COLUMNS)
     assert stream.table.equals(table)  # read back from the file, as without the work
-
-
-def test_the_columns_gathered_as_the_rows_come_are_those_the_phase_reads(smoke_run, tmp_path, monkeypatch):
-    from fisrig.phase_rows import PhaseRows
-    given = {}  # what each phase's making was handed, by its rows' first record
-    preload = PhaseRows.preload
-    monkeypatch.setattr(PhaseRows, "preload", lambda self, cols: (given.__setitem__(self.sel.start, set(cols)),
-                                                                   preload(self, cols))[1])
-    meta, markers, rec = _records(smoke_run.run_dir)
-    work = phase_work.PhaseWork(meta, min_rows=100)
-    stream = _stream(tmp_path, markers, rec, work)
-    ready = work.ready()
-    groups = pq.ParquetFile(tmp_path / results.PARQUET).metadata.num_row_groups
-    assert groups > len(ready)  # some phases came in several row groups
-    names = (*phase_work._GATHERED, "ok", "op")
-    for (label, first, end), p in ready.items():
-        assert given[first] == set(names), label  # handed what was gathered, not left to read
-        fresh = PhaseRows(stream.table, label, slice(first, end), None)
-        fresh.load(*names)
-        for name in names:
-            kept = p.rows._cache[name]
-            assert kept.dtype == fresh._cache[name].dtype, (label, name)
-            np.testing.assert_array_equal(kept, fresh._cache[name], err_msg=f"{label}: {name}")
