@@ -9,8 +9,6 @@ consumer-256gb), as JSON lines for scripts/bench_collect.py:
 - plans.jedec_iops_trim_vs_notrim: the last 100,000-command window's IOPS of the NCQ pass with
   TRIM over the NCQ pass without (simulated time; > 1: TRIM keeps the drive faster).
 The two passes are run as the built-in plan runs them (each on an erased, filled drive)."""
-import fisrig  # noqa: F401 - first, as the fisrig command imports it (fisrig.process_memory)
-
 import json
 import os
 import sys

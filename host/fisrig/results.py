@@ -18,11 +18,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from . import process_memory
+from . import process_memory  # noqa: F401 - set up before the first array
 from . import program_format as pf
 from .current import CurrentStream
-
-process_memory.set_up_arrow()  # before the first record's array
 
 SCHEMA_VERSION = 2  # 2: lbas and data_dwords columns, results data_crc and length
 RAW = "records.bin"

@@ -189,7 +189,7 @@ def finish_stream(out: Path, stream: results.ParquetStream, keep_raw: bool) -> t
             stream.work = None
     try:
         stream.finish(raw_records, columns)
-        process_memory.give_back()  # what the conversion freed goes back before the report (process_memory)
+        process_memory.give_back()  # what the conversion kept: the report's arrays are mmap's
     except results.ParquetCheckError as e:
         stream.abandon()
         print(f"fisrig: {e}; making it again from {results.RAW}", file=sys.stderr)
