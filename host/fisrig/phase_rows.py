@@ -190,11 +190,6 @@ class PhaseRows:
             else:
                 self[name]
 
-    def preload(self, columns: dict[str, np.ndarray]) -> None:
-        """Takes columns (and "ok", "op") made elsewhere, as load would have made them
-        (phase_work gathers them while the run runs)."""
-        self._cache.update(columns)
-
     def keep_only(self, *names: str) -> None:
         """Reads `names` (load's) and lets go of the table and of everything else: a
         comparison holds several runs' phases at once (the main job's: about 4 GB each with
