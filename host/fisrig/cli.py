@@ -13,7 +13,7 @@ from . import trace as trace_mod
 from . import trace_gen
 from .compile import PROTOCOL_OF
 from .errors import InputError
-from .run import check, execute, prepare, rebuild
+from .run import ReportTooLarge, check, execute, prepare, rebuild
 from .targets import FIRMWARES, TARGETS, TargetUnavailable
 from .cli_raw import PROTOCOLS, cmd_identify, cmd_raw
 from .cli_trace import cmd_trace
@@ -327,6 +327,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fisrig: interrupted (run.json says so; `fisrig report` reads what was recorded)", file=sys.stderr)
         return 130
+    except ReportTooLarge as e:  # the run is done and its records kept: only the report waits
+        print(f"fisrig: {_one_line(e)}", file=sys.stderr)
+        return 3
     except RuntimeError as e:  # the target failed; run.json says failed and why
         print(f"fisrig: run failed: {_one_line(e)}", file=sys.stderr)
         return 3

@@ -103,6 +103,27 @@ def sort_values(a: np.ndarray) -> np.ndarray:
     return out
 
 
+def take_rows(col: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
+    """col.take(rows) for ascending `rows`, chunk by chunk: each chunk gives its own rows,
+    and a numeric column without nulls is gathered by numpy into one array (one copy).
+    Why: this pyarrow's (19.0.1) ChunkedArray.take puts the whole column together first, a
+    copy of every row of the run for each column of each phase: the SNIA PTS client plan's
+    report (79.5 M records in 625 chunks, 58 phases, 56 of them visited once a round) spent
+    133 s of its 140 in phase_stats.compute so, 0.71 s a take of 3 M rows (0.013 s here)."""
+    if not len(rows):
+        return col.slice(0, 0)
+    bounds = np.cumsum([0, *(len(c) for c in col.chunks)])
+    at = np.searchsorted(rows, bounds)  # rows[at[i]:at[i + 1]] are chunk i's
+    pieces = [(i, a, b) for i, (a, b) in enumerate(zip(at[:-1].tolist(), at[1:].tolist())) if b > a]
+    if (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)) and not col.null_count:
+        out = np.empty(len(rows), dtype=col.type.to_pandas_dtype())
+        for i, a, b in pieces:
+            out[a:b] = col.chunk(i).to_numpy()[rows[a:b] - bounds[i]]
+        return pa.chunked_array([pa.array(out)])
+    return pa.chunked_array([col.chunk(i).take(pa.array(rows[a:b] - bounds[i])) for i, a, b in pieces],
+                            type=col.type)
+
+
 def is_sorted(a: np.ndarray) -> bool:
     return len(a) < 2 or bool((a[1:] >= a[:-1]).all())
 
@@ -120,7 +141,7 @@ class PhaseRows:
 
     def _column(self, name: str) -> pa.ChunkedArray:
         col = self.table.column(name)
-        return col.slice(self.sel.start, self.n) if isinstance(self.sel, slice) else col.take(pa.array(self.sel))
+        return col.slice(self.sel.start, self.n) if isinstance(self.sel, slice) else take_rows(col, self.sel)
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self._memo(name, lambda: self._column(name).to_numpy())
@@ -207,6 +228,17 @@ class PhaseRows:
         return visits(self.ranks)
 
 
+def command_runs(marker: np.ndarray, is_cmd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first rows, rows after the last) of the runs of command records with one marker."""
+    if not len(marker):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    edges = np.flatnonzero((marker[1:] != marker[:-1]) | (is_cmd[1:] != is_cmd[:-1])) + 1
+    starts = np.concatenate([[0], edges])
+    ends = np.concatenate([edges, [len(marker)]])
+    keep = is_cmd[starts]
+    return starts[keep], ends[keep]
+
+
 def split(table: pa.Table) -> list[PhaseRows]:
     """Each phase's command records (one per marker that has any), in the order the phases
     first appear in the records. A phase that is one run of rows (the usual case) is a
@@ -217,11 +249,7 @@ def split(table: pa.Table) -> list[PhaseRows]:
     marker, names = codes(table, "marker")
     kind, kind_names = codes(table, "kind")
     is_cmd = kind == code_of(kind_names, "command")
-    edges = np.flatnonzero((marker[1:] != marker[:-1]) | (is_cmd[1:] != is_cmd[:-1])) + 1
-    starts = np.concatenate([[0], edges])
-    ends = np.concatenate([edges, [len(marker)]])
-    keep = is_cmd[starts]
-    starts, ends = starts[keep], ends[keep]
+    starts, ends = command_runs(marker, is_cmd)
     first: dict[int, list[tuple[int, int]]] = {}
     if len(starts) <= _MAX_RUNS:
         for a, b in zip(starts.tolist(), ends.tolist()):

@@ -77,20 +77,34 @@ class PtsResult:
 
 
 def analyse(table: pa.Table, meta: dict) -> list[PtsResult]:
-    """One result per pts_iops step of the run's plan, from its records."""
+    """One result per pts_iops step of the run's plan, from its records (COLUMNS of them)."""
     steps = [s for s in meta.get("plan", {}).get("steps", []) if s.get("do") == "pts_iops"]
     if not steps:
         return []
+    import pyarrow.compute as pc
+
     from .compile import phase_label
+    from .phase_rows import command_runs, take_rows
     kind, kind_names = codes(table, "kind")
     marker, marker_names = codes(table, "marker")
-    status = table.column("status").to_numpy()
-    t0 = table.column("t_submit_ns").to_numpy()
-    t1 = table.column("t_status_ns").to_numpy()
-    lba, lbas = table.column("lba").to_numpy(), table.column("lbas").to_numpy()
     passes = np.flatnonzero(kind == code_of(kind_names, "loop_pass"))
-    is_cmd = kind == code_of(kind_names, "command")
-    out, current, used = [], None, 0
+    # A LOOP_PASS record's figures: the tracked cell's commands (lba) over its span, the
+    # verdict (status 1: the window held), the round (lbas).
+    status, t0, t1, lba, lbas = (take_rows(table.column(c), passes).to_numpy()
+                                 for c in ("status", "t_submit_ns", "t_status_ns", "lba", "lbas"))
+    # Each cell's commands in each pass: its runs of rows (one, but for a cell cut by another
+    # record), each run counted and spanned where it lies, never gathered.
+    starts, ends = command_runs(marker, kind == code_of(kind_names, "command"))
+    pass_of = np.searchsorted(passes, starts)  # the pass whose LOOP_PASS record follows the run
+    cell_runs: dict[tuple[int, int], list[int]] = {}  # (pass, marker code): [commands, first submit, last status]
+    sub, sta = table.column("t_submit_ns"), table.column("t_status_ns")
+    for a, b, k, m in zip(starts.tolist(), ends.tolist(), pass_of.tolist(), marker[starts].tolist()):
+        if k >= len(passes):
+            continue
+        lo, hi = pc.min(sub.slice(a, b - a)).as_py(), pc.max(sta.slice(a, b - a)).as_py()
+        c = cell_runs.setdefault((k, m), [0, lo, hi])
+        c[0], c[1], c[2] = c[0] + b - a, min(c[1], lo), max(c[2], hi)
+    out, current = [], None
     for s in meta["plan"]["steps"]:
         current = phase_label(s.get("label"), current, s["do"])
         if s["do"] != "pts_iops":
@@ -99,25 +113,19 @@ def analyse(table: pa.Table, meta: dict) -> list[PtsResult]:
         labels = {cell_label(current, k, r): (k, r) for k, r in cells(args)}
         codes_of = {code_of(marker_names, lab): lab for lab in labels}
         # This step's passes: the LOOP_PASS records carrying one of its cells' markers.
-        mine = passes[np.isin(marker[passes], list(codes_of))] if len(passes) else passes
+        mine = np.flatnonzero(np.isin(marker[passes], list(codes_of))) if len(passes) else passes
         res = PtsResult(step=s, base=current)
-        prev = 0 if not used else passes[used - 1] + 1
-        used += len(mine)
-        for i, at in enumerate(mine, 1):
-            span = (int(t1[at]) - int(t0[at])) / 1e9
-            iops = float(lba[at]) / span if span > 0 else 0.0
-            held = bool(status[at] == 1)
-            res.rounds.append({"round": int(lbas[at]), "tracked_iops": iops, "steady": held})
+        for k in mine.tolist():
+            span = (int(t1[k]) - int(t0[k])) / 1e9
+            iops = float(lba[k]) / span if span > 0 else 0.0
+            held = bool(status[k] == 1)
+            res.rounds.append({"round": int(lbas[k]), "tracked_iops": iops, "steady": held})
             if held:
-                res.steady_round = int(lbas[at])
-            rows = np.arange(prev, at)
-            rows = rows[is_cmd[rows]]
+                res.steady_round = int(lbas[k])
             for c, lab in codes_of.items():
-                r = rows[marker[rows] == c]
-                if len(r):
-                    dt = (int(t1[r].max()) - int(t0[r].min())) / 1e9
-                    res.rounds[-1].setdefault("cells", {})[lab] = len(r) / dt if dt > 0 else 0.0
-            prev = at + 1
+                if (n_t := cell_runs.get((k, c))) is not None:
+                    dt = (n_t[2] - n_t[1]) / 1e9
+                    res.rounds[-1].setdefault("cells", {})[lab] = n_t[0] / dt if dt > 0 else 0.0
         if res.rounds:
             n = min(args["window"], len(res.rounds))
             win = res.rounds[:res.steady_round][-n:] if res.steady_round else res.rounds[-n:]
@@ -164,14 +172,21 @@ def write(run_dir: Path, results: list[PtsResult]) -> Path | None:
     return path
 
 
-def report(run_dir: Path, meta: dict, caption: str) -> list[Path]:
+def report(run_dir: Path, meta: dict, caption: str, table: pa.Table | None = None) -> list[Path]:
     """A run's PTS steps, for its report: pts.json and the steady-state chart (the paths
-    written); a run without a PTS step gets neither (and loses stale ones)."""
+    written); a run without a PTS step gets neither (and loses stale ones). `table`: the
+    run's records as the report holds them; only COLUMNS it lacks are read from the file
+    (the SNIA PTS client plan's 79.5 M records: reading all of COLUMNS again was 9 s and
+    3 GB more at the report's peak)."""
     run_dir = Path(run_dir)
     done = []
     if any(s.get("do") == "pts_iops" for s in meta.get("plan", {}).get("steps", [])):
         import pyarrow.parquet as pq
-        done = analyse(pq.read_table(run_dir / "records.parquet", columns=COLUMNS), meta)
+        have = [] if table is None else [c for c in COLUMNS if c in table.column_names]
+        read = pq.read_table(run_dir / "records.parquet", columns=[c for c in COLUMNS if c not in have])
+        for c in have:
+            read = read.append_column(c, table.column(c))
+        done = analyse(read, meta)
     paths = [p for p in [write(run_dir, done)] if p]
     if done and plot(done, run_dir / PLOT, caption):
         paths.append(run_dir / PLOT)

@@ -157,7 +157,7 @@ def make_report(run_dir: Path, table: pa.Table | None = None, meta: dict | None 
     series = [plots.Series(phases, meta)]
     text = caption(meta)
     paths = draw_plots(series, run_dir, text)
-    paths += [p for p in pts.report(run_dir, meta, text) if p.suffix == ".png"]  # SNIA PTS steps
+    paths += [p for p in pts.report(run_dir, meta, text, table) if p.suffix == ".png"]  # SNIA PTS steps
     paths += power_report.report(run_dir, meta, text)  # power_loss steps: verdicts.parquet, power.json
     write_html(run_dir, meta, phases, paths)
     return phases, paths

@@ -180,7 +180,7 @@ def finish_stream(out: Path, stream: results.ParquetStream, keep_raw: bool) -> t
         stream.abandon()
         return None
     try:
-        check_report_fits(out, stream.rows)
+        check_report_fits(out, raw_records)  # what the report will hold (stream.rows: its written row groups)
         columns = report.REPORT_COLUMNS
     except ReportTooLarge:  # rebuild says so; the check reads only what it checks
         columns = results.CHECKED
@@ -223,9 +223,12 @@ def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str
 
 
 # What the report holds in memory a record (its columns, per-phase copies and sorts),
-# measured at its peak (/usr/bin/time): the main job's 36.1 M records 4.35 GB (120 bytes
-# each, fixed costs included), steady-state-states on sandforce-240gb's 194 M 20.3 GB (104).
-REPORT_BYTES_PER_RECORD = 110
+# measured at its peak (/usr/bin/time, fixed costs included), the most of these taken:
+# the SNIA PTS client plan's 79.5 M records 12.1 GB (153 bytes each; 17.4 GB, 219, before
+# phase_rows.take_rows, past what 110 here allowed for: a longer one was killed by the
+# kernel, not refused), the main job's 36.1 M 4.8 to 5.0 GB (132 to 138; 2026-12-01),
+# steady-state-states on sandforce-240gb's 194 M 20.3 GB (104; 2026-11).
+REPORT_BYTES_PER_RECORD = 155
 
 
 class ReportTooLarge(RuntimeError):
@@ -248,10 +251,14 @@ def check_report_fits(run_dir: Path, rows: int) -> None:
     machine has free (the kernel would kill it part-way: a 200 M-record run did)."""
     need, free = rows * REPORT_BYTES_PER_RECORD, memory_available()
     if free is not None and need > free:
-        raise ReportTooLarge(f"{run_dir}: the report of {rows:,} records needs about {need / 1e9:.0f} GB of memory and "
-                             f"{free / 1e9:.0f} GB is free, so it was not made; records.parquet holds every record "
+        raise ReportTooLarge(f"{run_dir}: the report of {rows:,} records needs about {_size(need)} of memory and "
+                             f"{_size(free)} is free, so it was not made; records.parquet holds every record "
                              f"(DuckDB and polars read it in pieces): run `fisrig report {run_dir}` where there is "
                              "more memory")
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.1f} MB"
 
 
 def rebuild(run_dir: Path, keep_raw: bool = True, table=None, ready: dict | None = None):

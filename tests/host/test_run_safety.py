@@ -127,6 +127,25 @@ def test_a_run_that_may_outgrow_the_disk_is_warned_about_not_refused(tmp_path, m
     assert warning.startswith("warning: the run may need up to ") and "GB free" in warning
 
 
+def test_a_report_that_would_not_fit_in_memory_is_refused_and_the_records_kept(tmp_path, monkeypatch, capsys):
+    """The run ends done with every record in records.parquet, one line says why there is no
+    report (exit 3), and `fisrig report` makes it where the memory is."""
+    from fisrig import run as run_mod
+    monkeypatch.setattr(run_mod, "memory_available", lambda: 1000)  # bytes: less than any run's report
+    out = tmp_path / "run"
+    code, _, err = fisrig(["run", "smoke-tiny", "--out", out, "-q"], capsys)
+    assert code == 3 and len(err.strip().splitlines()) == 1
+    assert "records needs about" in err and "so it was not made; records.parquet holds every record" in err
+    assert json.loads((out / "run.json").read_text())["status"] == "done"
+    rows = pq.ParquetFile(out / results.PARQUET).metadata.num_rows
+    assert rows == run_state.inspect(out).parquet_rows and rows > 0
+    assert not (out / results.SUMMARY).exists() and not (out / results.RAW).exists()
+    monkeypatch.undo()
+    code, _, err = fisrig(["report", out], capsys)
+    assert code == 0, err
+    assert (out / results.SUMMARY).exists() and (out / "report.html").exists()
+
+
 def test_help_lists_the_drives_profiles_and_fault_knobs(capsys):
     from pathlib import Path
     code, out, _ = fisrig(["run", "--help"], capsys)
