@@ -223,11 +223,13 @@ def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str
 
 
 # What the report holds in memory a record (its columns, per-phase copies and sorts),
-# measured at its peak (/usr/bin/time, fixed costs included), the most of these taken:
+# measured at its peak (/usr/bin/time, fixed costs included): the highest of these,
 # the SNIA PTS client plan's 79.5 M records 12.1 GB (153 bytes each; 17.4 GB, 219, before
 # phase_rows.take_rows, past what 110 here allowed for: a longer one was killed by the
-# kernel, not refused), the main job's 36.1 M 4.8 to 5.0 GB (132 to 138; 2026-12-01),
-# steady-state-states on sandforce-240gb's 194 M 20.3 GB (104; 2026-11).
+# kernel, not refused), the main job's 36.1 M 4.8 to 5.0 GB (132 to 138; 2026-12-01).
+# steady-state-states on sandforce-240gb (191 M records), its report let run past this
+# check the same day, was killed by the kernel at 24.4 GB (128 bytes a record and growing;
+# 110 would have let it start on this 24 GB machine; 155 refuses it).
 REPORT_BYTES_PER_RECORD = 155
 
 
