@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from . import process_memory  # noqa: F401 - set up before the first array
+from . import process_memory  # set up before the first array
 from . import program_format as pf
 from .current import CurrentStream
 
@@ -269,8 +269,10 @@ class ParquetStream:
             self._pending_rows = 0
         self._writer.close()
         kept = self.work.table() if self.work is not None and set(columns) <= set(self.work.columns) else None
-        back = pq.read_table(self.tmp, columns=list(CHECKED) if kept is not None else
-                             list(dict.fromkeys([*columns, *CHECKED])))
+        wanted = list(dict.fromkeys([*columns, *CHECKED]))
+        # The report's columns, when it reads them from here, each in one buffer (read_compact).
+        back = pq.read_table(self.tmp, columns=list(CHECKED)) if kept is not None or len(wanted) == len(CHECKED) \
+            else process_memory.read_compact(self.tmp, wanted)
         if back.num_rows != self.rows or self.rows + self.current.records != expected_rows or \
                 _sums(back) != [int(v) for v in self._written]:
             self.tmp.unlink()

@@ -10,6 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from . import __version__
 from . import plan as plan_mod
 from . import program_format as pf
@@ -189,6 +191,8 @@ def finish_stream(out: Path, stream: results.ParquetStream, keep_raw: bool) -> t
             stream.work = None
     try:
         stream.finish(raw_records, columns)
+        if columns == results.CHECKED:  # not the report's: rebuild reads those, compacted, with this gone
+            stream.table = None
         process_memory.give_back()  # what the conversion kept: the report's arrays are mmap's
     except results.ParquetCheckError as e:
         stream.abandon()
@@ -228,9 +232,12 @@ def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str
 # phase_rows.take_rows, past what 110 here allowed for: a longer one was killed by the
 # kernel, not refused), the main job's 36.1 M 4.8 to 5.0 GB (132 to 138; 2026-12-01).
 # steady-state-states on sandforce-240gb (191 M records), its report let run past this
-# check the same day, was killed by the kernel at 24.4 GB (128 bytes a record and growing;
-# 110 would have let it start on this 24 GB machine; 155 refuses it).
+# check the same day, was killed by the kernel at 24.4 GB (128 bytes a record and growing).
 REPORT_BYTES_PER_RECORD = 155
+# The same for a report read compacted (process_memory.read_compact, rebuild's), a record
+# of a phase that is one run of rows: that sandforce run's report so peaked at 15.3 to
+# 16.0 GB (80 to 84 bytes), the main job's at 3.12 GB (86; 2026-12-01).
+REPORT_BYTES_ONE_RUN = 100
 
 
 class ReportTooLarge(RuntimeError):
@@ -248,10 +255,34 @@ def memory_available() -> int | None:
     return None
 
 
-def check_report_fits(run_dir: Path, rows: int) -> None:
+def compacted_need(parquet: Path, rows: int) -> int:
+    """What the report of records.parquet's `rows` holds when it reads them compacted
+    (process_memory.read_compact, as rebuild does): a phase that is one run of rows takes its
+    columns as views of the table's (REPORT_BYTES_ONE_RUN a record), a phase in a loop,
+    its rows apart, gathers them (REPORT_BYTES_PER_RECORD)."""
+    import pyarrow.parquet as pq
+
+    from .phase_rows import command_runs
+    t = pq.read_table(parquet, columns=["marker", "kind"])
+    marker, _ = results.codes(t, "marker")
+    kind, names = results.codes(t, "kind")
+    del t
+    starts, ends = command_runs(marker, kind == results.code_of(names, "command"))
+    of = marker[starts]
+    del marker, kind
+    looped = np.bincount(of, minlength=int(of.max(initial=0)) + 1)[of] > 1  # the runs of a marker that has several
+    rows_looped = int((ends - starts)[looped].sum())
+    return (rows - rows_looped) * REPORT_BYTES_ONE_RUN + rows_looped * REPORT_BYTES_PER_RECORD
+
+
+def check_report_fits(run_dir: Path, rows: int, parquet: Path | None = None) -> None:
     """ReportTooLarge, before the report starts, when it would need more memory than the
-    machine has free (the kernel would kill it part-way: a 200 M-record run did)."""
+    machine has free (the kernel would kill it part-way: a 200 M-record run did). With
+    `parquet`, the records.parquet the report will read compacted: its phases' shapes are
+    counted (compacted_need) when REPORT_BYTES_PER_RECORD a record would not fit."""
     need, free = rows * REPORT_BYTES_PER_RECORD, memory_available()
+    if free is not None and need > free and parquet is not None:
+        need = compacted_need(parquet, rows)
     if free is not None and need > free:
         raise ReportTooLarge(f"{run_dir}: the report of {rows:,} records needs about {_size(need)} of memory and "
                              f"{_size(free)} is free, so it was not made; records.parquet holds every record "
@@ -289,8 +320,8 @@ def rebuild(run_dir: Path, keep_raw: bool = True, table=None, ready: dict | None
         table = ready = None  # the records.parquet just made is the one to report
     if table is None or table.column_names != list(report.REPORT_COLUMNS):
         import pyarrow.parquet as pq
-        check_report_fits(run_dir, pq.ParquetFile(run_dir / results.PARQUET).metadata.num_rows)
-        table = pq.read_table(run_dir / results.PARQUET, columns=report.REPORT_COLUMNS)
+        check_report_fits(run_dir, pq.ParquetFile(run_dir / results.PARQUET).metadata.num_rows, run_dir / results.PARQUET)
+        table = process_memory.read_compact(run_dir / results.PARQUET, report.REPORT_COLUMNS)
         ready = None
     phases = phase_stats.compute(table, meta, ready)  # one computation for summary.json and the headline
     # summary.json on a second thread while the plots are drawn (its work is numpy's, which

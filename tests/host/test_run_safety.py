@@ -146,6 +146,31 @@ def test_a_report_that_would_not_fit_in_memory_is_refused_and_the_records_kept(t
     assert (out / results.SUMMARY).exists() and (out / "report.html").exists()
 
 
+def test_a_report_that_fits_only_read_compacted_is_made_so(smoke_run, tmp_path, monkeypatch, capsys):
+    """Between what any report holds a record and what one read compacted of its phases'
+    shapes holds (run.compacted_need), `fisrig report` makes it, and `fisrig run` at its end,
+    the same; under, it refuses."""
+    from fisrig import run as run_mod
+    out = tmp_path / "run"
+    shutil.copytree(smoke_run.run_dir, out)
+    (out / results.RAW).unlink()
+    rows = pq.ParquetFile(out / results.PARQUET).metadata.num_rows
+    compacted = run_mod.compacted_need(out / results.PARQUET, rows)
+    assert rows * run_mod.REPORT_BYTES_ONE_RUN <= compacted < rows * run_mod.REPORT_BYTES_PER_RECORD
+    before = json.loads((out / results.SUMMARY).read_text())
+    monkeypatch.setattr(run_mod, "memory_available", lambda: (compacted + rows * run_mod.REPORT_BYTES_PER_RECORD) // 2)
+    code, _, err = fisrig(["report", out], capsys)
+    assert code == 0, err
+    after = json.loads((out / results.SUMMARY).read_text())
+    assert after["jobs"] == before["jobs"]
+    code, _, err = fisrig(["run", "smoke-tiny", "--out", tmp_path / "again", "-q"], capsys)  # and at a run's end
+    assert code == 0, err
+    assert json.loads((tmp_path / "again" / results.SUMMARY).read_text())["jobs"] == before["jobs"]
+    monkeypatch.setattr(run_mod, "memory_available", lambda: compacted - 1)
+    code, _, err = fisrig(["report", out], capsys)
+    assert code == 3 and "so it was not made" in err
+
+
 def test_help_lists_the_drives_profiles_and_fault_knobs(capsys):
     from pathlib import Path
     code, out, _ = fisrig(["run", "--help"], capsys)
