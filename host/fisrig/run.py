@@ -320,8 +320,8 @@ def rebuild(run_dir: Path, keep_raw: bool = True, table=None, ready: dict | None
         table = ready = None  # the records.parquet just made is the one to report
     if table is None or table.column_names != list(report.REPORT_COLUMNS):
         import pyarrow.parquet as pq
-        check_report_fits(run_dir, pq.ParquetFile(run_dir / results.PARQUET).metadata.num_rows, run_dir / results.PARQUET)
-        table = process_memory.read_compact(run_dir / results.PARQUET, report.REPORT_COLUMNS)
+        check_report_fits(run_dir, pq.ParquetFile(parquet).metadata.num_rows, parquet)
+        table = process_memory.read_compact(parquet, report.REPORT_COLUMNS)
         ready = None
     phases = phase_stats.compute(table, meta, ready)  # one computation for summary.json and the headline
     # summary.json on a second thread while the plots are drawn (its work is numpy's, which
