@@ -100,8 +100,14 @@ def finish(fig, ax, path: Path, xlabel: str, ylabel: str, title: str, caption: s
     ax.grid(alpha=0.3)
     handles, labels = ax.get_legend_handles_labels()
     if handles:  # beside the axes, where it hides no curve (a sweep's zones fill the whole axes)
+        ncol = math.ceil(len(handles) / 24)
         ax.legend(fontsize=7 if len(handles) > 12 else 8, loc="upper left", bbox_to_anchor=(1.01, 1),
-                  borderaxespad=0, ncol=math.ceil(len(handles) / 24), frameon=False)
+                  borderaxespad=0, ncol=ncol, frameon=False)
+        # Past three columns the figure grows by theirs (about 2 inches each at 7 points), so
+        # the axes keep their width: two PTS runs compared (116 curves, five columns) left
+        # them a sliver, and matplotlib warned that it could not lay the figure out.
+        if ncol > 3:
+            fig.set_figwidth(fig.get_figwidth() + 2.0 * (ncol - 3))
     for h in ax.get_legend().legend_handles if ax.get_legend() else []:
         if isinstance(h, PathCollection):  # a scatter's dot, big enough to see its colour
             h.set_sizes([25])

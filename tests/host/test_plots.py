@@ -186,3 +186,26 @@ def test_the_chart_drawn_apart_is_drawn_here_when_its_child_does_not(every_chart
     assert _draw_into(every_chart, tmp_path / "run") == ALL_CHARTS
     assert time.monotonic() - t0 < 30
     assert _pixels(tmp_path / "run" / name) == _pixels(every_chart.run_dir / name)
+
+
+def test_a_legend_of_many_columns_widens_the_chart_not_squeezes_its_axes(tmp_path):
+    """Two PTS runs compared draw 116 latency curves (five legend columns): the figure
+    grows by the columns past three, its axes keep their width, and matplotlib lays it out
+    without its "tight layout not applied" warning."""
+    import warnings
+
+    def draw(curves):
+        fig, ax = plots._axes(curves)
+        for i in range(curves):
+            ax.plot([0, 1], [i, i + 1], label=f"run {i % 2}: IOPS {i} KiB 65/35")
+        width = fig.get_figwidth()
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            assert plots.finish(fig, ax, tmp_path / f"{curves}.png", "x", "y", "title", "caption")
+        return width, Image.open(tmp_path / f"{curves}.png").size[0], [str(w.message) for w in said]
+
+    base, small, said = draw(24)
+    assert not said
+    _, wide, said = draw(116)
+    assert not said, said
+    assert wide == pytest.approx(small + 2.0 * (5 - 3) * 110, abs=2)  # 2 inches a column past three, at 110 dpi
