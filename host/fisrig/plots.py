@@ -87,6 +87,10 @@ def _axes(curves: int, figsize=(10, 4.5)):
     return fig, ax
 
 
+# The width a chart keeps for its axes with their ticks and labels (inches), beside its legend.
+AXES_INCHES = 7.5
+
+
 def finish(fig, ax, path: Path, xlabel: str, ylabel: str, title: str, caption: str) -> bool:
     """Saves the chart with its caption; writes nothing (and removes an earlier one) when
     nothing was drawn. Returns whether it was written."""
@@ -100,14 +104,15 @@ def finish(fig, ax, path: Path, xlabel: str, ylabel: str, title: str, caption: s
     ax.grid(alpha=0.3)
     handles, labels = ax.get_legend_handles_labels()
     if handles:  # beside the axes, where it hides no curve (a sweep's zones fill the whole axes)
-        ncol = math.ceil(len(handles) / 24)
-        ax.legend(fontsize=7 if len(handles) > 12 else 8, loc="upper left", bbox_to_anchor=(1.01, 1),
-                  borderaxespad=0, ncol=ncol, frameon=False)
-        # Past three columns the figure grows by theirs (about 2 inches each at 7 points), so
-        # the axes keep their width: two PTS runs compared (116 curves, five columns) left
-        # them a sliver, and matplotlib warned that it could not lay the figure out.
-        if ncol > 3:
-            fig.set_figwidth(fig.get_figwidth() + 2.0 * (ncol - 3))
+        legend = ax.legend(fontsize=7 if len(handles) > 12 else 8, loc="upper left", bbox_to_anchor=(1.01, 1),
+                           borderaxespad=0, ncol=math.ceil(len(handles) / 24), frameon=False)
+        # The figure grows by what the legend takes past what it has room for, so the axes
+        # keep AXES_INCHES: the SNIA PTS plan's 57 phases (three columns of long labels) had
+        # squeezed them to a quarter, two such runs compared (five columns) to a sliver, with
+        # matplotlib's warning that it could not lay the figure out.
+        need = AXES_INCHES + legend.get_window_extent(fig.canvas.get_renderer()).width / fig.dpi
+        if need > fig.get_figwidth():
+            fig.set_figwidth(need)
     for h in ax.get_legend().legend_handles if ax.get_legend() else []:
         if isinstance(h, PathCollection):  # a scatter's dot, big enough to see its colour
             h.set_sizes([25])
@@ -125,6 +130,23 @@ def _sorted_status(p) -> np.ndarray:
     return p.rows.sorted("t_status_ns") if p.rows is not None else np.sort(p.t_status_ns, kind="stable")
 
 
+def _own_time(p, t: np.ndarray) -> np.ndarray:
+    """A phase's statuses (ascending) on its own clock: for a phase in a loop (a SNIA PTS
+    cell, visited once a round), the time from each visit's last status to the next one's
+    first, which the other phases had, taken out. Without this a window of commands that
+    spans two visits counted the round between them, and the cell's IOPS fell to near 0
+    there. A phase's rows are in completion order, so its visits (PhaseRows.visits) are
+    runs of `t` as they are of its rows."""
+    from .phase_rows import is_sorted
+    visits = p.rows.visits() if p.rows is not None else []
+    if len(visits) < 2 or not is_sorted(p.rows["t_status_ns"]):  # visits are runs of rows, not of `t`
+        return t
+    gaps = np.zeros(len(t), dtype=np.int64)
+    starts = np.array([v.start for v in visits[1:]])
+    gaps[starts] = t[starts] - t[starts - 1]
+    return t - np.cumsum(gaps)
+
+
 def plot_iops(series: list[Series], path: Path, caption: str) -> bool:
     curves = [(s, p) for s in series for p in s.phases if not p.is_sweep and p.commands >= MIN_IOPS_PHASE]
     if any(p.kind == "replay" for _, p in curves):  # a trace test: its passes alone, as the review draws them
@@ -132,12 +154,12 @@ def plot_iops(series: list[Series], path: Path, caption: str) -> bool:
     fig, ax = _axes(len(curves))
     x0, replays = {}, False
     for s, p in curves:
-        t = _sorted_status(p)
+        t = _own_time(p, _sorted_status(p))
         window = min(IOPS_WINDOW, max(len(t) // 20, 1))
         idx = np.arange(window, len(t), window)
         if not len(idx):
             continue
-        iops = window / ((t[idx] - t[idx - window]) / 1e9)
+        iops = window / (np.maximum(t[idx] - t[idx - window], 1) / 1e9)
         # Trace replays each start at 0, overlaid (the JEDEC test's four passes of one trace,
         # as the review draws them); other phases follow one another.
         start = 0 if p.kind == "replay" else x0.get(id(s), 0)

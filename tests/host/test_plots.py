@@ -188,24 +188,50 @@ def test_the_chart_drawn_apart_is_drawn_here_when_its_child_does_not(every_chart
     assert _pixels(tmp_path / "run" / name) == _pixels(every_chart.run_dir / name)
 
 
-def test_a_legend_of_many_columns_widens_the_chart_not_squeezes_its_axes(tmp_path):
-    """Two PTS runs compared draw 116 latency curves (five legend columns): the figure
-    grows by the columns past three, its axes keep their width, and matplotlib lays it out
-    without its "tight layout not applied" warning."""
+def test_a_long_legend_widens_the_chart_not_squeezes_its_axes(tmp_path):
+    """A SNIA PTS run draws 57 curves with long labels (three legend columns), two compared
+    116 (five): the figure grows by the legend, its axes keep their width, and matplotlib
+    lays it out without its "tight layout not applied" warning. A short legend changes
+    nothing."""
     import warnings
 
-    def draw(curves):
+    def draw(curves, label):
         fig, ax = plots._axes(curves)
         for i in range(curves):
-            ax.plot([0, 1], [i, i + 1], label=f"run {i % 2}: IOPS {i} KiB 65/35")
-        width = fig.get_figwidth()
+            ax.plot([0, 1], [i, i + 1], label=label.format(i))
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
             assert plots.finish(fig, ax, tmp_path / f"{curves}.png", "x", "y", "title", "caption")
-        return width, Image.open(tmp_path / f"{curves}.png").size[0], [str(w.message) for w in said]
+        assert not said, [str(w.message) for w in said]
+        return fig.get_figwidth(), ax.get_position().width * fig.get_figwidth()
 
-    base, small, said = draw(24)
-    assert not said
-    _, wide, said = draw(116)
-    assert not said, said
-    assert wide == pytest.approx(small + 2.0 * (5 - 3) * 110, abs=2)  # 2 inches a column past three, at 110 dpi
+    assert draw(6, "fill {}")[0] == 10  # as made
+    for curves, label in ((57, "IOPS {} KiB 65/35 (per 100,000 commands)"), (116, "run {}: IOPS 1024 KiB 65/35")):
+        width, axes = draw(curves, label)
+        assert width > 10 and axes > 5.5, (curves, width, axes)
+
+
+def test_a_looped_phase_s_iops_windows_count_its_own_time_only():
+    """A PTS cell's commands come in visits, a round apart: a window that spans two visits
+    counts the phase's own time (plots._own_time), not the round between them."""
+    class Rows:
+        def __init__(self, t, visits):
+            self.t, self._visits = t, visits
+
+        def visits(self):
+            return self._visits
+
+        def __getitem__(self, name):
+            return self.t
+
+    class Phase:
+        def __init__(self, rows):
+            self.rows = rows
+
+    t = np.concatenate([np.arange(0, 1000, 10), 10**9 + np.arange(0, 1000, 10)])  # two visits, 1 s apart
+    own = plots._own_time(Phase(Rows(t, [slice(0, 100), slice(100, 200)])), t)
+    # 10 ns between statuses within a visit; the next visit's first status where the last one's was.
+    assert np.array_equal(np.diff(own), np.r_[np.full(99, 10), 0, np.full(99, 10)])
+    assert plots._own_time(Phase(Rows(t, [slice(0, 200)])), t) is t  # one visit: its time as it is
+    shuffled = t[::-1].copy()
+    assert plots._own_time(Phase(Rows(shuffled, [slice(0, 100), slice(100, 200)])), t) is t  # rows not in order
