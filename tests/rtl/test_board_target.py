@@ -4,7 +4,8 @@ baremetal_if.h), LiteX's own litex_server in front of the simulation's bridge, a
 reaching the rig only through the server (LiteX's RemoteClient; fisrig.rig.board_run). The
 built-in plan targets-agree run so gives the records `--target rtl` gives: the same commands,
 answers and phases record by record, every phase's latency and IOPS within 2% (fisrig.compare, as
-tests/rtl/test_targets_agree.py holds the model to the rtl); and the firmware takes a second
+tests/rtl/test_targets_agree.py holds the model to the rtl; a latency also within an ALIGN pair
+each way, BOARD_SLACK_NS); and the firmware takes a second
 plan after the first. A program larger than the board's main RAM is refused before it is
 sent; a server in front of a SoC whose firmware was not booted resident, an address nobody
 listens on, and bad flags each end in one line."""
