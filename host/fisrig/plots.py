@@ -139,7 +139,9 @@ def _own_time(p, t: np.ndarray) -> np.ndarray:
     runs of `t` as they are of its rows."""
     from .phase_rows import is_sorted
     visits = p.rows.visits() if p.rows is not None else []
-    if len(visits) < 2 or not is_sorted(p.rows["t_status_ns"]):  # visits are runs of rows, not of `t`
+    # Visits are runs of rows, of `t` only when the rows' statuses are in order (PhaseStats
+    # keeps them as the rows have them; the rows may have let go of their table: compare's).
+    if len(visits) < 2 or not is_sorted(p.t_status_ns):
         return t
     gaps = np.zeros(len(t), dtype=np.int64)
     starts = np.array([v.start for v in visits[1:]])

@@ -221,12 +221,9 @@ def test_a_looped_phase_s_iops_windows_count_its_own_time_only():
         def visits(self):
             return self._visits
 
-        def __getitem__(self, name):
-            return self.t
-
     class Phase:
         def __init__(self, rows):
-            self.rows = rows
+            self.rows, self.t_status_ns = rows, rows.t
 
     t = np.concatenate([np.arange(0, 1000, 10), 10**9 + np.arange(0, 1000, 10)])  # two visits, 1 s apart
     own = plots._own_time(Phase(Rows(t, [slice(0, 100), slice(100, 200)])), t)
