@@ -52,13 +52,17 @@ class Estimate:
     sim_s_min: float          # idle + timed + the counted steps' data at link speed
 
     def line(self) -> str:
-        def gb(n: int) -> str:
-            return f"{n / 1e9:.2f} GB" if n >= 1e7 else f"{n / 1e6:.1f} MB"
+        gb = size_text
         timed = (f" + at most {self.timed_commands_max:,} in timed steps (at the link's speed)"
                  if self.timed_commands_max else "")
         disk = gb(self.disk_bytes) + (f" (at most {gb(self.disk_bytes_max)})" if self.timed_commands_max else "")
         return (f"estimate: {self.commands:,} commands{timed}, {self.records:,} records, "
                 f"disk {disk}, simulated time at least {_duration(self.sim_s_min)}")
+
+
+def size_text(n: int) -> str:
+    """Bytes as GB, or MB under 10 MB (estimates, and run's memory check)."""
+    return f"{n / 1e9:.2f} GB" if n >= 1e7 else f"{n / 1e6:.1f} MB"
 
 
 def _duration(s: float) -> str:

@@ -45,21 +45,4 @@ def give_back() -> None:
         libc.malloc_trim(0)
 
 
-def read_compact(path, columns: list[str]) -> pa.Table:
-    """`columns` of a Parquet file, each in one buffer: read a column at a time, its chunks
-    put together and their memory given back before the next (the peak is the table and
-    one column). Why: a phase's column of a table in chunks is a copy (numpy wants one
-    buffer), of a table in one buffer a view: the main job's report from records.parquet
-    (36.1 M records) peaked at 4.97 GB read whole, 3.12 GB so; steady-state-states on
-    sandforce-240gb's (191 M) was killed at 24.4 GB read whole, peaked at 16.0 GB so."""
-    import pyarrow.parquet as pq
-    out = {}
-    for name in columns:
-        col = pq.read_table(path, columns=[name]).column(0)
-        out[name] = col.combine_chunks() if col.num_chunks > 1 else col
-        del col
-        give_back()
-    return pa.table(out)
-
-
 set_up()

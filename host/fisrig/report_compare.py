@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import html_report, phase_stats, plots, process_memory, results, run_state
+from . import html_report, phase_stats, plots, results, run_state
 from .errors import InputError
 
 HTML = "compare.html"
@@ -46,7 +46,7 @@ def load(run_dir: Path) -> Run:
                          + (f" (`fisrig report {run_dir}` makes it from {results.RAW})" if state.raw_records else ""))
     meta = run_state.read_meta(run_dir)
     try:
-        table = process_memory.read_compact(parquet, phase_stats.COLUMNS)  # views, not copies, for the phases
+        table = results.read_compact(parquet, phase_stats.COLUMNS)  # views, not copies, for the phases
     except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds for a damaged or foreign file
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise InputError(str(parquet), f"cannot read its records ({first})") from None

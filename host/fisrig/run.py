@@ -234,7 +234,7 @@ def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str
 # steady-state-states on sandforce-240gb (191 M records), its report let run past this
 # check the same day, was killed by the kernel at 24.4 GB (128 bytes a record and growing).
 REPORT_BYTES_PER_RECORD = 155
-# The same for a report read compacted (process_memory.read_compact, rebuild's), a record
+# The same for a report read compacted (results.read_compact, rebuild's), a record
 # of a phase that is one run of rows: that sandforce run's report so peaked at 15.3 to
 # 16.0 GB (80 to 84 bytes), the main job's at 3.12 GB (86; 2026-12-01).
 REPORT_BYTES_ONE_RUN = 100
@@ -257,7 +257,7 @@ def memory_available() -> int | None:
 
 def compacted_need(parquet: Path, rows: int) -> int:
     """What the report of records.parquet's `rows` holds when it reads them compacted
-    (process_memory.read_compact, as rebuild does): a phase that is one run of rows takes its
+    (results.read_compact, as rebuild does): a phase that is one run of rows takes its
     columns as views of the table's (REPORT_BYTES_ONE_RUN a record), a phase in a loop,
     its rows apart, gathers them (REPORT_BYTES_PER_RECORD)."""
     import pyarrow.parquet as pq
@@ -284,14 +284,11 @@ def check_report_fits(run_dir: Path, rows: int, parquet: Path | None = None) -> 
     if free is not None and need > free and parquet is not None:
         need = compacted_need(parquet, rows)
     if free is not None and need > free:
-        raise ReportTooLarge(f"{run_dir}: the report of {rows:,} records needs about {_size(need)} of memory and "
-                             f"{_size(free)} is free, so it was not made; records.parquet holds every record "
+        size = estimate_mod.size_text
+        raise ReportTooLarge(f"{run_dir}: the report of {rows:,} records needs about {size(need)} of memory and "
+                             f"{size(free)} is free, so it was not made; records.parquet holds every record "
                              f"(DuckDB and polars read it in pieces): run `fisrig report {run_dir}` where there is "
                              "more memory")
-
-
-def _size(n: int) -> str:
-    return f"{n / 1e9:.1f} GB" if n >= 1e9 else f"{n / 1e6:.1f} MB"
 
 
 def rebuild(run_dir: Path, keep_raw: bool = True, table=None, ready: dict | None = None):
@@ -321,7 +318,7 @@ def rebuild(run_dir: Path, keep_raw: bool = True, table=None, ready: dict | None
     if table is None or table.column_names != list(report.REPORT_COLUMNS):
         import pyarrow.parquet as pq
         check_report_fits(run_dir, pq.ParquetFile(parquet).metadata.num_rows, parquet)
-        table = process_memory.read_compact(parquet, report.REPORT_COLUMNS)
+        table = results.read_compact(parquet, report.REPORT_COLUMNS)
         ready = None
     phases = phase_stats.compute(table, meta, ready)  # one computation for summary.json and the headline
     # summary.json on a second thread while the plots are drawn (its work is numpy's, which

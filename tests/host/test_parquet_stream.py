@@ -94,7 +94,7 @@ def test_the_report_is_made_from_the_check_s_read_of_the_file(tmp_path, monkeypa
     monkeypatch.setattr(pq, "read_table", lambda path, *a, **k: (reads.append((str(path), tuple(k["columns"]))),
                                                                   real(path, *a, **k))[1])
 
-    def read_once(reads, name):  # one read of the file: each column once (process_memory.read_compact's)
+    def read_once(reads, name):  # one read of the file: each column once (results.read_compact's)
         columns = [c for path, cs in reads for c in cs]
         return all(path.endswith(name) for path, _ in reads) and len(columns) == len(set(columns)) and columns
 
