@@ -104,41 +104,70 @@ def problem(kind: str, capacity: int, commands: int | None) -> str | None:
     return None
 
 
+_CHUNK = 1 << 20  # draws a chunk: 8 MB of float64, which malloc reuses
+
+
 def _sizes(rng: np.random.Generator, table: list[tuple[float, float]], n: int) -> np.ndarray:
     """n sizes in sectors drawn from a (KiB, %) table (shares in half percents: a draw is an
     index into 200 slots, which is ten times faster than rng.choice with p, measured)."""
     slots = np.repeat([round(k * 1024 / SECTOR) for k, _ in table], [round(2 * w) for _, w in table])
     if len(slots) != 200 or any(2 * w != round(2 * w) for _, w in table):
         raise ValueError("a size table's shares are half percents adding up to 100")
-    return slots[rng.integers(0, 200, size=n, dtype=np.uint8)].astype(np.int64)
+    return slots.astype(np.int64)[rng.integers(0, 200, size=n, dtype=np.uint8)]
+
+
+def _uniform_chunks(rng: np.random.Generator, n: int):
+    """rng.random(n) a chunk at a time, as (first index, chunk): the same numbers as one
+    call draws (a double takes one 64-bit output of the generator, whatever the chunk),
+    without a whole-trace float64 temporary (300 MB of fresh pages for the client trace)."""
+    for a in range(0, n, _CHUNK):
+        yield a, rng.random(min(_CHUNK, n - a))
 
 
 def _aligned_start(rng: np.random.Generator, lo, hi, sectors: np.ndarray, align) -> np.ndarray:
     """A start in [lo, hi - sectors], a multiple of `align` (lo is one), uniformly drawn
-    (a float64 draw scaled: starts number under 2^40, far inside its 53 bits)."""
-    count = (hi - sectors - lo) // align + 1
-    return lo + np.minimum((rng.random(len(sectors)) * count).astype(np.int64), count - 1) * align
+    (a float64 draw scaled: starts number under 2^40, far inside its 53 bits). In place
+    where it can be: on this VM a fresh page costs about 1 s a GB to fault in, and each
+    temporary of the client trace's 27.5 M random writes is 220 MB."""
+    count = np.subtract(hi, sectors, dtype=np.int64)
+    count -= lo
+    count //= align
+    count += 1
+    start = rng.random(len(sectors))
+    start *= count
+    start = start.astype(np.int64)
+    count -= 1
+    np.minimum(start, count, out=start)
+    del count
+    start *= align
+    start += lo
+    return start
 
 
 def _client(rng: np.random.Generator, capacity: int, n: int) -> np.ndarray:
     rate = 1 + 1 / CLIENT_WRITES_PER_FLUSH + 1 / CLIENT_WRITES_PER_TRIM
-    u = rng.random(n)
+    flush_below = 1 / CLIENT_WRITES_PER_FLUSH / rate
+    trim_below = (1 / CLIENT_WRITES_PER_FLUSH + 1 / CLIENT_WRITES_PER_TRIM) / rate
     op = np.full(n, W, dtype=np.uint8)
-    op[u < 1 / CLIENT_WRITES_PER_FLUSH / rate] = F
-    op[(u >= 1 / CLIENT_WRITES_PER_FLUSH / rate) & (u < (1 / CLIENT_WRITES_PER_FLUSH + 1 / CLIENT_WRITES_PER_TRIM) / rate)] = T
+    for a, u in _uniform_chunks(rng, n):
+        o = op[a:a + len(u)]
+        o[u < flush_below] = F
+        o[(u >= flush_below) & (u < trim_below)] = T
     op[0] = W  # so every TRIM has a write before it to free
-    del u
     wi = np.flatnonzero(op == W)
     nw = len(wi)
-    stream = rng.random(nw) < CLIENT_STREAM_SHARE
+    stream = np.empty(nw, bool)
+    for a, u in _uniform_chunks(rng, nw):
+        np.less(u, CLIENT_STREAM_SHARE, out=stream[a:a + len(u)])
     si = np.flatnonzero(stream)  # the stream writes, by their number among the writes
     ri = np.flatnonzero(~stream)
     size = np.empty(nw, np.int64)
-    size[ri] = _sizes(rng, CLIENT_RANDOM_KIB, len(ri))
+    r_size = _sizes(rng, CLIENT_RANDOM_KIB, len(ri))
+    size[ri] = r_size
     size[si] = _sizes(rng, CLIENT_STREAM_KIB, len(si))
     lba = np.empty(nw, np.int64)
-    lba[ri] = _aligned_start(rng, 0, capacity, size[ri], ALIGN)
-    del ri
+    lba[ri] = _aligned_start(rng, 0, capacity, r_size, ALIGN)
+    del ri, r_size
 
     # Sequential runs: the stream writes grouped by stream (in time order within each), cut
     # into runs; a write's LBA is its run's start plus the sizes written before it in the run.
@@ -177,7 +206,7 @@ def _client(rng: np.random.Generator, capacity: int, n: int) -> np.ndarray:
     t_lba = lba[pick].copy()
     t_lba[in_run] = start[run_of[k[in_run]]]
     t_lba = np.maximum(t_lba, end - 65536)  # one entry: the file's last 32 MiB at most
-    out = np.zeros(n, dtype=pf.TRACE_ENTRY)
+    out = pf.trace_entries(n)  # in the TRACE op's own buffer
     out["lba"][wi], out["sectors"][wi] = lba, size
     out["lba"][ti], out["sectors"][ti] = t_lba, end - t_lba
     out["op"] = op
@@ -191,7 +220,7 @@ def _enterprise(rng: np.random.Generator, capacity: int, n: int) -> np.ndarray:
     edges = np.array([int(a * capacity) // ALIGN * ALIGN for a, _, _ in ENTERPRISE_BANDS] + [capacity], np.int64)
     align = np.where(size >= ALIGN, ALIGN, 1)
     lba = _aligned_start(rng, edges[band], edges[band + 1], size, align)
-    out = np.zeros(n, dtype=pf.TRACE_ENTRY)
+    out = pf.trace_entries(n)  # in the TRACE op's own buffer
     out["lba"], out["sectors"], out["op"] = lba, size, W
     return out
 

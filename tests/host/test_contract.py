@@ -153,6 +153,20 @@ def test_trace_op_and_its_entries():
     assert field(blob, "fisrig_trace_entry", "op", first) == 2
 
 
+def test_trace_entries_made_in_the_ops_buffer_are_taken_as_they_lie():
+    """pf.trace_entries' entries become their TRACE op without a copy, and the op is the one
+    entries from anywhere else give; a slice of them is not theirs whole, and is copied."""
+    mine = pf.trace_entries(3)
+    mine["lba"], mine["sectors"], mine["op"] = [5, 6, 7], [1, 2, 3], [2, 3, 2]
+    plain = np.zeros(3, dtype=pf.TRACE_ENTRY)
+    plain[:] = mine
+    op = pf.op_trace(mine, queue_depth=4, ncq=True)
+    assert np.frombuffer(op, dtype=pf.TRACE_ENTRY, offset=c.SIZES["fisrig_op_trace"]).ctypes.data == mine.ctypes.data
+    assert op == pf.op_trace(plain, queue_depth=4, ncq=True)
+    part = pf.op_trace(mine[1:], queue_depth=4, ncq=True)
+    assert part == pf.op_trace(plain[1:], queue_depth=4, ncq=True) and len(part) < len(op)
+
+
 def test_record_dtype_reads_every_field_from_its_offset():
     assert pf.RECORD_DTYPE.itemsize == c.SIZES["fisrig_run_record"]
     raw = bytearray(c.SIZES["fisrig_run_record"])
