@@ -128,6 +128,20 @@ def test_samples_as_fio_takes_them():
     assert bw.tolist() == [2 * 4096 * 2 // 1024, 3 * 4096 * 2 // 1024]
 
 
+def test_a_directions_samples_through_its_mask_are_those_of_its_commands_taken_out():
+    """_samples reads a direction's commands through its mask, a chunk at a time (the JEDEC
+    pass's writes among its TRIMs), and gives what it gives of those commands taken out."""
+    from fisrig.phase_rows import CHUNK
+    rng = np.random.default_rng(3)
+    n = 2 * CHUNK + 12345  # chunks cut the mask's runs anywhere
+    done = np.sort(rng.integers(0, 7_300 * 1_000_000, n))
+    lbas = rng.integers(1, 65536, n).astype(np.uint32)
+    mask = rng.random(n) < 0.97
+    want = fisrig_fio_json._samples(done[mask], lbas[mask], 0, int(done[-1]), unit=512)
+    got = fisrig_fio_json._samples(done, lbas, 0, int(done[-1]), unit=512, mask=mask)
+    assert len(want[0]) == 14 and all((w == g).all() for w, g in zip(want, got))
+
+
 def _bins_value_by_value(lat):
     """fio's json+ bins as fio's plat_val_to_idx makes them: each value's top 6 bits kept."""
     out = {}
