@@ -86,7 +86,7 @@ class Row:
     @property
     def beyond_a_tick(self) -> bool:
         """Further apart than a stamp's resolution and an ALIGN pair (the module's docstring)."""
-        return apart(self.a_ns, self.b_ns)
+        return self.beyond(1)
 
     def beyond(self, align_pairs: int) -> bool:
         """Further apart than a tick and `align_pairs` ALIGN pairs (apart)."""

@@ -52,10 +52,10 @@ class Estimate:
     sim_s_min: float          # idle + timed + the counted steps' data at link speed
 
     def line(self) -> str:
-        gb = size_text
         timed = (f" + at most {self.timed_commands_max:,} in timed steps (at the link's speed)"
                  if self.timed_commands_max else "")
-        disk = gb(self.disk_bytes) + (f" (at most {gb(self.disk_bytes_max)})" if self.timed_commands_max else "")
+        disk = size_text(self.disk_bytes) + (f" (at most {size_text(self.disk_bytes_max)})"
+                                             if self.timed_commands_max else "")
         return (f"estimate: {self.commands:,} commands{timed}, {self.records:,} records, "
                 f"disk {disk}, simulated time at least {_duration(self.sim_s_min)}")
 

@@ -98,15 +98,6 @@ def runs(soc_dir, tmp_path_factory):  # noqa: F811
     return runs
 
 
-# A tick and an ALIGN pair each way (compare.py allows one pair: an rtl run's commands come
-# at the same ticks after boot, so both ends' ALIGN periods meet them alike run after run).
-# The resident firmware starts a plan when the host's GO reaches it, at no set point of
-# either end's 256-dword ALIGN period, so a short command's window may hold a pair from the
-# rig's side and one from the drive's: the second plan's PIO out (1,174 ns on rtl) took
-# 1,186 and 1,200 ns in two runs of 2026-12-01, its first data dword 2 ticks later, its
-# last 4 (the first plan's: 1,173 and 1,174).
-
-
 def test_the_board_target_gives_the_rtl_targets_records(runs):
     for board in ("board", "board again"):
         meta = json.loads((runs[board].run_dir / "run.json").read_text())
@@ -114,6 +105,13 @@ def test_the_board_target_gives_the_rtl_targets_records(runs):
         c = compare(runs[board].run_dir, runs["rtl"].run_dir)
         assert c.records[0] == c.records[1] > 300, c.records
         assert not c.mismatches, c.mismatches[:5]
+        # A tick and an ALIGN pair each way (compare.py allows one pair: an rtl run's commands
+        # come at the same ticks after boot, so both ends' ALIGN periods meet them alike run
+        # after run). The resident firmware starts a plan when the host's GO reaches it, at no
+        # set point of either end's 256-dword ALIGN period, so a short command's window may
+        # hold a pair from the rig's side and one from the drive's: the second plan's PIO out
+        # (1,174 ns on rtl) took 1,186 and 1,200 ns in two runs of 2026-12-01, its first data
+        # dword 2 ticks later, its last 4 (the first plan's: 1,173 and 1,174).
         slow = [r for r in c.rows if r.what == "latency" and r.diff_pct > 2.0 and r.beyond(align_pairs=2)]
         assert not slow, c.table()
 
