@@ -1,6 +1,7 @@
 """Plan -> program bytes for the rig's VM, with every check that needs the drive's capacity."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,7 +52,7 @@ def asked_queue_depth(do: str, args: dict) -> int | None:
 
 @dataclass
 class Compiled:
-    program: bytes
+    parts: list[bytes]  # the program in pieces (program_format.program_parts)
     markers: dict[int, str]  # marker id -> the label records carry
     capacity: int
     costs: list[Cost] = field(default_factory=list)  # one per instruction, for estimate.of
@@ -59,6 +60,19 @@ class Compiled:
     # The power_loss steps, as power_verdicts.classify reads their records: marker, label,
     # span, cycles and where each cycle cut (docs/power-loss.md).
     power_loss: list[dict] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        """The program's bytes."""
+        return sum(map(len, self.parts))
+
+    @functools.cached_property
+    def program(self) -> bytes:
+        """The program, its pieces joined (a run writes them as they are: write)."""
+        return b"".join(self.parts)
+
+    def write(self, path) -> None:
+        pf.write_program(self.parts, path)
 
 
 class _Compiler(PowerSteps, TraceSteps):
@@ -406,7 +420,7 @@ class _Compiler(PowerSteps, TraceSteps):
         if size > limits.top("program_bytes"):
             raise PlanError(self.plan.source, None, f"the program would be {size} bytes; its size field "
                                                     f"holds at most {limits.top('program_bytes')}")
-        return Compiled(pf.program(self.ops, self.capacity), {v: k for k, v in self.markers.items()},
+        return Compiled(pf.program_parts(self.ops, self.capacity), {v: k for k, v in self.markers.items()},
                         self.capacity, self.costs, self.cost_markers, self.power_loss)
 
 

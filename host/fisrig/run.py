@@ -68,7 +68,7 @@ def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = No
     ident = identify_fields(words)
     compiled = compile_plan(plan, ident["lba48_sectors"])  # refuses before anything runs
     return Prepared(plan, tgt, target, profile, faults, ident, compiled,
-                    estimate_mod.of(compiled.costs, len(compiled.program)))
+                    estimate_mod.of(compiled.costs, compiled.size))
 
 
 # What a run leaves in its directory; --force replaces these and nothing else.
@@ -120,7 +120,7 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
     out = Path(out)
     check(p, out, force)
     claim_out(out, force)
-    (out / "program.bin").write_bytes(p.compiled.program)
+    p.compiled.write(out / "program.bin")
     plan = p.plan
     meta = {
         "schema_version": results.SCHEMA_VERSION, "fisrig_version": __version__,

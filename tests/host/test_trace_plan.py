@@ -28,6 +28,9 @@ def test_a_generated_trace_is_made_for_the_drive_at_compile_time(tmp_path):
     assert c.costs[-1].data_bytes == want["sectors"][want["op"] < pf.TRACE_OPS["T"]].sum() * 512
     assert want.tobytes() in c.program
     assert not list(tmp_path.iterdir())  # no file written
+    # A run writes the program's pieces as they are: the same bytes as the program joined.
+    c.write(tmp_path / "program.bin")
+    assert (tmp_path / "program.bin").read_bytes() == c.program and c.size == len(c.program)
 
 
 def test_the_default_seed_is_the_plans_and_the_default_length_a_pass():
