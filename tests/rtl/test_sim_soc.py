@@ -28,6 +28,13 @@ def soc_dir():
     return build_dir
 
 
+def test_the_built_soc_evaluates_on_its_clocks_rising_edge_alone(soc_dir):
+    """Verilator's list of the built model's triggers: the one that lets the simulation
+    skip the clock's falling edge (soc_build.triggers; sim/litex_sim/eval_untraced.cpp)."""
+    import os
+    assert soc_build.triggers(os.path.join(soc_dir, "gateware", "obj_dir")) == ["@(posedge sys_clk)"]
+
+
 class BridgeAccess:
     """The host bridge (UARTBone through serial2loopback, on 127.0.0.1), with the console's four verbs."""
     def __init__(self, bridge, regs):

