@@ -90,9 +90,12 @@ def test_the_report_is_made_from_the_check_s_read_of_the_file(tmp_path, monkeypa
     makes from the file alone."""
     from fisrig.run import rebuild
     reads = []
-    real = pq.read_table
+    real, real_check = pq.read_table, results.checked_sums
     monkeypatch.setattr(pq, "read_table", lambda path, *a, **k: (reads.append((str(path), tuple(k["columns"]))),
                                                                   real(path, *a, **k))[1])
+    # the check's own read, a row group at a time
+    monkeypatch.setattr(results, "checked_sums", lambda path: (reads.append((str(path), results.CHECKED)),
+                                                               real_check(path))[1])
 
     def read_once(reads, name):  # one read of the file: each column once (results.read_compact's)
         columns = [c for path, cs in reads for c in cs]
@@ -132,3 +135,15 @@ def test_every_column_is_its_record_s_field(smoke_run):
         for c in ("command", "protocol", "status", "error", "lba", "lbas", "sectors", "data_dwords",
                   "check_errors", "detail"):
             assert row[c] == fields[c], c
+
+
+def test_the_checks_read_a_row_group_at_a_time_gives_the_whole_files_sums(smoke_run, tmp_path):
+    """results.checked_sums (finish's check) against the sums of the file read whole."""
+    rec = results.read_raw(smoke_run.run_dir / results.RAW)
+    stream = results.ParquetStream(tmp_path, markers_of(smoke_run.run_dir), chunk=4096)
+    stream.take(rec)
+    stream.finish(len(rec))
+    path = tmp_path / results.PARQUET
+    assert pq.ParquetFile(path).metadata.num_row_groups > 10
+    whole = pq.read_table(path, columns=list(results.CHECKED))
+    assert results.checked_sums(path) == (whole.num_rows, results._sums(whole))
