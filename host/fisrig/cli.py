@@ -13,7 +13,8 @@ from . import trace as trace_mod
 from . import trace_gen
 from .compile import PROTOCOL_OF
 from .errors import InputError
-from .run import ReportTooLarge, check, execute, prepare, rebuild
+from . import run_dir as run_dir_mod
+from .run import ReportTooLarge, check, execute, prepare, rebuild, take_out
 from .targets import FIRMWARES, TARGETS, TargetUnavailable
 from .cli_raw import PROTOCOLS, cmd_identify, cmd_raw
 from .cli_trace import cmd_trace
@@ -29,21 +30,29 @@ def _int(text: str) -> int:
 
 def _run(plan, a) -> int:
     """Prepare (every check), print the estimate, then run; the report at the end."""
-    out = Path(a.out or f"runs/{plan.name}")
+    out = Path(_out_flag(a.out) or f"runs/{plan.name}")
     every_s = progress.every_s() if progress.wanted(a.quiet) else None  # FISRIG_PROGRESS_S checked first
     p = prepare(plan, a.target, a.profile, a.fault, a.link_gen, a.url, a.firmware)
-    warning = check(p, out, a.force)  # --out and the disk, before a line is printed
-    if warning:
-        print(f"fisrig: {warning}", file=sys.stderr, flush=True)
-    if not a.quiet:
-        speed = f", SATA Gen{a.link_gen}" if a.link_gen else ""
-        print(f"fisrig: running plan '{plan.name}' on target {a.target} ({p.profile}{speed}) into {out}")
-        print(f"fisrig: {p.estimate.line()}", flush=True)
-    if every_s is not None:
-        p.target.progress = progress.Progress(p.compiled.markers, progress.goals(p.compiled), every_s=every_s)
-    r = execute(p, out, quiet=a.quiet, force=a.force, keep_raw=a.keep_raw)
+    with take_out(p, out) as claim:  # --out for this run alone, before anything is written or printed
+        warning = check(p, out, a.force)  # --out and the disk
+        if warning:
+            print(f"fisrig: {warning}", file=sys.stderr, flush=True)
+        if not a.quiet:
+            speed = f", SATA Gen{a.link_gen}" if a.link_gen else ""
+            print(f"fisrig: running plan '{plan.name}' on target {a.target} ({p.profile}{speed}) into {out}")
+            print(f"fisrig: {p.estimate.line()}", flush=True)
+        if every_s is not None:
+            p.target.progress = progress.Progress(p.compiled.markers, progress.goals(p.compiled), every_s=every_s)
+        r = execute(p, out, quiet=a.quiet, force=a.force, keep_raw=a.keep_raw, claim=claim)
     _print_report(r.run_dir, r.phases, r.plots, r.status, r.outcome.notes)
     return 0 if r.status == "done" else 3
+
+
+def _out_flag(value: str | None) -> str | None:
+    """--out as given; InputError for an empty one (it would have run into the default)."""
+    if value is not None and not value.strip():
+        raise InputError(f"--out {value!r}", "is empty: name a directory")
+    return value
 
 
 def cmd_run(a) -> int:
@@ -76,7 +85,10 @@ def cmd_report(a) -> int:
         if given:
             raise InputError(flag, "is for --compare (a run's report goes in its own directory)")
     run_dir = Path(a.dir[0])
-    phases, plots = rebuild(run_dir, keep_raw=a.keep_raw)  # InputError for what is not a run, or holds no records
+    if not run_dir.is_dir():  # refused before the lock would make it
+        run_state.inspect(run_dir)
+    with run_dir_mod.take(run_dir, str(run_dir), what="report"):  # not while a run writes it
+        phases, plots = rebuild(run_dir, keep_raw=a.keep_raw)  # InputError for what is not a run, or holds no records
     state = run_state.inspect(run_dir)
     outcome = run_state.read_meta(run_dir).get("outcome")
     notes = outcome.get("notes", []) if isinstance(outcome, dict) else []
@@ -90,7 +102,7 @@ def _report_compare(a) -> int:
     from .report_compare import compare
     if a.keep_raw:
         raise InputError("--keep-raw", "is for one run's report; --compare reads records.parquet and writes no run")
-    out, runs, plots = compare(a.dir, Path(a.out) if a.out is not None else None, a.force)
+    out, runs, plots = compare(a.dir, Path(_out_flag(a.out)) if a.out is not None else None, a.force)
     print(f"compare: {out}/  ({', '.join(['compare.html', *(p.name for p in plots)])})")
     for r in runs:
         print(f"  {r.name}: {r.dir}  plan {r.meta.get('plan', {}).get('name', '?') if isinstance(r.meta.get('plan'), dict) else '?'}"

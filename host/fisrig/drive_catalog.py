@@ -12,7 +12,7 @@ import functools
 import subprocess
 
 from .errors import InputError, closest
-from .targets import TargetUnavailable, _tool
+from .targets import TargetUnavailable, _tool, exit_text
 
 
 class DriveRefused(InputError):
@@ -39,7 +39,7 @@ def ask(*args: str) -> str:
     proc = subprocess.run([str(_tool("fisrig-drive")), *args], capture_output=True, text=True)
     if proc.returncode:
         lines = [l.strip() for l in proc.stderr.splitlines() if l.strip()]
-        why = lines[-1] if lines else f"exit {proc.returncode}"
+        why = lines[-1] if lines else f"fisrig-drive {exit_text(proc.returncode)}, saying nothing"
         for prefix in ("fisrig-drive: bad profile: ", "fisrig-drive: "):
             if why.startswith(prefix):
                 why = why[len(prefix):]

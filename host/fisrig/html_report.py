@@ -89,7 +89,8 @@ def run_rows(meta: dict, status: str) -> list[tuple[str, object]]:
     rows = [("plan", plan.get("name", "?")), ("description", plan.get("description") or ""),
             ("plan file", plan.get("source") or ""), ("target", target), ("profile", meta.get("profile", "?")),
             ("faults", ", ".join(map(str, faults)) if isinstance(faults, list) and faults else "none"),
-            ("seed", meta.get("seed", "")), ("started", _date(meta)), ("status", _status(status))]
+            ("seed", meta.get("seed", "")), ("run id", meta.get("run_id") or "none (a run from before run ids)"),
+            ("started", _date(meta)), ("status", _status(status))]
     if outcome:
         sim = outcome.get("sim_ns")
         rows += [("commands", f"{outcome.get('commands', '?'):,}" if isinstance(outcome.get("commands"), int)

@@ -169,6 +169,16 @@ class PhaseStats:
                                  if self.rows is not None else percentiles(self.latency_ns, HEADLINE_PERCENTILES))
         return self._percentiles
 
+    @property
+    def latency_mean_ns(self) -> float:
+        """The mean latency of the commands that completed OK (fio's clat mean)."""
+        return float(self.latency_ns.mean()) if len(self.latency_ns) else 0.0
+
+    @property
+    def latency_max_ns(self) -> int:
+        """The slowest command that completed OK: the stall a reviewer looks for first."""
+        return int(self.latency_ns.max()) if len(self.latency_ns) else 0
+
     def to_json(self) -> dict:
         """summary.json's "fisrig" block of the phase's job; the headline prints these."""
         out = {
@@ -179,7 +189,8 @@ class PhaseStats:
             "trimmed_lbas_per_s": self.trimmed_lbas_per_s,
             "queue_depth": {"asked": self.qd_asked, "held_mean": self.qd_mean, "held_max": self.qd_max},
             "issue_rate": self.issue_rate,
-            "latency_ns": {"N": int(len(self.latency_ns)), "percentile": self.latency_percentiles()},
+            "latency_ns": {"N": int(len(self.latency_ns)), "mean": self.latency_mean_ns, "max": self.latency_max_ns,
+                           "percentile": self.latency_percentiles()},
             "warnings": self.warnings,
         }
         if self.is_sweep:

@@ -235,7 +235,29 @@ def from_dict(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None 
             if problem := _number_problem(value):
                 raise plan.error(step, key, f"{key} = {problem}")
         plan.steps.append(step)
+    _check_phases(plan)
     return plan
+
+
+def _check_phases(plan: Plan) -> None:
+    """A label names one phase: one step, or steps in a row (a step without a label
+    continues the phase before it, so `label` on each of them says the same). A label that
+    is an earlier phase's, another step between them, is refused naming both lines: its
+    records would go into that phase and its figures be the two steps' together."""
+    first: dict[str, Step] = {}  # each phase's first step
+    current = None
+    for step in plan.steps:
+        label = step.label or current or step.do  # compile.phase_label's
+        if step.label is not None and label != current and label in first:
+            was = first[label]
+            line = plan.line_of(was, "label" if was.label is not None else None)
+            where = f" (line {line})" if line else ""
+            whose = f"step {was.index + 1}'s{where}" if was.label is not None else \
+                f"step {was.index + 1}'s{where}, which has no label: its phase is its kind's"
+            raise plan.error(step, "label", f"label {step.label!r} is already {whose}; a phase label names "
+                                            "one step, or steps in a row")
+        first.setdefault(label, step)
+        current = label
 
 
 DATA_SOURCES = ("stamp", "zeros", "lfsr")

@@ -69,7 +69,7 @@ def caption(meta: dict) -> str:
         target += f" (SATA Gen{meta['link_gen']})"
     return (f"{ident.get('model') or 'drive unknown'} (fw {ident.get('firmware') or '?'}), "
             f"profile {meta.get('profile') or '?'}, target {target}, "
-            f"plan {plan.get('name') or '?'}, {date}")
+            f"plan {plan.get('name') or '?'}, {date}" + (f", run {str(meta['run_id'])[:12]}" if meta.get("run_id") else ""))
 
 
 def _linestyle(i: int) -> str:

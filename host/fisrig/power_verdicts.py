@@ -112,7 +112,9 @@ class Rows:
 
 
 def read_rows(run_dir: Path, labels: list[str]) -> Rows:
-    t = pq.read_table(run_dir / "records.parquet", columns=COLUMNS)
+    path = run_dir / results.PARQUET
+    with results.reading_parquet(path):  # a damaged file: InputError naming it
+        t = pq.read_table(path, columns=COLUMNS)
     marker, names = results.codes(t, "marker")
     kind, kinds = results.codes(t, "kind")
     seq = t.column("seq").combine_chunks().fill_null(0).to_numpy(zero_copy_only=False)

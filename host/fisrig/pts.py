@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from .results import code_of, codes
+from .results import PARQUET, code_of, codes, reading_parquet
 
 BLOCK_SIZES_KIB = [1024, 128, 64, 32, 16, 8, 4, 0.5]
 READ_PCTS = [100, 95, 65, 50, 35, 5, 0]
@@ -183,7 +183,8 @@ def report(run_dir: Path, meta: dict, caption: str, table: pa.Table | None = Non
     if any(s.get("do") == "pts_iops" for s in meta.get("plan", {}).get("steps", [])):
         import pyarrow.parquet as pq
         have = [] if table is None else [c for c in COLUMNS if c in table.column_names]
-        read = pq.read_table(run_dir / "records.parquet", columns=[c for c in COLUMNS if c not in have])
+        with reading_parquet(run_dir / PARQUET):  # a damaged file: InputError naming it
+            read = pq.read_table(run_dir / PARQUET, columns=[c for c in COLUMNS if c not in have])
         for c in have:
             read = read.append_column(c, table.column(c))
         done = analyse(read, meta)

@@ -45,11 +45,8 @@ def load(run_dir: Path) -> Run:
         raise InputError(str(run_dir), f"has no {results.PARQUET} to compare"
                          + (f" (`fisrig report {run_dir}` makes it from {results.RAW})" if state.raw_records else ""))
     meta = run_state.read_meta(run_dir)
-    try:
-        table = results.read_compact(parquet, phase_stats.COLUMNS)  # views, not copies, for the phases
-    except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds for a damaged or foreign file
-        first = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise InputError(str(parquet), f"cannot read its records ({first})") from None
+    # Views, not copies, for the phases; a damaged file: InputError naming it (results.reading_parquet).
+    table = results.read_compact(parquet, phase_stats.COLUMNS)
     phases = phase_stats.compute(table, meta)
     for p in phases:  # what the charts read of a phase's records, and nothing else
         p.latency_percentiles()  # these two from the records' sort, kept on the phase

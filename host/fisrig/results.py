@@ -10,7 +10,9 @@ with every record taken so far, and `fisrig report` makes the Parquet file from 
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +23,7 @@ import pyarrow.parquet as pq
 from . import process_memory  # set up before the first array
 from . import program_format as pf
 from .current import CurrentStream
+from .errors import InputError
 
 SCHEMA_VERSION = 2  # 2: lbas and data_dwords columns, results data_crc and length
 RAW = "records.bin"
@@ -184,13 +187,18 @@ class ParquetStream:
     while it runs (tests/host/test_parquet_stream.py holds the file to write_parquet's).
     Until finish() the file is records.parquet.tmp; abandon() removes it."""
 
-    def __init__(self, run_dir: Path, markers: dict[int, str], chunk: int = 1 << 20, work=None):
+    def __init__(self, run_dir: Path, markers: dict[int, str], chunk: int = 1 << 20, work=None,
+                 run_id: str | None = None):
         """work: a phase_work.PhaseWork, handed each row group written; a long phase's last
         row group is then written as soon as its records end, not when the group is full,
-        and finish() takes the report's columns from it rather than from the file."""
+        and finish() takes the report's columns from it rather than from the file.
+        run_id: the run's id, kept in the file's metadata (run_dir.PARQUET_KEY)."""
+        from .run_dir import PARQUET_KEY
         self.run_dir, self.markers, self.chunk, self.work = Path(run_dir), markers, chunk, work
         self.tmp = self.run_dir / (PARQUET + ".tmp")
         self.schema = to_table(np.zeros(0, dtype=pf.RECORD_DTYPE), markers).schema
+        if run_id:
+            self.schema = self.schema.with_metadata({PARQUET_KEY: run_id.encode()})
         self._writer = parquet_writer(self.tmp, self.schema)
         # A row group's records gather in one buffer, kept for the run, where each row group
         # was a fresh 100 MB array (np.concatenate of what had come), its pages faulted in
@@ -310,6 +318,28 @@ class ParquetStream:
         self.current.abandon()
 
 
+def unreadable(path, e: BaseException) -> InputError:
+    """The refusal of a Parquet file pyarrow could not read (`e`): one line naming the file,
+    `PATH: not a readable Parquet file (pyarrow's first line)`."""
+    first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
+    return InputError(str(path), f"not a readable Parquet file ({first})")
+
+
+@contextlib.contextmanager
+def reading_parquet(path):
+    """Around a read of the Parquet file `path` (records.parquet, for a report or a
+    compare): whatever pyarrow raises for a damaged or foreign file (a footer that is not
+    one, a column page that does not decode: "delta bit width larger than integer bit
+    width", "Couldn't deserialize thrift", ...) becomes unreadable(path), an InputError,
+    where it gave its own words without the file. Running out of memory stays what it is."""
+    try:
+        yield
+    except MemoryError:  # pyarrow's ArrowMemoryError too: the machine's, not the file's
+        raise
+    except Exception as e:  # noqa: BLE001 - pyarrow raises OSError, ArrowInvalid, ... for a damaged file
+        raise unreadable(path, e) from None
+
+
 def read_compact(path, columns: list[str]) -> pa.Table:
     """`columns` of a Parquet file, each in one buffer: read a column at a time, its chunks
     put together and their memory given back before the next (the peak is the table and
@@ -317,21 +347,28 @@ def read_compact(path, columns: list[str]) -> pa.Table:
     buffer), of a table in one buffer a view: the main job's report from records.parquet
     (36.1 M records) peaked at 4.97 GB read whole, 3.12 GB so; steady-state-states on
     sandforce-240gb's (191 M) was killed at 24.4 GB read whole, peaked at 16.0 GB so."""
+    with reading_parquet(path):  # InputError naming the file when it is damaged
+        names = pq.read_schema(path).names
+    if missing := [c for c in columns if c not in names]:
+        some = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        raise InputError(str(path), f"has no {some} column{'s' * (len(missing) > 1)}: not fisrig's records, or "
+                                    f"a run's from an older fisrig (`fisrig report` on its {RAW} makes it anew)")
     out = {}
     for name in columns:
-        col = pq.read_table(path, columns=[name]).column(0)
+        with reading_parquet(path):
+            col = pq.read_table(path, columns=[name]).column(0)
         out[name] = col.combine_chunks() if col.num_chunks > 1 else col
         del col
         process_memory.give_back()
     return pa.table(out)
 
 
-def write_parquet(run_dir: Path, markers: dict[int, str], chunk: int = 1 << 20) -> int:
+def write_parquet(run_dir: Path, markers: dict[int, str], chunk: int = 1 << 20, run_id: str | None = None) -> int:
     """records.bin -> records.parquet, a chunk at a time (a 37-million-command run is 3.5 GB
     of raw records), then read back and checked (ParquetStream.finish; ParquetCheckError and
     no records.parquet from this call when it does not). Returns the rows."""
     rec = read_raw(run_dir / RAW)
-    stream = ParquetStream(run_dir, markers, chunk)
+    stream = ParquetStream(run_dir, markers, chunk, run_id=run_id)
     try:
         for i in range(0, len(rec), chunk):
             stream.take(rec[i:i + chunk])
@@ -342,7 +379,14 @@ def write_parquet(run_dir: Path, markers: dict[int, str], chunk: int = 1 << 20) 
 
 
 def write_json(path: Path, data: dict) -> None:
-    path.write_text(json.dumps(data, indent=2) + "\n")
+    """`data` as `path`, put in place whole (written under a name of the process's own, then
+    renamed over it): a process killed while writing leaves the old file or the new one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(data, indent=2) + "\n")
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def read_meta(run_dir: Path) -> dict:

@@ -17,7 +17,8 @@ from . import plan as plan_mod
 from . import program_format as pf
 from . import drive_catalog
 from . import estimate as estimate_mod
-from . import current, fio_json, phase_stats, phase_work, process_memory, pts, report, results, run_state
+from . import current, fio_json, phase_stats, phase_work, power_verdicts, process_memory, pts, report, results
+from . import run_dir as run_dir_mod, run_state
 from .compile import compile_plan
 from .errors import InputError
 from .targets import identify_fields, make_target
@@ -72,9 +73,19 @@ def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = No
 
 
 # What a run leaves in its directory; --force replaces these and nothing else.
-RUN_FILES = ("program.bin", results.RAW, results.PARQUET, results.PARQUET + ".tmp", results.RUN_JSON,
-             results.SUMMARY, "console.log", pts.JSON, report.HTML, "verdicts.parquet", "power.json",
-             current.CURRENT, current.CURRENT + ".tmp", current.WINDOWS)
+# run.json goes last: a --force killed while it removes leaves no records beside it.
+RUN_FILES = ("program.bin", results.RAW, results.PARQUET, results.PARQUET + ".tmp", results.SUMMARY,
+             "console.log", pts.JSON, report.HTML, power_verdicts.VERDICTS, power_verdicts.CUTS,
+             power_verdicts.POWER_JSON, current.CURRENT, current.CURRENT + ".tmp", current.WINDOWS,
+             results.RUN_JSON)
+
+
+def _own(name: str) -> bool:
+    """A file a run writes: one of RUN_FILES, a chart, or one being written (results.write_json's)."""
+    if name in RUN_FILES or name.endswith(".png"):
+        return True
+    base, _, pid = name[1:].removesuffix(".tmp").rpartition(".")
+    return name.startswith(".") and name.endswith(".tmp") and base in RUN_FILES and pid.isdigit()
 
 
 def check_out(out: Path, force: bool) -> list[str]:
@@ -83,7 +94,7 @@ def check_out(out: Path, force: bool) -> list[str]:
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}", "is a file, not a directory")
-    held = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+    held = sorted(p.name for p in out.iterdir() if p.name != run_dir_mod.LOCK) if out.is_dir() else []
     if held and not force:
         what = "another run" if (out / results.RUN_JSON).exists() else f"{len(held)} files"
         raise InputError(f"--out {out}", f"holds {what} ({', '.join(held[:4])}{', ...' if len(held) > 4 else ''}); "
@@ -102,27 +113,37 @@ def claim_out(out: Path, force: bool) -> None:
     """`out` made ready for a new run (check_out's refusals); with `force`, only fisrig's own
     files are removed from it, nothing else."""
     out = Path(out)
-    held = check_out(out, force)
+    held = set(check_out(out, force))
     try:
-        for name in held:
-            if name in RUN_FILES or name.endswith(".png"):
+        for name in sorted(held, key=lambda n: n == results.RUN_JSON):  # run.json last
+            if _own(name):
                 (out / name).unlink()
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise InputError(f"--out {out}", f"cannot use it: {e.strerror or e}") from None
 
 
-def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, keep_raw: bool = False) -> RunResult:
-    """Runs a prepared plan into `out`: refused when `out` holds anything (unless `force`)
-    or the disk would not hold the run (unless `force`). run.json is written before the
-    run starts, so a run that is killed can still be reported from what it recorded; a run
-    that fails says so in run.json, with why."""
+def take_out(p: Prepared, out: Path) -> run_dir_mod.Claim:
+    """`out` taken for this run (run_dir.take): InputError naming the run that holds it."""
+    return run_dir_mod.take(out, f"--out {out}", plan=p.plan.name, seed=p.plan.seed)
+
+
+def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, keep_raw: bool = False,
+            claim: run_dir_mod.Claim | None = None) -> RunResult:
+    """Runs a prepared plan into `out`: refused when another process holds `out`, when it
+    holds anything (unless `force`) or the disk would not hold the run (unless `force`).
+    `claim`: `out` taken already (take_out), else it is taken here and let go at the end.
+    run.json is written before the run starts, so a run that is killed can still be
+    reported from what it recorded; a run that fails says so in run.json, with why."""
     out = Path(out)
+    if claim is None:
+        with take_out(p, out) as claim:
+            return execute(p, out, quiet, force, keep_raw, claim)
     check(p, out, force)
     claim_out(out, force)
-    p.compiled.write(out / "program.bin")
     plan = p.plan
     meta = {
+        "run_id": claim.run_id,
         "schema_version": results.SCHEMA_VERSION, "fisrig_version": __version__,
         "versions": {"fisrig": __version__, "engine_interface": pf.ENGINE_IF_VERSION,
                      "program_format": pf.PROGRAM_VERSION, "target": p.target_name},
@@ -140,9 +161,10 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
         "identify": p.ident,
         "estimate": dataclasses.asdict(p.estimate),
     }
-    results.write_json(out / results.RUN_JSON, meta)
+    results.write_json(out / results.RUN_JSON, meta)  # first: every file after it is this run's
+    p.compiled.write(out / "program.bin")
     stream = p.target.records_sink = results.ParquetStream(out, dict(p.compiled.markers), work=phase_work.PhaseWork(
-        meta, None if (free := memory_available()) is None else free // REPORT_BYTES_PER_RECORD))
+        meta, None if (free := memory_available()) is None else free // REPORT_BYTES_PER_RECORD), run_id=claim.run_id)
     p.target.read_back = bool(p.compiled.power_loss)
     p.target.records_expected = p.estimate.records_max
     try:
@@ -311,7 +333,7 @@ def rebuild(run_dir: Path, keep_raw: bool = True, table=None, ready: dict | None
              state.raw_records >= state.parquet_rows)):
         markers = meta.get("markers", {})
         results.write_parquet(run_dir, {int(k): str(v) for k, v in markers.items() if str(k).isdigit()}
-                              if isinstance(markers, dict) else {})
+                              if isinstance(markers, dict) else {}, run_id=meta.get("run_id"))
         if not keep_raw and meta.get("status") != "running":
             (run_dir / results.RAW).unlink()
         table = ready = None  # the records.parquet just made is the one to report
@@ -334,6 +356,7 @@ def rebuild(run_dir: Path, keep_raw: bool = True, table=None, ready: dict | None
 def write_summary(run_dir: Path, table, meta: dict, phases: list) -> None:
     """summary.json: fio's JSON of the run, the current's summary in its "fisrig" block."""
     summary = fio_json.fio_summary(table, meta, phases)
+    summary["fisrig"].update(run_id=meta.get("run_id"), seed=meta.get("seed"))
     if sampled := current.summary(run_dir):
         summary["fisrig"]["current"] = sampled
     results.write_json(run_dir / results.SUMMARY, summary)

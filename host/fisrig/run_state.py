@@ -13,6 +13,7 @@ from pathlib import Path
 from . import program_format as pf
 from . import results
 from .errors import InputError
+from .run_dir import check_one_run
 
 
 @dataclass
@@ -78,14 +79,13 @@ def parquet_rows(path: Path) -> int | None:
     if not path.exists():
         return None
     import pyarrow.parquet as pq
-    try:
+    with results.reading_parquet(path):  # a damaged file: InputError naming it
         return pq.ParquetFile(path).metadata.num_rows
-    except Exception as e:  # noqa: BLE001 - pyarrow raises several kinds for a damaged file
-        raise InputError(str(path), f"not a readable Parquet file ({str(e).splitlines()[0] if str(e) else type(e).__name__})") from None
 
 
 def inspect(run_dir: Path) -> RunState:
-    """The state of a run directory; InputError when it is not one or a file in it is damaged."""
+    """The state of a run directory; InputError when it is not one, a file in it is damaged,
+    or its files are of more than one run (run_dir.check_one_run)."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise InputError(str(run_dir), "not a directory" if run_dir.exists() else "no such run directory")
@@ -95,6 +95,7 @@ def inspect(run_dir: Path) -> RunState:
     rows = parquet_rows(run_dir / results.PARQUET)
     if not meta and n is None and rows is None:
         raise InputError(str(run_dir), "not a run directory (no run.json, records.bin or records.parquet)")
+    check_one_run(run_dir)  # its files all one run's
     status = meta.get("status", "unknown")
     outcome = meta.get("outcome") if isinstance(meta.get("outcome"), dict) else {}
     why = str(meta.get("error") or outcome.get("error") or "")

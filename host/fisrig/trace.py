@@ -33,7 +33,7 @@ from .plan import PlanError
 
 from .trace_blkparse import _blkparse, _is_device
 from .trace_csv import _csv, _csv_header
-from .trace_entries import (LBA48, MAX_SECTORS, OP_COLUMN, SECTOR, F, R, T, Trace, W,  # noqa: F401 - as callers know them
+from .trace_entries import (BOM, LBA48, MAX_SECTORS, OP_COLUMN, SECTOR, F, R, T, Trace, W,  # noqa: F401 - as callers know them
                             Rows, lines, make_entries, op_codes)
 
 FORMATS = ("auto", "ops", "csv", "blkparse")
@@ -69,7 +69,7 @@ def _careful(path: Path, capacity: int) -> np.ndarray:
     with open(path, "rb") as f:
         for n, raw in enumerate(f, 1):
             try:
-                line = raw.decode("ascii")
+                line = (raw.removeprefix(BOM) if n == 1 else raw).decode("ascii")
             except UnicodeDecodeError:
                 raise PlanError(str(path), n, "not a text file (a byte that is not ASCII): a trace is op,lba,sectors "
                                               "lines") from None

@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from .plan import PlanError
 
-from .trace_entries import F, R, T, Trace, W, past_end, split, with_preflush
+from .trace_entries import BOM, F, R, T, Trace, W, past_end, split, with_preflush
 
 
 # --- blkparse ----------------------------------------------------------------------------
@@ -109,6 +109,8 @@ def _blocks(path: Path):
         rest = b""
         while True:
             chunk = f.read(_BLOCK)
+            if first_line == 1 and not rest:  # the file's first bytes: a byte-order mark is not text
+                chunk = chunk.removeprefix(BOM)
             data = rest + chunk
             if not data:
                 return

@@ -83,7 +83,7 @@ def _csv(path: Path, capacity: int) -> Trace:
     head, offset = None, 0
     with open(path, "rb") as f:
         for n, raw in enumerate(f, 1):
-            text = raw.decode("utf-8", "replace").split("#", 1)[0].strip()
+            text = raw.decode("utf-8-sig" if n == 1 else "utf-8", "replace").split("#", 1)[0].strip()
             if text:
                 head = (n, text)
                 break

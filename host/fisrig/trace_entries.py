@@ -35,14 +35,21 @@ def make_entries(lba: np.ndarray, sectors: np.ndarray, op: np.ndarray) -> np.nda
 
 # --- what csv and blkparse share ---------------------------------------------------------
 
+# UTF-8's byte-order mark: what Windows tools (Excel's "CSV UTF-8", Notepad) put before a
+# text file's first line. Every trace reader skips it (the first line read as "utf-8-sig";
+# pyarrow's CSV reader skips it itself), where it was refused as part of the first line.
+BOM = b"\xef\xbb\xbf"
+
+
 def lines(path: Path):
-    """(line number, text) of a text file; PlanError at the first line that is not text."""
+    """(line number, text) of a text file, a byte-order mark before its first line left out;
+    PlanError at the first line that is not text."""
     with open(path, "rb") as f:
         for n, raw in enumerate(f, 1):
             if b"\0" in raw:
                 raise PlanError(str(path), n, "not a text file (a NUL byte)")
             try:
-                yield n, raw.decode("utf-8")
+                yield n, raw.decode("utf-8-sig" if n == 1 else "utf-8")
             except UnicodeDecodeError:
                 raise PlanError(str(path), n, "not a text file (a byte that is not UTF-8)") from None
 

@@ -123,3 +123,55 @@ def test_no_traceback_from_the_installed_command(files):
                        capture_output=True, text=True, cwd=REPO,
                        env={"PATH": "/usr/bin:/bin"})
     assert r.returncode == 2 and len(r.stderr.splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def _damage_a_column(parquet: Path, column: str) -> str:
+    """Overwrites bytes inside `column`'s pages of `parquet`, its header and footer kept (its
+    metadata still reads), where that makes the column fail to decode: the first place
+    where pyarrow says "delta bit width larger than integer bit width" (what the issue
+    saw), else the first where it fails at all; pyarrow's words for it."""
+    import pyarrow.parquet as pq
+    meta = pq.ParquetFile(parquet).metadata
+    chunk = meta.row_group(0).column(meta.schema.names.index(column))
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    good = parquet.read_bytes()
+    first = None
+    for at in range(start + 64, start + chunk.total_compressed_size - 256, 97):
+        bad = bytearray(good)
+        bad[at:at + 256] = b"\xff" * 256
+        parquet.write_bytes(bad)
+        try:
+            pq.read_table(parquet, columns=[column])
+        except Exception as e:  # noqa: BLE001 - what pyarrow says of it
+            said = str(e).splitlines()[0]
+            first = first or (at, said)
+            if said.startswith("delta bit width"):
+                break
+    else:
+        assert first, f"no damage to {column} made it unreadable"
+        bad = bytearray(good)
+        bad[first[0]:first[0] + 256] = b"\xff" * 256
+        parquet.write_bytes(bad)
+        said = first[1]
+    assert pq.ParquetFile(parquet).metadata.num_rows == meta.num_rows  # the footer reads
+    return said
+
+
+def test_a_damaged_records_parquet_is_refused_naming_it(smoke_run, tmp_path, capsys):
+    """A records.parquet whose metadata reads but whose pages do not decode (pyarrow: "delta
+    bit width larger than integer bit width", said without the file) is one line naming the
+    file, exit 2, from `report` and `report --compare` (issue 58, section 6)."""
+    import shutil
+    from fisrig import results
+    runs = []
+    for name in ("damaged", "whole"):
+        d = tmp_path / name
+        d.mkdir()
+        for f in (results.RUN_JSON, results.PARQUET):
+            shutil.copy(smoke_run.run_dir / f, d)
+        runs.append(d)
+    parquet = runs[0] / results.PARQUET
+    said = _damage_a_column(parquet, "lba")  # a delta-coded column every report reads
+    want = "^" + re.escape(f"fisrig: {parquet}: not a readable Parquet file ({said})") + "$"
+    refused(["report", runs[0]], capsys, want)
+    refused(["report", "--compare", runs[0], runs[1], "--out", tmp_path / "both"], capsys, want)

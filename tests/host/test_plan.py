@@ -130,6 +130,58 @@ def test_same_plan_from_python():
         plan.from_dict({"step": [{"do": "fill", "qd": 3}]})
 
 
+def test_a_label_names_one_phase(tmp_path):
+    """Two steps with one label, another step between them, were merged into one phase
+    without a word; refused naming both lines. Steps in a row under one label are one phase
+    (as a step without a label continues the phase before it: SNIA PTS's two precondition
+    fills), and so is what a step repeats within itself (issue 58, section 6)."""
+    with pytest.raises(PlanError) as e:
+        load(tmp_path, """
+            [[step]]
+            do = "fill"
+            label = "fill"
+
+            [[step]]
+            do = "idle"
+            label = "rest"
+            seconds = 1
+
+            [[step]]
+            do = "fill"
+            label = "fill"
+            """)
+    assert str(e.value) == (f"{tmp_path / 't.toml'}:16: step 3 (fill): label 'fill' is already step 1's (line 7); "
+                            "a phase label names one step, or steps in a row")
+    with pytest.raises(PlanError) as e:  # an unlabelled first step's phase is its kind
+        load(tmp_path, '[[step]]\ndo = "secure_erase"\n\n[[step]]\ndo = "flush"\nlabel = "f"\n\n'
+                       '[[step]]\ndo = "trim"\nlabel = "secure_erase"\n')
+    assert str(e.value).endswith(":13: step 3 (trim): label 'secure_erase' is already step 1's (line 4), which has "
+                                 "no label: its phase is its kind's; a phase label names one step, or steps in a row")
+    with pytest.raises(PlanError, match=r"^<plan>: step 3 \(fill\): label 'a' is already step 1's; "):  # from Python
+        plan.from_dict({"step": [{"do": "fill", "label": "a"}, {"do": "flush", "label": "b"},
+                                 {"do": "fill", "label": "a"}]})
+    one = load(tmp_path, """
+        [[step]]
+        do = "fill"
+        label = "precondition"
+
+        [[step]]
+        do = "fill"
+        label = "precondition"
+
+        [[step]]
+        do = "pts_iops"
+        label = "IOPS"
+        block_sizes_kib = [4]
+        read_pcts = [0]
+        """)
+    assert [s.label for s in one.steps] == ["precondition", "precondition", "IOPS"]
+    assert "precondition" in compile_plan(one, 1 << 21).markers.values()
+    replayed = plan.from_dict({"step": [{"do": "secure_erase", "label": "secure erase"},  # what `fisrig replay` makes
+                                        {"do": "replay", "label": "t", "trace": "t.csv"}]})
+    assert [s.label for s in replayed.steps] == ["secure erase", "t"]
+
+
 def test_builtin_plans_compile_for_their_drives():
     from fisrig.targets import ModelTarget, identify_fields
     for name, path in plan.builtin_plans().items():

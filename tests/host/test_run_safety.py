@@ -202,3 +202,37 @@ def test_a_model_that_cannot_write_its_records_does_not_end_done(tmp_path):
                         "--quiet"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 3 and json.loads(r.stdout.splitlines()[-1])["status"] == "records_lost"
     assert "cannot write /dev/full: No space left on device" in r.stderr
+
+
+def test_a_model_killed_by_the_file_size_limit_says_so_and_names_the_file(tmp_path):
+    """A model stopped by SIGXFSZ (a file past RLIMIT_FSIZE, `ulimit -f`, as a full disk
+    was tried) said `fisrig-model failed (exit -25):` and nothing after the colon. The line
+    names the signal, what it means and the file it was writing; exit 3, and run.json says
+    failed with the same reason (issue 58, section 6)."""
+    import os
+    import resource
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    limit = 512 << 10  # records.bin passes it (smoke-tiny: about 5 MB); program.bin, run.json do not
+    out = tmp_path / "run"
+
+    def small_files():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    r = subprocess.run([sys.executable, "-m", "fisrig.cli", "run", "smoke-tiny", "--out", str(out), "-q"],
+                       capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2],
+                       env={**os.environ, "FISRIG_PROGRESS": "0"}, preexec_fn=small_files, timeout=300)
+    assert r.returncode == 3, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    reason = (f"fisrig-model failed: killed by SIGXFSZ: a file it wrote reached the file size limit (`ulimit -f`) "
+              f"(writing {out / results.RAW}, {limit:,} bytes; the file size limit is {limit:,} bytes, `ulimit -f`)")
+    assert lines[0] == f"fisrig: run failed: {reason}"
+    meta = json.loads((out / results.RUN_JSON).read_text())
+    assert meta["status"] == "failed" and meta["error"] == reason
+    assert (out / results.RAW).stat().st_size == limit
+    from fisrig.targets import exit_text  # any signal by its name, never a bare negative code
+    assert exit_text(-signal.SIGSEGV) == "killed by SIGSEGV: it crashed (a bug in it)"
+    assert exit_text(-signal.SIGUSR1) == "killed by SIGUSR1" and exit_text(1) == "exit 1"

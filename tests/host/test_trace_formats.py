@@ -352,6 +352,32 @@ def test_a_format_asked_for_is_the_one_read(tmp_path):
         trace.read(p, CAP, "xml")
 
 
+BOM = "\ufeff"  # UTF-8's byte-order mark, as Excel's "CSV UTF-8" and Notepad save a file
+
+
+@pytest.mark.parametrize("text", [
+    CSV,                                                       # pyarrow's reader
+    CSV.replace("\n", "\n# careful\n", 1),                     # line by line
+    "# made on Windows\n" + CSV,                                # a comment first
+    "W,1413224,16\nT,4096,2048\nF,0,0\nr,8,8\n",                # ops, pyarrow's reader
+    "W,1413224,16\n# careful\nT,4096,2048\nF,0,0\nr,8,8\n",     # ops, line by line
+    BLK,
+], ids=["csv", "csv-careful", "csv-comment-first", "ops", "ops-careful", "blkparse"])
+def test_a_byte_order_mark_is_not_part_of_the_trace(tmp_path, text, capsys):
+    """A UTF-8 trace that starts with a byte-order mark reads as the same trace without it
+    (it was refused as "cannot tell the trace's format from '\\ufefftime,op...'"), and
+    `fisrig trace stats` reads it (issue 58, section 6)."""
+    from cli_in_process import fisrig
+    plain = trace.read(write(tmp_path, text, "plain"), CAP)
+    marked = write(tmp_path, BOM + text, "marked")
+    assert marked.read_bytes().startswith(b"\xef\xbb\xbf")
+    got = trace.read(marked, CAP)
+    assert (got.format, rows(got.entries), got.seconds) == (plain.format, rows(plain.entries), plain.seconds)
+    code, out, err = fisrig(["trace", "stats", marked, "--capacity-sectors", CAP], capsys)
+    assert code == 0 and not err, err
+    assert out.startswith(f"trace: {marked} ({plain.format}): {len(plain.entries):,} commands")
+
+
 def test_not_a_text_file(tmp_path):
     p = tmp_path / "bin"
     p.write_bytes(b"\x00\x01\x02binary")

@@ -1,0 +1,157 @@
+"""A run directory holds one run: who may write in it, and whether its files are one run's.
+
+A run (or `fisrig report`, which rewrites a run's summary and plots) takes the directory
+for itself before it writes anything: an exclusive flock on its lock file, which the
+kernel lets go when the process ends however it ends, so a killed run never leaves it
+taken. A second writer is refused in one line naming the run that holds it. Every file a
+run writes carries its id (run.json, summary.json, records.parquet's metadata, the report
+and its charts); `report` and `compare` refuse a directory whose files name different runs.
+"""
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import InputError
+
+LOCK = ".fisrig.lock"
+# records.parquet's key-value metadata key for the id (summary.json: fisrig.run_id).
+PARQUET_KEY = b"fisrig.run_id"
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex
+
+
+@dataclass
+class Claim:
+    """The directory taken by this process until release() or the process's end."""
+    path: Path
+    run_id: str
+    fd: int
+    made: bool = False  # the directory was made for this claim
+
+    def release(self) -> None:
+        """Lets the directory go; one made for this claim and left with nothing in it goes too
+        (a refused run leaves no directory behind)."""
+        if self.fd < 0:
+            return
+        if self.made and [p.name for p in self.path.iterdir()] == [LOCK]:
+            (self.path / LOCK).unlink()  # while still held: a process that opened it sees it gone (take)
+            self.path.rmdir()
+        os.close(self.fd)  # the flock goes with the last descriptor
+        self.fd = -1
+
+    def __enter__(self) -> "Claim":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+def _holder(fd: int, wait_s: float = 0.5) -> str:
+    """Who holds the lock, as its holder wrote it: it writes that just after it takes the
+    lock, so a process refused in between waits for it a moment."""
+    give_up = time.monotonic() + wait_s
+    while True:
+        try:
+            h = json.loads(os.pread(fd, 4096, 0) or b"{}")
+        except (OSError, ValueError):
+            h = {}
+        if (isinstance(h, dict) and h.get("pid")) or time.monotonic() > give_up:
+            break
+        time.sleep(0.01)
+    if not isinstance(h, dict) or not h.get("pid"):
+        return "another fisrig process"
+    if h.get("what") == "report":
+        return f"`fisrig report` (pid {h['pid']})"
+    return (f"run {str(h.get('run_id', '?'))[:12]} (plan {h.get('plan', '?')}, seed {h.get('seed', '?')}, "
+            f"pid {h['pid']})")
+
+
+def take(out: Path, where: str, what: str = "run", run_id: str | None = None, **about) -> Claim:
+    """`out` (made if need be) taken for this process; InputError naming the holder when
+    another process has it. `about` (plan, seed) is what a refused process is told."""
+    out = Path(out)
+    while True:
+        made = not out.exists()
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+            fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except FileNotFoundError:  # a refused run's release removed the directory it had made
+            continue
+        except FileExistsError:
+            raise InputError(where, "is a file, not a directory") from None
+        except OSError as e:
+            raise InputError(where, f"cannot use it: {e.strerror or e}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            holder = _holder(fd)
+            os.close(fd)
+            if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
+                raise InputError(where, f"cannot lock it: {e.strerror or e}") from None
+            raise InputError(where, f"is being written by {holder}: a run directory holds one run; "
+                                    "choose another --out, or wait until it has ended") from None
+        try:  # the lock file it holds is still the directory's (a refused run's release removes it)
+            if os.stat(out / LOCK).st_ino == os.fstat(fd).st_ino:
+                break
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+    claim = Claim(out, run_id or new_id(), fd, made)
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, json.dumps({"what": what, "run_id": claim.run_id, "pid": os.getpid(), **about}).encode(), 0)
+    return claim
+
+
+def ids(run_dir: Path) -> dict[str, str | None]:
+    """The run id each of the run's files names (None: the file names none), for the files
+    that are there: run.json, summary.json, records.parquet."""
+    from . import results
+    run_dir = Path(run_dir)
+    out: dict[str, str | None] = {}
+    for name in (results.RUN_JSON, results.SUMMARY):
+        path = run_dir / name
+        if not path.exists():
+            continue
+        try:
+            data = json.loads(path.read_bytes())
+        except (ValueError, OSError):
+            continue  # a damaged file is refused where it is read, with its own line
+        block = data.get("fisrig") if name == results.SUMMARY and isinstance(data, dict) else data
+        out[name] = block.get("run_id") if isinstance(block, dict) else None
+    parquet = run_dir / results.PARQUET
+    if parquet.exists():
+        import pyarrow.parquet as pq
+        try:
+            meta = pq.read_schema(parquet).metadata or {}
+        except Exception:  # noqa: BLE001 - a damaged file is refused where it is read
+            meta = None
+        if meta is not None:
+            raw = meta.get(PARQUET_KEY)
+            out[results.PARQUET] = raw.decode() if raw else None
+    return out
+
+
+def check_one_run(run_dir: Path) -> str | None:
+    """The run id the directory's files name (None for a run from before ids: a file that
+    names none is not held against the others); InputError naming the files when they
+    name different runs."""
+    found = {name: rid for name, rid in ids(run_dir).items() if rid}
+    distinct = set(found.values())
+    if len(distinct) <= 1:
+        return next(iter(distinct), None)
+    by_id: dict[str, list[str]] = {}
+    for name, rid in found.items():
+        by_id.setdefault(rid, []).append(name)
+    parts = [f"{' and '.join(names)} {'are' if len(names) > 1 else 'is'} run {rid[:12]}"
+             for rid, names in by_id.items()]
+    raise InputError(str(run_dir), "holds files of more than one run (" + "; ".join(parts) +
+                     "): run the plan again into an empty directory")
