@@ -24,6 +24,11 @@ every command on the SoC's VexRiscv.
   each other 128 KiB read's status a whole phase: 1,330.5 / 1,109.3 us; and both each
   other 128 KiB write's, p99 671.2 / 671.1; docs/model-target.md, "Queue depth 32"); the
   table is printed. Each phase's IOPS is within 0.14%.
+- Issue 58, section 2: every figure a user publishes of each phase (IOPS, MB/s, and the
+  latency from submit to status: mean, p50, p99, p99.9, max, as the headline and
+  summary.json give them) within 2% of the gateware's (compare.Figure;
+  scripts/bench_targets.py: model_vs_rtl.published_err_pct). Not met yet (marked xfail,
+  strict, below): the 4 KiB reads' p50 from submit is 43.3 us on the model against 36.6.
 """
 import numpy as np
 import pandas as pd
@@ -99,3 +104,29 @@ def test_every_phase_latency_is_within_two_percent(comparison):
     for r in rows:
         assert abs(r.a_ns - r.b_ns) <= GOAL_PCT / 100 * r.b_ns, r
     assert comparison.worst_latency_pct <= GOAL_PCT
+
+
+def test_every_published_figure_is_compared(comparison):
+    """The figures a user publishes of each of the four phases (IOPS, MB/s, and the latency
+    from submit to status: mean, p50, p99, p99.9, max), both targets' side by side."""
+    print("\n".join(comparison.published_table(GOAL_PCT)))
+    assert len(comparison.published) == 7 * 4
+    assert {f.phase for f in comparison.published} == set(CEILING) | {"ncq write 128k seq", "ncq read 128k seq"}
+
+
+# Issue 58, section 2's goal, not met yet: the model queues a command before its H2D
+# otherwise than the gateware and its firmware at queue depth 32 (which command the drive
+# serves next, when the VM submits), so the 4 KiB reads' latency from submit differs where
+# their latency from the H2D does not (test_every_phase_latency_is_within_two_percent).
+# docs/model-target.md, "Queue depth 32", has the figures.
+# strict: the mark goes when the model meets it.
+@pytest.mark.xfail(strict=True, reason="issue 58 section 2: model vs rtl at QD32, ncq read 4k rand latency p50 "
+                                       "43.27 against 36.56 us (18.4%), p99.9 and max 9%, mean 4.4%; ncq write "
+                                       "4k rand mean 3.0%; ncq read 128k seq mean 2.01%")
+def test_every_published_figure_is_within_two_percent(comparison):
+    """Issue 58, section 2: IOPS, MB/s and the latency from submit to status (mean, p50,
+    p99, p99.9, max) of every phase within 2% of the gateware's, or a tick and an ALIGN
+    pair (compare.Figure; scripts/bench_targets.py: model_vs_rtl.published_err_pct)."""
+    over = comparison.published_failing(GOAL_PCT)
+    assert not over, f"model (A) against rtl (B), published figures over {GOAL_PCT}%: " + \
+        ", ".join(f"{f.phase} {f.what} {f.a:,.0f} against {f.b:,.0f} ({f.diff_pct:.2f}%)" for f in over)
