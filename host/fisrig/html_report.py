@@ -15,6 +15,7 @@ from html import escape
 from pathlib import Path
 
 from . import __version__
+from . import figure_text as ft
 from .phase_stats import HEADLINE_PERCENTILES
 
 STYLE = """
@@ -35,6 +36,8 @@ figure { margin: 1.2em 0; } figure img { max-width: 100%; height: auto; border: 
 figcaption { color: #555; font-size: 12px; }
 footer { color: #777; font-size: 12px; margin-top: 3em; }
 code { font-size: 12px; }
+.wide { overflow-x: auto; }
+details { margin: 0.3em 0; }
 """
 
 
@@ -132,36 +135,67 @@ def steps_table(meta: dict) -> str:
 
 
 PHASE_HEAD = ["phase", "kind", "commands", "errors", "seconds", "IOPS", "MB/s", "trimmed LBAs", "QD asked",
-              "QD held (mean)", "QD max", "issued /s"] + [f"p{k:g} latency (us)" for k in HEADLINE_PERCENTILES]
+              "QD held (mean)", "QD max", "issued /s", "mean latency (us)"] + \
+             [f"p{k:g} latency (us)" for k in HEADLINE_PERCENTILES] + ["max latency (us)"]
 
 
 def phase_row(label: str, j: dict) -> list[object]:
     """One phase's figures from its summary.json "fisrig" block, formatted as the headline
     formats them (a sweep's MB/s is its zones' average)."""
-    qd, pct = j["queue_depth"], j["latency_ns"]["percentile"]
+    qd, lat = j["queue_depth"], j["latency_ns"]
+    pct = lat["percentile"] if lat["N"] else {}
     # A rate over one command is 1 / its latency: the latency says it (as the headline).
-    mbps = (f"{j['sweep']['mb_per_s']:.1f} ({j['sweep']['zones']} zones)" if "sweep" in j
-            else f"{j['data_mb_per_s']:.1f}" if j["commands"] > 1 else "")
+    mbps = (f"{j['sweep']['mb_per_s']:,.1f} ({j['sweep']['zones']} zones)" if "sweep" in j
+            else f"{j['data_mb_per_s']:,.1f}" if j["commands"] > 1 else "")
     errors = (f"{j['errors']} ({j['sent_again']} sent again, {j['failed']} failed)" if j.get("sent_again")
               else j["errors"])
-    return [label, j["kind"], f"{j['commands']:,}", errors, f"{j['seconds']:,.3f}",
-            f"{j['iops']:.0f}" if j["commands"] > 1 else "one command", mbps,
-            f"{j['trimmed_lbas']:,}" if j["trimmed_lbas"] else "", qd["asked"] if qd["asked"] else "",
-            f"{qd['held_mean']:.2f}", qd["held_max"], f"{j['issue_rate']:.0f}" if j["commands"] > 1 else ""] + \
-           [f"{pct[f'{k:.6f}'] / 1e3:,.0f}" if pct else "" for k in HEADLINE_PERCENTILES]
+    if j.get("partial"):  # a banner on the phase: its figures are not the whole phase's
+        label = Markup(f'{_e(label)} <span class="bad">PARTIAL</span>')
+    return [label, j["kind"], ft.count(j["commands"]), errors, f"{j['seconds']:,.3f}",
+            ft.rate(j["iops"]) if j["commands"] > 1 else "one command", mbps,
+            ft.count(j["trimmed_lbas"]) if j["trimmed_lbas"] else "", qd["asked"] if qd["asked"] else "",
+            f"{qd['held_mean']:.2f}", qd["held_max"], ft.rate(j["issue_rate"]) if j["commands"] > 1 else "",
+            ft.us_number(lat["mean"]) if pct else ""] + \
+           [ft.us_number(pct[f"{k:.6f}"]) if pct else "" for k in HEADLINE_PERCENTILES] + \
+           [ft.us_number(lat["max"]) if pct else ""]
 
 
 def phases_section(phases: list) -> str:
     figures = [(p.label, p.to_json()) for p in phases]
     table = _table(PHASE_HEAD, [phase_row(label, j) for label, j in figures], set(range(2, len(PHASE_HEAD))))
+    table = f'<div class="wide">{table}</div>'  # its 17 columns scroll rather than spill out of the page
     warnings = [(label, w) for label, j in figures for w in j["warnings"]]
     notes = "".join(f'<li class="warn"><b>{_e(label)}</b>: {_e(w)}</li>' for label, w in warnings)
     return table + (f"<ul>{notes}</ul>" if notes else "")
 
 
+def slowest_section(phases: list) -> str:
+    """Each phase's slowest commands (phase_stats.slowest), a table a phase, folded under its
+    label (a SNIA PTS run has 57 phases); the submit time in seconds on the rig's clock."""
+    parts = []
+    for p in phases:
+        rows = [[i, f"{c['command']:#04x}", ft.count(c["lba"]), f"{c['lbas'] * 512 / 1024:,.1f}",
+                 f"{c['t_submit_ns'] / 1e9:,.6f}", ft.us_number(c["latency_ns"]),
+                 Markup(_e(c["result"]) if c["result"] == "ok" else f'<span class="bad">{_e(c["result"])}</span>')]
+                for i, c in enumerate(p.slowest, 1)]
+        if len(rows) < 2:
+            continue
+        table = _table(["#", "command", "LBA", "KiB", "submitted (s)", "latency (us)", "result"], rows, {0, 2, 3, 4, 5})
+        parts.append(f"<details><summary><b>{_e(p.label)}</b>: slowest {ft.us(p.slowest[0]['latency_ns'])}"
+                     f"</summary>{table}</details>")
+    if not parts:
+        return ""
+    return ("<h2>Slowest commands</h2><p class=sub>Each phase's ten slowest commands, submit to status, "
+            "whatever their result; submitted: seconds on the rig's clock, which starts with the run.</p>" + "".join(parts))
+
+
 # What each chart shows, under it (its own caption, on the image, says where it came from).
 ABOUT = {
-    "iops_per_100k": "IOPS averaged over each 100,000 commands (fewer in short phases), phase after phase.",
+    "iops_over_time": "IOPS over time: each phase's completions per a two-hundredth of its span, phase after "
+                      "phase; a stall shows as the time it lasted.",
+    "iops_per_100k": "IOPS averaged over each 100,000 commands (fewer in short phases), phase after phase: "
+                     "the typical rate between stalls, which this axis of commands shrinks (iops_over_time "
+                     "shows them as long as they lasted).",
     "mbps_across_lba": "MB/s of each zone of the sweep phases across the drive's LBA span (HD Tach's curve).",
     "latency_percentiles": "Each phase's command latency at each percentile, from submit to status.",
     "latency_over_time": "Every command's latency at its completion time, to the chart's resolution: a dot is "
@@ -203,9 +237,29 @@ def run_page(meta: dict, phases: list, paths: list[Path], status: str, caption: 
             f"<h2>Drive (IDENTIFY)</h2>{_kv(drive_rows(meta))}"
             f"<h2>Plan steps</h2>{steps_table(meta)}"
             f"<h2>Phases</h2>{phases_section(phases) if phases else '<p>No phase issued commands.</p>'}"
+            + slowest_section(phases)
             + extra + charts(paths, caption))
     return page(f"{plan.get('name', 'run')}: {ident.get('model', 'drive unknown')}",
-                f"{meta.get('profile', '?')} on target {meta.get('target', '?')}, {_date(meta)}", body)
+                f"{produced_by(meta)}, {_date(meta)}", body)
+
+
+TARGET_WORDS = {
+    "model": "the model target (the rig's firmware VM over a transaction-level model of its engine)",
+    "rtl": "the rtl target (the rig's gateware and firmware, simulated cycle by cycle in Verilator)",
+}
+
+
+def produced_by(meta: dict) -> str:
+    """Which drive and target produced the figures: a simulated drive and its profile, or a
+    board and the drive on it, so no reader takes a simulation for a drive on a bench."""
+    ident = _d(meta.get("identify"))
+    target = str(meta.get("target", "?"))
+    drive = f"{ident.get('model', 'drive unknown')} (fw {ident.get('firmware', '?')})"
+    if target in TARGET_WORDS:
+        return f"A simulated drive, {drive}, profile {meta.get('profile', '?')}, on {TARGET_WORDS[target]}"
+    if target == "board":
+        return f"The drive {drive}, serial {ident.get('serial', '?')}, on a fisrig board at {meta.get('url', '?')}"
+    return f"{drive} on target {target}"
 
 
 def compare_page(runs: list[tuple[str, Path, dict, list, str]], paths: list[Path], caption: str) -> str:

@@ -123,6 +123,11 @@ class PhaseStats:
     zones_asked: int = 0
     warnings: list[str] = field(default_factory=list)
     sent_again: int = 0  # ... of which the plan's error policy sent the command again
+    # Its SLOWEST commands, slowest first: each's opcode, LBA, LBAs, submit stamp (ns on the
+    # rig's clock), latency and result, for the stall a reviewer looks for first.
+    slowest: list[dict] = field(default_factory=list)
+    # A phase the run's stop cut short: its commands (or seconds) done and asked (mark_partial).
+    partial: dict | None = None
     # The phase's records (phase_rows), for summary.json and the plots to read without
     # taking them out of the run's records again.
     rows: PhaseRows | None = field(default=None, repr=False, compare=False)
@@ -191,12 +196,32 @@ class PhaseStats:
             "issue_rate": self.issue_rate,
             "latency_ns": {"N": int(len(self.latency_ns)), "mean": self.latency_mean_ns, "max": self.latency_max_ns,
                            "percentile": self.latency_percentiles()},
-            "warnings": self.warnings,
+            "warnings": self.warnings, "slowest": self.slowest,
         }
+        if self.partial:
+            out["partial"] = self.partial
         if self.is_sweep:
             out["sweep"] = {"zones": len(self.zones), "zones_asked": self.zones_asked,
                             "mb_per_s": self.sweep_mbps}
         return out
+
+
+SLOWEST = 10
+
+
+def slowest(r: PhaseRows, k: int = SLOWEST) -> list[dict]:
+    """The phase's k slowest commands (submit to status, whatever their result), slowest
+    first; ties in record order."""
+    lat = r["latency_ns"]
+    k = min(k, len(lat))
+    if not k:
+        return []
+    top = np.argpartition(lat, len(lat) - k)[len(lat) - k:]
+    top = top[np.lexsort((top, -lat[top]))]
+    result = r._column("result").take(pa.array(top)).to_pylist()
+    return [{"command": int(r["command"][i]), "lba": int(r["lba"][i]), "lbas": int(r["lbas"][i]),
+             "t_submit_ns": int(r["t_submit_ns"][i]), "latency_ns": int(lat[i]), "result": res}
+            for i, res in zip(top.tolist(), result)]
 
 
 def _zones(lba: np.ndarray, sectors: np.ndarray, t0: np.ndarray, t1: np.ndarray) -> tuple[list, int, float]:
@@ -267,12 +292,48 @@ def compute_phase(r: PhaseRows, pp: PlanPhase, plan_known: bool) -> PhaseStats:
         qd_asked=qd_asked(pp), qd_mean=qd_mean, qd_max=qd_max,
         issue_rate=float(issue_rate), latency_ns=masked(r["latency_ns"], ok),
         t_status_ns=t1, zones=[], zones_asked=pp.zones, rows=r,
-        sent_again=int(np.count_nonzero(r["detail"] & pf.DETAIL_SENT_AGAIN)))
+        sent_again=int(np.count_nonzero(r["detail"] & pf.DETAIL_SENT_AGAIN)), slowest=slowest(r))
     if p.is_sweep:
         p.zones, p.zone_bytes, p.zone_seconds = _zones(
             *(masked(c, data) for c in (r["lba"], r["sectors"], t0, t1)))
     p.warnings = _warnings(p, pp.asked_qd, plan_known)
     return p
+
+
+def mark_partial(phases: list[PhaseStats], meta: dict, rows: int | None = None) -> None:
+    """The phase a run's stop cut short, marked: on a run that did not end done (or whose
+    records are fewer than it took: `rows` of run.json's outcome.records), the phase of its
+    last status, when it did fewer commands (or ran less time) than it asked (run.json's
+    phase_goals). Its figures stay those of the time it ran; the mark says that is what they
+    are, first among its warnings."""
+    status = meta.get("status")
+    goals = meta.get("phase_goals")
+    outcome = meta.get("outcome") if isinstance(meta.get("outcome"), dict) else {}
+    took = outcome.get("records", 0) - outcome.get("current_records", 0) if isinstance(outcome.get("records"), int) \
+        and isinstance(outcome.get("current_records", 0), int) else None
+    missing = rows is not None and took is not None and rows < took
+    if (status == "done" and not missing) or not phases or not isinstance(goals, dict) or \
+            any(p.partial for p in phases):
+        return
+    last = max(phases, key=lambda p: int(p.t_status_ns.max()) if len(p.t_status_ns) else -1)
+    goal = goals.get(last.label)
+    if not isinstance(goal, dict):
+        return
+    how = ("was killed" if status == "running" else f"ended {status}" if status != "done" else
+           f"kept {rows:,} of its {took:,} records")
+    done = last.commands - last.sent_again
+    asked, asked_s = goal.get("commands"), goal.get("seconds")
+    if isinstance(asked, int) and not asked_s and done < asked:
+        last.partial = {"commands": done, "commands_asked": asked, "seconds": last.seconds}
+        text = f"{done:,} of {asked:,} commands"
+    elif isinstance(asked_s, (int, float)) and asked is None and last.seconds < asked_s:
+        last.partial = {"commands": done, "seconds": last.seconds, "seconds_asked": asked_s}
+        text = f"{last.seconds:,.1f} of the {asked_s:,.1f} s asked"
+    else:
+        return
+    clock = "simulated " if meta.get("target") in ("model", "rtl") else ""
+    last.warnings.insert(0, f"partial: {text}; the run {how} during it, and its figures are those of the "
+                            f"{last.seconds:,.3f} s ({clock}time) it ran")
 
 
 def compute(table: pa.Table, meta: dict, ready: dict | None = None) -> list[PhaseStats]:
@@ -285,4 +346,5 @@ def compute(table: pa.Table, meta: dict, ready: dict | None = None) -> list[Phas
     for r in split(table):  # each phase's records (phase_rows: taken out once, for every reader)
         done = (ready or {}).get((r.label, r.sel.start, r.sel.stop)) if isinstance(r.sel, slice) else None
         out.append(done if done is not None else compute_phase(r, plan.get(r.label, PlanPhase()), bool(plan)))
+    mark_partial(out, meta, table.num_rows)
     return out

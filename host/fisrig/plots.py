@@ -178,6 +178,66 @@ def plot_iops(series: list[Series], path: Path, caption: str) -> bool:
                   f"IOPS averaged per {IOPS_WINDOW:,} commands (fewer for short phases)", caption)
 
 
+# Windows a phase's time is cut into on the IOPS-over-time chart (at least IOPS_TIME_MIN_NS each).
+IOPS_TIME_WINDOWS = 200
+IOPS_TIME_MIN_NS = 100_000
+
+
+def _width_text(ns: int) -> str:
+    """A window's width as a legend says it: 250 us, 52.7 ms, 6.02 s."""
+    unit, name = next(((u, n) for u, n in ((1e9, "s"), (1e6, "ms")) if ns >= u), (1e3, "us"))
+    return f"{ns / unit:.3g} {name}"
+
+
+def _clock_word(meta: dict) -> str:
+    """"simulated" for a target that simulates the drive, as the report says its times are."""
+    return "simulated " if meta.get("target") in ("model", "rtl") else ""
+
+
+def _first_submit(p) -> int:
+    """The phase's first submit, where its records still hold them (a comparison's let go)."""
+    try:
+        return int(p.rows.sorted("t_submit_ns")[0])
+    except Exception:  # noqa: BLE001 - no rows, or rows that kept only what their charts read
+        return int(np.min(p.t_status_ns)) if len(p.t_status_ns) else 0
+
+
+def plot_iops_time(series: list[Series], path: Path, caption: str) -> bool:
+    """IOPS over time, as fio's logs and reviewers' charts draw it: each phase's completions
+    counted in windows of its own time (a two-hundredth of its span), the phases one after
+    another on the run's time axis; a command that takes seconds holds its window's IOPS
+    down for those seconds, as it held the drive's. A phase in a loop (a SNIA PTS cell) on
+    its own time (_own_time); trace replays overlaid from 0, as on plot_iops."""
+    curves = [(s, p) for s in series for p in s.phases if not p.is_sweep and p.commands >= MIN_IOPS_PHASE]
+    if any(p.kind == "replay" for _, p in curves):
+        curves = [(s, p) for s, p in curves if p.kind == "replay"]
+    drawn = []
+    x0: dict[int, float] = {}
+    for s, p in curves:
+        t = _own_time(p, _sorted_status(p))
+        first = min(_first_submit(p), int(t[0])) if not len(p.rows.visits() if p.rows is not None else []) > 1 \
+            else int(t[0])
+        span = int(t[-1]) - first
+        width = max(span // IOPS_TIME_WINDOWS, IOPS_TIME_MIN_NS)
+        counts = np.bincount((t - first) // width)
+        start = 0 if p.kind == "replay" else x0.get(id(s), 0)
+        x = start + np.arange(len(counts) + 1) * width
+        drawn.append((s, p, x, counts * (1e9 / width), width))
+        x0[id(s)] = max(x0.get(id(s), 0), start + span)
+    fig, ax = _axes(len(drawn))
+    unit, name = _time_unit(max(x0.values(), default=0))
+    for s, p, x, iops, width in drawn:
+        ax.step(x / unit, np.append(iops, iops[-1]), where="post", ls=_linestyle(series.index(s)), lw=1,
+                label=f"{s.label(p.label)} (per {_width_text(width)})")
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.set_ylim(bottom=0)
+    clock = _clock_word(series[0].meta) if series else ""
+    replays = any(p.kind == "replay" for _, p, *_ in drawn)
+    order = "trace replays overlaid from their start" if replays else "one phase after another"
+    return finish(fig, ax, path, f"{clock}time ({name}), {order}", "IOPS",
+                  f"IOPS over {clock}time (each phase's completions per a two-hundredth of its span)", caption)
+
+
 def plot_lba_mbps(series: list[Series], path: Path, caption: str) -> bool:
     curves = [(s, p) for s in series for p in s.phases if p.is_sweep and p.zones]
     fig, ax = _axes(len(curves))

@@ -22,6 +22,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import current, current_plot, html_report, phase_stats, plots, power_report, pts
+from . import figure_text as ft
 from .phase_stats import PhaseStats
 from .plots import caption  # noqa: F401 - a run's caption, as callers know it
 
@@ -33,9 +34,21 @@ def _rate(v: float) -> str:
     return f"{v:.3g}" if v < 1e5 else f"{v:.3e}"
 
 
+def latency_line(j: dict) -> str:
+    """A phase's latency as the headline gives it: mean, the percentiles and the max, of its
+    commands that completed OK."""
+    lat = j["latency_ns"]
+    if not lat["N"]:
+        return "no latency (no command completed OK)"
+    pct = lat["percentile"]
+    return ("latency mean " + ft.us(lat["mean"]) + "  "
+            + "  ".join(f"p{k:g} {ft.us(pct[f'{k:.6f}'])}" for k in phase_stats.HEADLINE_PERCENTILES)
+            + "  max " + ft.us(lat["max"]))
+
+
 def headline(ph: list[PhaseStats]) -> list[str]:
     """One line per phase, printed from the same dict summary.json holds for it, and a
-    "!" line under it for each warning."""
+    "!" line under it for each warning (a phase cut short first)."""
     lines = []
     for p in ph:
         j = p.to_json()
@@ -43,33 +56,31 @@ def headline(ph: list[PhaseStats]) -> list[str]:
         # latency says it, a rate would mislead.
         one = j["commands"] < 2
         if j["kind"] == "sweep":
-            what = f"{'sweep':<12} {j['sweep']['mb_per_s']:8.1f} MB/s ({j['sweep']['zones']} zones)"
+            what = f"{'sweep':<12} {j['sweep']['mb_per_s']:8,.1f} MB/s ({j['sweep']['zones']} zones)"
         elif j["trimmed_lbas"] and not j["data_bytes"]:
-            what = (f"{j['kind']:<12} {'one command' if one else format(j['iops'], '8.0f') + ' IOPS'}  "
-                    f"trimmed {j['trimmed_lbas']} LBAs ({j['trimmed_lbas'] * 512 / 1e9:.1f} GB)"
+            what = (f"{j['kind']:<12} {'one command' if one else ft.rate(j['iops']).rjust(8) + ' IOPS'}  "
+                    f"trimmed {ft.count(j['trimmed_lbas'])} LBAs ({j['trimmed_lbas'] * 512 / 1e9:,.1f} GB)"
                     + ("" if one else f", {_rate(j['trimmed_lbas_per_s'])} LBAs/s"))
         elif one:
             what = f"{j['kind']:<12} {'one command':>28}"
         else:
-            what = f"{j['kind']:<12} {j['iops']:8.0f} IOPS {j['data_mb_per_s']:8.1f} MB/s"
+            what = f"{j['kind']:<12} {ft.rate(j['iops']):>8} IOPS {j['data_mb_per_s']:8,.1f} MB/s"
             if j["trimmed_lbas"]:
-                what += f"  trimmed {j['trimmed_lbas']} LBAs"
+                what += f"  trimmed {ft.count(j['trimmed_lbas'])} LBAs"
         qd = j["queue_depth"]
         depth = (f"QD {qd['held_mean']:.2f} held (max {qd['held_max']})"
                  + (f" of {qd['asked']}" if qd["asked"] else ""))
-        pct = j["latency_ns"]["percentile"]
-        lat = ("latency " + "  ".join(f"p{k:g} {pct[f'{k:.6f}'] / 1e3:.0f} us"
-                                      for k in phase_stats.HEADLINE_PERCENTILES)) if pct else "no latency (no command completed OK)"
-        issued = f", issued {j['issue_rate']:.0f}/s" if j["commands"] > 1 else ""
-        lines.append(f"{p.label:<18} {j['commands']:>10} cmds  {what}  {depth}{issued}  {lat}"
-                     + (f"  {j['errors']} errors" if j["errors"] else "")
-                     + (f" ({j['sent_again']} sent again, {j['failed']} failed)" if j.get("sent_again") else ""))
+        issued = f", issued {ft.rate(j['issue_rate'])}/s" if j["commands"] > 1 else ""
+        lines.append(f"{p.label:<18} {ft.count(j['commands']):>10} cmds  {what}  {depth}{issued}  {latency_line(j)}"
+                     + (f"  {ft.count(j['errors'])} errors" if j["errors"] else "")
+                     + (f" ({ft.count(j['sent_again'])} sent again, {ft.count(j['failed'])} failed)"
+                        if j.get("sent_again") else ""))
         lines += [f"  ! {p.label}: {w}" for w in j["warnings"]]
     return lines
 
 
 # A run's charts, in the order report.html shows them.
-PLOTS = {"iops_per_100k.png": plots.plot_iops, "mbps_across_lba.png": plots.plot_lba_mbps,
+PLOTS = {"iops_over_time.png": plots.plot_iops_time, "iops_per_100k.png": plots.plot_iops, "mbps_across_lba.png": plots.plot_lba_mbps,
          "latency_percentiles.png": plots.plot_latency, "latency_over_time.png": plots.plot_latency_time,
          "current_over_time.png": current_plot.plot_current_time,
          "transfer_sizes.png": plots.plot_sizes, "fill_times.png": plots.plot_fill_times}

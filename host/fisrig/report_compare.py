@@ -19,7 +19,7 @@ from .errors import InputError
 HTML = "compare.html"
 # The charts a comparison draws (latency over time is one run's: runs' dots would hide
 # each other), each file named apart from a run's own charts.
-PLOTS = {"compare_iops_per_100k.png": plots.plot_iops, "compare_mbps_across_lba.png": plots.plot_lba_mbps,
+PLOTS = {"compare_iops_over_time.png": plots.plot_iops_time, "compare_iops_per_100k.png": plots.plot_iops, "compare_mbps_across_lba.png": plots.plot_lba_mbps,
          "compare_latency_percentiles.png": plots.plot_latency, "compare_transfer_sizes.png": plots.plot_sizes,
          "compare_fill_times.png": plots.plot_fill_times}
 OWN_FILES = (HTML, *PLOTS)

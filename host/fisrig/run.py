@@ -17,7 +17,7 @@ from . import plan as plan_mod
 from . import program_format as pf
 from . import drive_catalog
 from . import estimate as estimate_mod
-from . import current, fio_json, phase_stats, phase_work, power_verdicts, process_memory, pts, report, results
+from . import current, fio_json, phase_stats, phase_work, power_verdicts, process_memory, progress, pts, report, results
 from . import run_dir as run_dir_mod, run_state
 from .compile import compile_plan
 from .errors import InputError
@@ -157,6 +157,7 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
                  "retries": plan.retries, "timeout_ms": plan.timeout_ms, "link_timeout_ms": plan.link_timeout_ms,
                  "steps": [{"do": s.do, "label": s.label, **s.args} for s in plan.steps]},
         "markers": {str(k): v for k, v in p.compiled.markers.items()},
+        "phase_goals": phase_goals(p.compiled),
         "power_loss": p.compiled.power_loss,
         "identify": p.ident,
         "estimate": dataclasses.asdict(p.estimate),
@@ -178,7 +179,9 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
     finally:
         p.target.records_sink = None
     meta["status"] = outcome.status
-    meta["outcome"] = dataclasses.asdict(outcome)
+    # The current sampler's records go to current.parquet, not records.parquet: run_state
+    # counts them there once records.bin is gone.
+    meta["outcome"] = {**dataclasses.asdict(outcome), "current_records": stream.current.records}
     if outcome.status != "done":
         meta["error"] = outcome.error or outcome.status
     results.write_json(out / results.RUN_JSON, meta)
@@ -190,6 +193,19 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
         if removal:
             removal.join()
     return RunResult(out, outcome.status, phases, plots, outcome)
+
+
+def phase_goals(compiled) -> dict[str, dict]:
+    """What each phase asked, by label, as far as it is known before it runs (progress.goals):
+    its counted commands, and its steps' time when stopped by time; phase_stats.mark_partial
+    holds a phase the run's stop cut short to it."""
+    out = {}
+    for marker, g in progress.goals(compiled).items():
+        label = compiled.markers.get(marker)
+        if label is not None and (g.commands or g.timed_ticks):
+            out[label] = {"commands": round(g.commands) if g.counted else None,
+                          "seconds": g.timed_ticks / pf.TICK_HZ if g.timed_ticks else None}
+    return out
 
 
 def finish_stream(out: Path, stream: results.ParquetStream, keep_raw: bool) -> threading.Thread | None:

@@ -24,10 +24,12 @@ class RunState:
     torn_bytes: int           # a partial record at its end
     parquet_rows: int | None
     expected: int | None      # records the target said it wrote (None: it never said)
+    current_records: int = 0  # of them, the current sampler's (in current.parquet, not records.parquet)
 
     @property
     def have(self) -> int:
-        return max(self.raw_records or 0, self.parquet_rows or 0)
+        parquet = self.parquet_rows + self.current_records if self.parquet_rows is not None else 0
+        return max(self.raw_records or 0, parquet)
 
     @property
     def missing(self) -> int:
@@ -102,4 +104,5 @@ def inspect(run_dir: Path) -> RunState:
     if status == "running":  # run.json is rewritten when the target returns: it never did
         status, why = "killed", "run.json still says running: the run was stopped before it ended"
     expected = outcome.get("records") if isinstance(outcome.get("records"), int) else None
-    return RunState(status, why, n, torn, rows, expected)
+    sampled = outcome.get("current_records") if isinstance(outcome.get("current_records"), int) else 0
+    return RunState(status, why, n, torn, rows, expected, sampled)

@@ -12,6 +12,7 @@ import subprocess
 import pytest
 from PIL import Image
 
+from fisrig import figure_text
 from fisrig.run import run_plan
 
 from test_bad_inputs import fisrig
@@ -69,10 +70,13 @@ def test_every_phase_shows_the_figures_summary_json_holds(run):
         assert kind == f["kind"]
         assert cells[0] == f"{f['commands']:,}" and cells[1] == str(f["errors"])
         if f["commands"] > 1:
-            assert cells[3] == f"{f['iops']:.0f}"
+            assert cells[3] == f"{f['iops']:,.0f}"
         assert cells[7] == f"{f['queue_depth']['held_mean']:.2f}" and cells[8] == str(f["queue_depth"]["held_max"])
-        p50 = f["latency_ns"]["percentile"].get("50.000000")
-        assert cells[10] == (f"{p50 / 1e3:,.0f}" if p50 is not None else "")
+        lat = f["latency_ns"]
+        p50 = lat["percentile"].get("50.000000")
+        us = figure_text.us_number
+        assert cells[10:15] == ([us(lat["mean"]), us(p50), us(lat["percentile"]["99.000000"]),
+                                 us(lat["percentile"]["99.900000"]), us(lat["max"])] if p50 is not None else [""] * 5)
 
 
 def test_report_command_writes_it_again(run, capsys):

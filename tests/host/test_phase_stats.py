@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fisrig import phase_stats, report
+from fisrig import figure_text, phase_stats, report
 from fisrig.phase_stats import queue_depth_held
 
 
@@ -91,7 +91,7 @@ def test_a_one_command_phase_has_its_latency_and_no_rate():
                                _meta({"do": "flush", "label": "flush"}))
     line = report.headline([p])[0]
     assert "IOPS" not in line and "MB/s" not in line and "one command" in line, line
-    assert "latency p50 0 us" in line
+    assert "latency mean 0.2 us  p50 0.2 us" in line and "max 0.2 us" in line, line
 
 
 def test_smoke_headline_prints_what_summary_json_holds(smoke_run):
@@ -102,10 +102,13 @@ def test_smoke_headline_prints_what_summary_json_holds(smoke_run):
     for line, job in zip(lines, jobs):
         f = job["fisrig"]
         assert line.startswith(job["jobname"])
-        assert f"{f['commands']:>10} cmds" in line
+        assert f"{f['commands']:>10,} cmds" in line
         for k in ("50", "99", "99.9"):
             v = f["latency_ns"]["percentile"][f"{float(k):.6f}"]
-            assert f"p{k} {v / 1e3:.0f} us" in line, (line, k)
+            assert f"p{k} {figure_text.us(v)}" in line, (line, k)
+        # mean and max, as fio's clat_ns has them (the slowest command: the stall)
+        assert f"latency mean {figure_text.us(f['latency_ns']['mean'])}" in line
+        assert line.endswith(f"max {figure_text.us(f['latency_ns']['max'])}"), line
         qd = f["queue_depth"]
         assert f"QD {qd['held_mean']:.2f} held (max {qd['held_max']})" in line
     by = {j["jobname"]: j for j in jobs}
@@ -124,7 +127,7 @@ def test_trim_is_reported_as_lbas_trimmed_not_mb_per_s(smoke_run):
     assert trim["fisrig"]["data_bytes"] == 0
     line = next(l for l in report.headline(smoke_run.phases) if l.startswith("TRIM"))
     assert "MB/s" not in line
-    assert f"trimmed {trim['fisrig']['trimmed_lbas']} LBAs" in line
+    assert f"trimmed {trim['fisrig']['trimmed_lbas']:,} LBAs" in line
 
 
 def test_no_record_has_a_negative_latency(smoke_run):

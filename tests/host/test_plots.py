@@ -14,7 +14,7 @@ from PIL import Image
 from fisrig import phase_stats, plan, plots, report
 from fisrig.run import run_plan
 
-ALL_CHARTS = ["iops_per_100k.png", "mbps_across_lba.png", "latency_percentiles.png", "latency_over_time.png",
+ALL_CHARTS = ["iops_over_time.png", "iops_per_100k.png", "mbps_across_lba.png", "latency_percentiles.png", "latency_over_time.png",
               "transfer_sizes.png", "fill_times.png"]
 SIZES_KIB = (4, 16, 64, 256)
 

@@ -37,7 +37,7 @@ def test_runs_are_overlaid_and_named(runs, tmp_path, capsys):
     out = tmp_path / "cmp"
     code, text, err = fisrig(["report", "--compare", *runs, "--out", out], capsys)
     assert code == 0, err
-    charts = ["compare_iops_per_100k.png", "compare_mbps_across_lba.png", "compare_latency_percentiles.png",
+    charts = ["compare_iops_over_time.png", "compare_iops_per_100k.png", "compare_mbps_across_lba.png", "compare_latency_percentiles.png",
               "compare_fill_times.png"]
     assert sorted(p.name for p in out.iterdir()) == sorted(["compare.html", *charts])
     assert text.splitlines()[0] == f"compare: {out}/  (compare.html, {', '.join(charts)})"

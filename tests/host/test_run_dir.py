@@ -161,3 +161,13 @@ def test_a_run_from_before_run_ids_is_still_read(smoke_run, tmp_path, capsys):
     code, out, err = fisrig(["report", d], capsys)
     assert code == 0, err
     assert run_dir.check_one_run(d) is None
+
+
+@pytest.mark.parametrize("argv", [["run", "smoke-tiny"], ["replay", "t.csv"], ["report", "--compare", "a", "b"]])
+def test_an_empty_out_is_refused_not_taken_for_the_default(argv, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.csv").write_text("R,0,8\n")
+    code, out, err = fisrig([*argv, "--out", ""], capsys)
+    assert code == 2 and not out
+    assert err == "fisrig: --out '': is empty: name a directory\n"
+    assert not (tmp_path / "runs").exists()
