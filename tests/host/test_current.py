@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from fisrig import plan
+from fisrig import plan, run_state
 from fisrig.run import run_plan
 
 IDLE_MA = 60  # tiny-1gb's power.idle_ma
@@ -75,6 +75,11 @@ def test_a_plan_samples_the_drive_current_every_4_us_from_its_start_to_its_end(t
         assert s[f"max_{name}_mean_ma"] == round(want["mean"].max(), 2)
     assert (r.run_dir / "current_over_time.png").exists()
     assert "current_over_time.png" in (r.run_dir / "report.html").read_text()
+    # Reported again, with records.bin gone: the sampler's records are in current.parquet,
+    # not missing (run.json's outcome.current_records), so the run still ended done.
+    assert not (r.run_dir / "records.bin").exists()
+    state = run_state.inspect(r.run_dir)
+    assert state.missing == 0 and state.line() == "done", state.line()
 
 
 def test_a_current_step_samples_from_there_until_it_is_turned_off(tmp_path):
