@@ -188,17 +188,16 @@ class ParquetStream:
     Until finish() the file is records.parquet.tmp; abandon() removes it."""
 
     def __init__(self, run_dir: Path, markers: dict[int, str], chunk: int = 1 << 20, work=None,
-                 run_id: str | None = None):
+                 metadata: dict[bytes, bytes] | None = None):
         """work: a phase_work.PhaseWork, handed each row group written; a long phase's last
         row group is then written as soon as its records end, not when the group is full,
         and finish() takes the report's columns from it rather than from the file.
-        run_id: the run's id, kept in the file's metadata (run_dir.PARQUET_KEY)."""
-        from .run_dir import PARQUET_KEY
+        metadata: the file's key-value metadata (the run's id: run_dir.parquet_metadata)."""
         self.run_dir, self.markers, self.chunk, self.work = Path(run_dir), markers, chunk, work
         self.tmp = self.run_dir / (PARQUET + ".tmp")
         self.schema = to_table(np.zeros(0, dtype=pf.RECORD_DTYPE), markers).schema
-        if run_id:
-            self.schema = self.schema.with_metadata({PARQUET_KEY: run_id.encode()})
+        if metadata:
+            self.schema = self.schema.with_metadata(metadata)
         self._writer = parquet_writer(self.tmp, self.schema)
         # A row group's records gather in one buffer, kept for the run, where each row group
         # was a fresh 100 MB array (np.concatenate of what had come), its pages faulted in
@@ -363,12 +362,13 @@ def read_compact(path, columns: list[str]) -> pa.Table:
     return pa.table(out)
 
 
-def write_parquet(run_dir: Path, markers: dict[int, str], chunk: int = 1 << 20, run_id: str | None = None) -> int:
+def write_parquet(run_dir: Path, markers: dict[int, str], chunk: int = 1 << 20,
+                  metadata: dict[bytes, bytes] | None = None) -> int:
     """records.bin -> records.parquet, a chunk at a time (a 37-million-command run is 3.5 GB
     of raw records), then read back and checked (ParquetStream.finish; ParquetCheckError and
     no records.parquet from this call when it does not). Returns the rows."""
     rec = read_raw(run_dir / RAW)
-    stream = ParquetStream(run_dir, markers, chunk, run_id=run_id)
+    stream = ParquetStream(run_dir, markers, chunk, metadata=metadata)
     try:
         for i in range(0, len(rec), chunk):
             stream.take(rec[i:i + chunk])

@@ -165,7 +165,7 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
     results.write_json(out / results.RUN_JSON, meta)  # first: every file after it is this run's
     p.compiled.write(out / "program.bin")
     stream = p.target.records_sink = results.ParquetStream(out, dict(p.compiled.markers), work=phase_work.PhaseWork(
-        meta, None if (free := memory_available()) is None else free // REPORT_BYTES_PER_RECORD), run_id=claim.run_id)
+        meta, None if (free := memory_available()) is None else free // REPORT_BYTES_PER_RECORD), metadata=run_dir_mod.parquet_metadata(claim.run_id))
     p.target.read_back = bool(p.compiled.power_loss)
     p.target.records_expected = p.estimate.records_max
     try:
@@ -349,7 +349,7 @@ def rebuild(run_dir: Path, keep_raw: bool = True, table=None, ready: dict | None
              state.raw_records >= state.parquet_rows)):
         markers = meta.get("markers", {})
         results.write_parquet(run_dir, {int(k): str(v) for k, v in markers.items() if str(k).isdigit()}
-                              if isinstance(markers, dict) else {}, run_id=meta.get("run_id"))
+                              if isinstance(markers, dict) else {}, metadata=run_dir_mod.parquet_metadata(meta.get("run_id")))
         if not keep_raw and meta.get("status") != "running":
             (run_dir / results.RAW).unlink()
         table = ready = None  # the records.parquet just made is the one to report

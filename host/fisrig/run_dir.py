@@ -5,7 +5,8 @@ for itself before it writes anything: an exclusive flock on its lock file, which
 kernel lets go when the process ends however it ends, so a killed run never leaves it
 taken. A second writer is refused in one line naming the run that holds it. Every file a
 run writes carries its id (run.json, summary.json, records.parquet's metadata, the report
-and its charts); `report` and `compare` refuse a directory whose files name different runs.
+and its charts); `report` and `compare` refuse a directory whose files name different runs
+(run_state.check_one_run).
 """
 from __future__ import annotations
 
@@ -111,47 +112,6 @@ def take(out: Path, where: str, what: str = "run", run_id: str | None = None, **
     return claim
 
 
-def ids(run_dir: Path) -> dict[str, str | None]:
-    """The run id each of the run's files names (None: the file names none), for the files
-    that are there: run.json, summary.json, records.parquet."""
-    from . import results
-    run_dir = Path(run_dir)
-    out: dict[str, str | None] = {}
-    for name in (results.RUN_JSON, results.SUMMARY):
-        path = run_dir / name
-        if not path.exists():
-            continue
-        try:
-            data = json.loads(path.read_bytes())
-        except (ValueError, OSError):
-            continue  # a damaged file is refused where it is read, with its own line
-        block = data.get("fisrig") if name == results.SUMMARY and isinstance(data, dict) else data
-        out[name] = block.get("run_id") if isinstance(block, dict) else None
-    parquet = run_dir / results.PARQUET
-    if parquet.exists():
-        import pyarrow.parquet as pq
-        try:
-            meta = pq.read_schema(parquet).metadata or {}
-        except Exception:  # noqa: BLE001 - a damaged file is refused where it is read
-            meta = None
-        if meta is not None:
-            raw = meta.get(PARQUET_KEY)
-            out[results.PARQUET] = raw.decode() if raw else None
-    return out
-
-
-def check_one_run(run_dir: Path) -> str | None:
-    """The run id the directory's files name (None for a run from before ids: a file that
-    names none is not held against the others); InputError naming the files when they
-    name different runs."""
-    found = {name: rid for name, rid in ids(run_dir).items() if rid}
-    distinct = set(found.values())
-    if len(distinct) <= 1:
-        return next(iter(distinct), None)
-    by_id: dict[str, list[str]] = {}
-    for name, rid in found.items():
-        by_id.setdefault(rid, []).append(name)
-    parts = [f"{' and '.join(names)} {'are' if len(names) > 1 else 'is'} run {rid[:12]}"
-             for rid, names in by_id.items()]
-    raise InputError(str(run_dir), "holds files of more than one run (" + "; ".join(parts) +
-                     "): run the plan again into an empty directory")
+def parquet_metadata(run_id: str | None) -> dict[bytes, bytes]:
+    """records.parquet's key-value metadata for the run `run_id` (none for a run without one)."""
+    return {PARQUET_KEY: run_id.encode()} if run_id else {}

@@ -13,7 +13,7 @@ from pathlib import Path
 from . import program_format as pf
 from . import results
 from .errors import InputError
-from .run_dir import check_one_run
+from .run_dir import PARQUET_KEY
 
 
 @dataclass
@@ -87,7 +87,7 @@ def parquet_rows(path: Path) -> int | None:
 
 def inspect(run_dir: Path) -> RunState:
     """The state of a run directory; InputError when it is not one, a file in it is damaged,
-    or its files are of more than one run (run_dir.check_one_run)."""
+    or its files are of more than one run (check_one_run)."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise InputError(str(run_dir), "not a directory" if run_dir.exists() else "no such run directory")
@@ -106,3 +106,48 @@ def inspect(run_dir: Path) -> RunState:
     expected = outcome.get("records") if isinstance(outcome.get("records"), int) else None
     sampled = outcome.get("current_records") if isinstance(outcome.get("current_records"), int) else 0
     return RunState(status, why, n, torn, rows, expected, sampled)
+
+
+def ids(run_dir: Path) -> dict[str, str | None]:
+    """The run id each of the run's files names (None: the file names none), for the files
+    that are there: run.json, summary.json, records.parquet."""
+    run_dir = Path(run_dir)
+    out: dict[str, str | None] = {}
+    for name in (results.RUN_JSON, results.SUMMARY):
+        path = run_dir / name
+        if not path.exists():
+            continue
+        try:
+            data = json.loads(path.read_bytes())
+        except (ValueError, OSError):
+            continue  # a damaged file is refused where it is read, with its own line
+        block = data.get("fisrig") if name == results.SUMMARY and isinstance(data, dict) else data
+        out[name] = block.get("run_id") if isinstance(block, dict) else None
+    parquet = run_dir / results.PARQUET
+    if parquet.exists():
+        import pyarrow.parquet as pq
+        try:
+            meta = pq.read_schema(parquet).metadata or {}
+        except Exception:  # noqa: BLE001 - a damaged file is refused where it is read
+            meta = None
+        if meta is not None:
+            raw = meta.get(PARQUET_KEY)
+            out[results.PARQUET] = raw.decode() if raw else None
+    return out
+
+
+def check_one_run(run_dir: Path) -> str | None:
+    """The run id the directory's files name (None for a run from before ids: a file that
+    names none is not held against the others); InputError naming the files when they
+    name different runs."""
+    found = {name: rid for name, rid in ids(run_dir).items() if rid}
+    distinct = set(found.values())
+    if len(distinct) <= 1:
+        return next(iter(distinct), None)
+    by_id: dict[str, list[str]] = {}
+    for name, rid in found.items():
+        by_id.setdefault(rid, []).append(name)
+    parts = [f"{' and '.join(names)} {'are' if len(names) > 1 else 'is'} run {rid[:12]}"
+             for rid, names in by_id.items()]
+    raise InputError(str(run_dir), "holds files of more than one run (" + "; ".join(parts) +
+                     "): run the plan again into an empty directory")

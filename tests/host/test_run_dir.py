@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fisrig import run_dir
+from fisrig import run_dir, run_state
 from fisrig.errors import InputError
 
 from test_bad_inputs import fisrig
@@ -95,8 +95,8 @@ def test_a_run_killed_anywhere_leaves_its_directory_readable_or_refused(tmp_path
         if r.returncode == 2:
             assert len(r.stderr.strip().splitlines()) == 1, r.stderr
             continue
-        found = {rid for rid in run_dir.ids(d).values()}
-        assert len(found) == 1 and None not in found, run_dir.ids(d)
+        found = {rid for rid in run_state.ids(d).values()}
+        assert len(found) == 1 and None not in found, run_state.ids(d)
 
 
 def test_a_second_writer_is_refused_naming_the_holder(tmp_path):
@@ -147,7 +147,7 @@ def test_records_rebuilt_from_records_bin_keep_the_run_id(smoke_run, tmp_path, c
         shutil.copy(smoke_run.run_dir / name, d)
     code, _, err = fisrig(["report", d], capsys)
     assert code == 0, err
-    assert set(run_dir.ids(d).values()) == {json.loads((d / "run.json").read_text())["run_id"]}
+    assert set(run_state.ids(d).values()) == {json.loads((d / "run.json").read_text())["run_id"]}
 
 
 def test_a_run_from_before_run_ids_is_still_read(smoke_run, tmp_path, capsys):
@@ -160,7 +160,7 @@ def test_a_run_from_before_run_ids_is_still_read(smoke_run, tmp_path, capsys):
     pq.write_table(t.replace_schema_metadata(None), d / "records.parquet")
     code, out, err = fisrig(["report", d], capsys)
     assert code == 0, err
-    assert run_dir.check_one_run(d) is None
+    assert run_state.check_one_run(d) is None
 
 
 @pytest.mark.parametrize("argv", [["run", "smoke-tiny"], ["replay", "t.csv"], ["report", "--compare", "a", "b"]])
