@@ -160,9 +160,12 @@ def phase_row(label: str, j: dict) -> list[object]:
            [ft.us_number(lat["max"]) if pct else ""]
 
 
-def phases_section(phases: list) -> str:
+def phases_section(phases: list, meta: dict) -> str:
+    """The phases' table; its seconds are simulated seconds where the run's target simulates."""
     figures = [(p.label, p.to_json()) for p in phases]
-    table = _table(PHASE_HEAD, [phase_row(label, j) for label, j in figures], set(range(2, len(PHASE_HEAD))))
+    head = [("simulated seconds" if meta.get("target") in TARGET_WORDS else h) if h == "seconds" else h
+            for h in PHASE_HEAD]
+    table = _table(head, [phase_row(label, j) for label, j in figures], set(range(2, len(PHASE_HEAD))))
     table = f'<div class="wide">{table}</div>'  # its 17 columns scroll rather than spill out of the page
     warnings = [(label, w) for label, j in figures for w in j["warnings"]]
     notes = "".join(f'<li class="warn"><b>{_e(label)}</b>: {_e(w)}</li>' for label, w in warnings)
@@ -236,7 +239,7 @@ def run_page(meta: dict, phases: list, paths: list[Path], status: str, caption: 
     body = (f"<h2>Run</h2>{_kv(run_rows(meta, status))}"
             f"<h2>Drive (IDENTIFY)</h2>{_kv(drive_rows(meta))}"
             f"<h2>Plan steps</h2>{steps_table(meta)}"
-            f"<h2>Phases</h2>{phases_section(phases) if phases else '<p>No phase issued commands.</p>'}"
+            f"<h2>Phases</h2>{phases_section(phases, meta) if phases else '<p>No phase issued commands.</p>'}"
             + slowest_section(phases)
             + extra + charts(paths, caption))
     return page(f"{plan.get('name', 'run')}: {ident.get('model', 'drive unknown')}",
@@ -269,7 +272,7 @@ def compare_page(runs: list[tuple[str, Path, dict, list, str]], paths: list[Path
              _d(m.get("identify")).get("model", "?"), _date(m), _status(status)]
             for name, d, m, _, status in runs]
     body = f"<h2>Runs</h2>{_table(head, rows)}"
-    for name, _, _, phases, _ in runs:
-        body += f"<h2>{_e(name)}: phases</h2>" + (phases_section(phases) if phases else "<p>No phases.</p>")
+    for name, _, m, phases, _ in runs:
+        body += f"<h2>{_e(name)}: phases</h2>" + (phases_section(phases, m) if phases else "<p>No phases.</p>")
     body += charts(paths, caption)
     return page(f"fisrig: {len(runs)} runs compared", ", ".join(name for name, *_ in runs), body)

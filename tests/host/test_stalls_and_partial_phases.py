@@ -109,3 +109,8 @@ def test_a_timed_phase_cut_short_is_marked_partial(smoke_run, tmp_path, capsys):
 def test_a_run_that_ended_done_has_no_partial_phase(smoke_run):
     assert not any("partial" in j["fisrig"] for j in _jobs(smoke_run.run_dir).values())
     assert not any(p.partial for p in smoke_run.phases)
+
+
+def test_simulated_time_is_called_simulated(smoke_run):
+    html = (smoke_run.run_dir / "report.html").read_text()
+    assert "<th>simulated seconds</th>" in html and "<th>seconds</th>" not in html
