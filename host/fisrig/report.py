@@ -19,7 +19,6 @@ import warnings
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from . import current, current_plot, html_report, phase_stats, plots, power_report, pts
 from . import figure_text as ft
@@ -163,7 +162,8 @@ def make_report(run_dir: Path, table: pa.Table | None = None, meta: dict | None 
         meta = read_meta(run_dir)
     if phases is None:
         if table is None:
-            table = pq.read_table(run_dir / "records.parquet", columns=REPORT_COLUMNS)
+            from .results import PARQUET, read_compact
+            table = read_compact(run_dir / PARQUET, REPORT_COLUMNS)  # a damaged file: one line naming it
         phases = phase_stats.compute(table, meta)
     series = [plots.Series(phases, meta)]
     text = caption(meta)

@@ -301,7 +301,8 @@ def compacted_need(parquet: Path, rows: int) -> int:
     import pyarrow.parquet as pq
 
     from .phase_rows import command_runs
-    t = pq.read_table(parquet, columns=["marker", "kind"])
+    with results.reading_parquet(parquet):  # a damaged file: one line naming it
+        t = pq.read_table(parquet, columns=["marker", "kind"])
     marker, _ = results.codes(t, "marker")
     kind, names = results.codes(t, "kind")
     del t
