@@ -6,7 +6,7 @@ PROFILE ?= consumer-256gb
 # (scripts/build_native.sh says why and how); 0: plain -O3, for a quick edit loop.
 PGO ?= 1
 
-.PHONY: all deps native test bench run scenario fuzz zephyr clean
+.PHONY: all deps native test bench run scenario fuzz zephyr test-zephyr clean
 
 all: native
 
@@ -54,6 +54,17 @@ zephyr: native
 	@test -n "$(ZEPHYR_BASE)" || { echo "make zephyr: set ZEPHYR_BASE to a Zephyr 4.3 tree (docs/zephyr.md)" >&2; exit 2; }
 	.venv/bin/python -m fisrig_hw.soc.soc_build
 	.venv/bin/python -m fisrig_hw.soc.zephyr_build
+
+# The tests that skip without a Zephyr tree (docs/zephyr.md, "Tests"), one file after the
+# other: the Zephyr firmware on the simulated SoC, Zephyr's devicetree library on the overlay,
+# the firmware built for each board (the engine's registers where the board's csr.json has
+# them) and the boards' synthesis. Run it after a change to firmware/, the SoC or boards/:
+# `make test` skips these without ZEPHYR_BASE, and CI has no tree. Refused before anything is
+# built when ZEPHYR_BASE is unset.
+test-zephyr:
+	@test -n "$(ZEPHYR_BASE)" || { echo "make test-zephyr: set ZEPHYR_BASE to a Zephyr 4.3 tree (docs/zephyr.md)" >&2; exit 2; }
+	@$(MAKE) --no-print-directory native
+	.venv/bin/python -m pytest -q -rs -p no:cacheprovider tests/rtl/test_zephyr_firmware.py tests/host/test_zephyr_overlay.py tests/hw/test_boards.py
 
 clean:
 	rm -rf $(BUILD)

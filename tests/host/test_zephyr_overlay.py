@@ -71,7 +71,9 @@ def test_the_engine_node_names_every_register_the_ring_ram_tick_gate_and_program
     assert dict(zip(names, regs)) == {**want, "ring_ram": (ring["base"], ring["size"]),
                                       "tick_gate": (gate["base"], gate["size"]),
                                       "program": (ram["base"] + offset, ram["size"] - offset)}
-    assert int(m.group(1), 16) == min(a for a, _ in want.values())
+    # Named by its first reg entry, as devicetree's unit address is (it was the lowest CSR's,
+    # the CPU's bus counters', which Zephyr's build warned of): the rig's first register.
+    assert int(m.group(1), 16) == regs[0][0] == csr["csr_registers"]["rig_ts_latch"]["addr"]
 
 
 def test_zephyrs_ram_is_main_rams_firmware_area(csr):
@@ -146,6 +148,45 @@ def test_zephyrs_devicetree_library_takes_the_board_with_the_overlay(csr, tmp_pa
     assert [r.name for r in engine.regs[-3:]] == ["ring_ram", "tick_gate", "program"] and len(engine.regs) == len(
         [n for n in csr["csr_registers"] if n.startswith(("rig_", "rings_", "cpu_bus_"))]) + 3
     assert engine.matching_compat == "fisrig,engine"  # our binding (firmware/zephyr/dts/bindings)
+    # What the driver's DT_INST_REG_ADDR_BY_NAME gives for each name: csr.json's address.
+    assert {r.name: r.addr for r in engine.regs} == {n: a for n, a, _ in z.engine_regs(csr)}
+    assert engine.unit_addr == engine.regs[0].addr  # else Zephyr's build warns
     for label in z.BOARD_NODES:
         if label not in z.SOC_CORES:
             assert by_label[label].status == "disabled", label
+
+
+def test_a_built_firmware_whose_engine_registers_are_not_the_socs_is_refused(csr):
+    """zephyr_build checks the driver's constants as built (devicetree_generated.h) against
+    the SoC's csr.json after every build: a firmware that reads a register elsewhere than the
+    SoC has it would fail only on the hardware."""
+    from fisrig_hw.soc import zephyr_build
+    built = {n: a for n, a, _ in z.engine_regs(csr)}
+    zephyr_build.check_engine_regs(built, csr)
+    for wrong, says in [({**built, "rig_ts_latch": 0xf0000000}, "rig_ts_latch at 0xf0000000, csr.json 0x%08x"
+                         % built["rig_ts_latch"]),
+                        ({n: a for n, a in built.items() if n != "rings_cq_head"}, "rings_cq_head missing"),
+                        ({**built, "rig_nonesuch": 0xf0001000}, "rig_nonesuch not in csr.json")]:
+        with pytest.raises(zephyr_build.ZephyrBuildError, match="^the firmware's engine registers are not the SoC's: "
+                           + re.escape(says) + "$"):
+            zephyr_build.check_engine_regs(wrong, csr)
+
+
+def test_the_built_engine_registers_are_read_from_zephyrs_generated_header(tmp_path):
+    """The constants of the driver's instance 0 by name, as Zephyr 4.3's gen_defines.py writes
+    them (an excerpt of a board's devicetree_generated.h)."""
+    from fisrig_hw.soc import zephyr_build
+    node = "DT_N_S_soc_S_engine_f0002000"
+    header = tmp_path / "zephyr" / "include" / "generated" / "zephyr" / "devicetree_generated.h"
+    header.parent.mkdir(parents=True)
+    header.write_text(f"""#define DT_N_INST_0_fisrig_engine    {node}
+#define {node}_REG_IDX_0_VAL_ADDRESS 4026540032 /* 0xf0002000 */
+#define {node}_REG_IDX_0_VAL_SIZE 4 /* 0x4 */
+#define {node}_REG_IDX_1_VAL_ADDRESS 4026540036 /* 0xf0002004 */
+#define {node}_REG_IDX_1_VAL_SIZE 8 /* 0x8 */
+#define {node}_REG_NAME_rig_ts_latch_EXISTS 1
+#define {node}_REG_NAME_rig_ts_latch_VAL_ADDRESS {node}_REG_IDX_0_VAL_ADDRESS
+#define {node}_REG_NAME_rig_ts_latch_VAL_SIZE {node}_REG_IDX_0_VAL_SIZE
+#define {node}_REG_NAME_rig_ts_VAL_ADDRESS {node}_REG_IDX_1_VAL_ADDRESS
+""")
+    assert zephyr_build.built_engine_regs(str(tmp_path)) == {"rig_ts_latch": 0xf0002000, "rig_ts": 0xf0002004}

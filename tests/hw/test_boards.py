@@ -5,6 +5,7 @@ import json
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -36,13 +37,27 @@ def rig_view(csr):
 @pytest.mark.parametrize("board", build.BOARDS)
 def test_the_zephyr_firmware_builds_for_the_board(board, tmp_path):
     """firmware/zephyr for the board's SoC: its overlay from the board's csr.json, its math from
-    the board's own LiteX software build; the engine where the board's SoC has it."""
+    the board's own LiteX software build; the engine where the board's SoC has it: every
+    register the driver reads at the address the board's csr.json gives it (the two boards'
+    differ from each other and from the simulated SoC's), the node named by its first."""
     build.elaborate(board, out=str(tmp_path), software=True)
     image = zephyr_build.build(str(tmp_path / board))
     assert 0 < (tmp_path / board / "zephyr" / "zephyr" / "zephyr.bin").stat().st_size < contract.FISRIG_BOOT_PROGRAM_OFFSET
     csr = json.loads((tmp_path / board / "csr.json").read_text())
+    # The driver's constants (DT_INST_REG_ADDR_BY_NAME) as built, against csr.json's.
+    built = zephyr_build.built_engine_regs(str(tmp_path / board / "zephyr"))
+    regs = csr["csr_registers"]
+    assert {n: a for n, a in built.items() if n in regs} == {n: r["addr"] for n, r in regs.items()
+                                                             if n.startswith(("rig_", "rings_", "cpu_bus_"))}
+    program = csr["memories"]["main_ram"]["base"] + contract.FISRIG_BOOT_PROGRAM_OFFSET
+    assert [built[n] for n in ("ring_ram", "tick_gate", "program")] == [
+        csr["memories"]["ring_ram"]["base"], csr["memories"]["tick_gate"]["base"], program]
+    driver = re.sub(r"^#define REG.*", "", (Path(zephyr_build.APP) / "src" / "fisrig_engine.c").read_text(), flags=re.M)
+    used = set(re.findall(r"(?:\bREG|\bREG_OR_0|DT_INST_REG_ADDR_BY_NAME)\(inst, (\w+)\)", driver))
+    assert len(used) > 20 and used <= set(built), used - set(built)
     dts = (tmp_path / board / "zephyr" / "zephyr" / "zephyr.dts").read_text()
-    assert f"engine@{csr['csr_registers']['rig_ts_latch']['addr']:x}" in dts, image
+    node = re.search(r"fisrig_engine: engine@([0-9a-f]+) \{.*?reg = < (0x[0-9a-f]+) ", dts, re.S)
+    assert int(node.group(1), 16) == int(node.group(2), 16) == regs["rig_ts_latch"]["addr"], image
 
 
 @pytest.mark.parametrize("board", build.BOARDS)

@@ -13,12 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 
 from fisrig_hw import ROOT, build_lock
-from fisrig_hw.soc.zephyr_overlay import OverlayError, make_overlay
+from fisrig_hw.soc.zephyr_overlay import OverlayError, engine_regs, make_overlay
 
 APP = os.path.join(ROOT, "firmware", "zephyr")
 BOARD = "litex_vexriscv"
@@ -52,6 +53,32 @@ def image_path(out: str) -> str:
     return os.path.join(out, "zephyr", "zephyr.bin")
 
 
+def built_engine_regs(out: str) -> dict[str, int]:
+    """{reg-name: address} of the engine as the firmware built in out has it: the devicetree
+    constants of the driver's instance 0 (DT_DRV_COMPAT fisrig_engine) in Zephyr's generated
+    devicetree_generated.h, what its DT_INST_REG_ADDR_BY_NAME(0, name) is compiled to."""
+    with open(os.path.join(out, "zephyr", "include", "generated", "zephyr", "devicetree_generated.h")) as f:
+        header = f.read()
+    node = re.search(r"^#define DT_N_INST_0_fisrig_engine\s+(\w+)$", header, re.M)
+    if node is None:
+        return {}
+    node = node.group(1)
+    address = {i: int(a) for i, a in re.findall(rf"^#define {node}_REG_IDX_(\d+)_VAL_ADDRESS (\d+)\b", header, re.M)}
+    return {name: address[i] for name, i in
+            re.findall(rf"^#define {node}_REG_NAME_(\w+)_VAL_ADDRESS {node}_REG_IDX_(\d+)_VAL_ADDRESS$", header, re.M)}
+
+
+def check_engine_regs(built: dict[str, int], csr: dict) -> None:
+    """ZephyrBuildError unless the built firmware has every engine register where the SoC's
+    csr.json has it (a wrong one would fail only on the hardware)."""
+    want = {name: addr for name, addr, _ in engine_regs(csr)}
+    wrong = [f"{n} at 0x{built[n]:08x}, csr.json 0x{a:08x}" if n in built else f"{n} missing"
+             for n, a in want.items() if built.get(n) != a] + [f"{n} not in csr.json" for n in built if n not in want]
+    if wrong:
+        raise ZephyrBuildError(f"the firmware's engine registers are not the SoC's: {'; '.join(wrong[:4])}"
+                               + (f" (and {len(wrong) - 4} more)" if len(wrong) > 4 else ""))
+
+
 def build(soc_build: str, out: str | None = None, quiet: bool = True) -> str:
     """The firmware for the SoC built in soc_build (its csr.json); returns zephyr.bin's path.
     out: the build directory (default <soc_build>/zephyr). Redone incrementally by Ninja."""
@@ -65,7 +92,8 @@ def build(soc_build: str, out: str | None = None, quiet: bool = True) -> str:
     csr_json = os.path.join(soc_build, "csr.json")
     try:
         with open(csr_json) as f:
-            overlay, config = make_overlay(json.load(f))
+            csr = json.load(f)
+        overlay, config = make_overlay(csr)
     except (OSError, ValueError, KeyError, OverlayError) as e:
         raise ZephyrBuildError(f"{csr_json}: {e}") from None
     math_lib = os.path.abspath(os.path.join(soc_build, "software", "libc", "libc.a"))
@@ -95,6 +123,7 @@ def build(soc_build: str, out: str | None = None, quiet: bool = True) -> str:
             if done.returncode:
                 tail = ((done.stdout or "") + (done.stderr or ""))[-4000:] if quiet else ""
                 raise ZephyrBuildError(f"{cmd[0]} failed (exit {done.returncode}) in {out}\n{tail}")
+        check_engine_regs(built_engine_regs(out), csr)
     return image_path(out)
 
 

@@ -65,7 +65,10 @@ def _main_ram(csr: dict) -> dict:
     return main_ram
 
 
-def _engine_node(csr: dict) -> str:
+def engine_regs(csr: dict) -> list[tuple[str, int, int]]:
+    """The engine node's `reg` as (name, address, size), in its order: every rig, rings and
+    cpu_bus CSR by its csr.json name, then the ring RAM, the tick gate and the program area.
+    The driver takes each address by its name (DT_INST_REG_ADDR_BY_NAME)."""
     regs = csr["csr_registers"]
     mine = [(name, r) for group in ENGINE_CSRS for name, r in regs.items() if name.startswith(group + "_")]
     if not any(name.startswith(("rig_", "rings_")) for name, _ in mine):
@@ -76,19 +79,23 @@ def _engine_node(csr: dict) -> str:
     tick_gate = csr["memories"].get("tick_gate")
     if tick_gate is None:
         raise OverlayError("csr.json has no tick_gate memory: not a rig SoC")
-    first = min(r["addr"] for _, r in mine)
     main_ram = _main_ram(csr)
-    reg = [(r["addr"], 4 * r["size"]) for _, r in mine] + [
-        (ring_ram["base"], ring_ram["size"]), (tick_gate["base"], tick_gate["size"]),
-        (main_ram["base"] + PROGRAM_OFFSET, main_ram["size"] - PROGRAM_OFFSET)]
-    names = [name for name, _ in mine] + ["ring_ram", "tick_gate", "program"]
+    return [(name, r["addr"], 4 * r["size"]) for name, r in mine] + [
+        ("ring_ram", ring_ram["base"], ring_ram["size"]), ("tick_gate", tick_gate["base"], tick_gate["size"]),
+        ("program", main_ram["base"] + PROGRAM_OFFSET, main_ram["size"] - PROGRAM_OFFSET)]
+
+
+def _engine_node(csr: dict) -> str:
+    reg = engine_regs(csr)
     pad = " " * 16
+    # Named by its first reg entry, as devicetree's unit address is (Zephyr's edtlib warns
+    # otherwise); the driver reads every register by its name, not by the node's.
     return ("/ {\n"
             "    soc {\n"
-            f"        fisrig_engine: engine@{first:x} {{\n"
+            f"        fisrig_engine: engine@{reg[0][1]:x} {{\n"
             "            compatible = \"fisrig,engine\";\n"
-            "            reg = " + f",\n{pad}".join(f"<0x{a:08x} 0x{s:x}>" for a, s in reg) + ";\n"
-            "            reg-names = " + f",\n{pad}".join(f"\"{n}\"" for n in names) + ";\n"
+            "            reg = " + f",\n{pad}".join(f"<0x{a:08x} 0x{s:x}>" for _, a, s in reg) + ";\n"
+            "            reg-names = " + f",\n{pad}".join(f"\"{n}\"" for n, _, _ in reg) + ";\n"
             "            status = \"okay\";\n"
             "        };\n"
             "    };\n"
