@@ -231,21 +231,37 @@ def parser() -> argparse.ArgumentParser:
     common(i)
     i.set_defaults(fn=cmd_identify, profile="consumer-256gb")
 
-    w = sub.add_parser("raw", help="one raw command; prints its completion and timing", drive_help=True)
+    w = sub.add_parser("raw", help="one raw command; prints its completion and timing", drive_help=True,
+                       description="Sends one command with every H2D field as given and prints its completion, "
+                                   "the status and error bits by name, its phase times and the data it returned. "
+                                   "--protocol runs another protocol than the opcode's; the drive still answers by "
+                                   "the opcode, and the rig records what it then sees. Each call gets a fresh "
+                                   "drive (--profile, --fault), unless --drive DIR keeps one between calls (model "
+                                   "target): its profile and faults are fixed at its first call and the commands it "
+                                   "has had are replayed before each new one, so what it was sent stays on it; no "
+                                   "time passes between calls (the drive's idle time is not simulated).")
     w.add_argument("--command", type=_int, required=True, help=f"opcode, e.g. 0x25 (known: {', '.join(hex(c) for c in sorted(PROTOCOL_OF))})")
     w.add_argument("--lba", type=_int, default=0, help="48 bits")
     w.add_argument("--count", type=_int, default=0, help="16 bits (0 means 65536 sectors)")
     w.add_argument("--features", type=_int, default=0, help="16 bits (the sector count of an NCQ command)")
     w.add_argument("--device", type=_int, default=0x40, help="8 bits")
     w.add_argument("--aux", type=_int, default=0, help="16 bits")
-    w.add_argument("--protocol", help=f"needed for opcodes fisrig does not know: {', '.join(PROTOCOLS)}")
+    w.add_argument("--protocol", help=f"needed for opcodes fisrig does not know: {', '.join(PROTOCOLS)}; for one it "
+                                      "knows, the protocol the rig runs instead of the opcode's")
     w.add_argument("--data-in", metavar="FILE", help="keep the data the command returned (a data-in "
                                                      "command; model target) in FILE, a new file")
     w.add_argument("--data-out", metavar="FILE", help="the data a data-out command sends, from FILE: one "
                                                       "512-byte sector (the VM stages 512 bytes a command), "
                                                       "so --count 1 (--features 1 for NCQ)")
+    w.add_argument("--fault", action="append", default=[], metavar="KNOB=VALUE",
+                   help="a drive fault knob (listed below), repeatable; with --drive, fixed at its first call")
+    w.add_argument("--drive", metavar="DIR",
+                   help="a kept drive (model target): DIR holds its profile, faults and the commands it has had "
+                        "(a new or empty DIR makes one); each call replays them before this command, so its "
+                        "media, FTL and SMART counters carry over, but no time passes between calls (no idle "
+                        "time, no background GC between them); without it each call gets a fresh drive")
     common(w)
-    w.set_defaults(fn=cmd_raw, profile="consumer-256gb")
+    w.set_defaults(fn=cmd_raw, profile=None)  # cli_raw: consumer-256gb, or the kept drive's
 
     t = sub.add_parser("replay", help="replay a trace (op,lba,sectors lines, a time,op,lba,length CSV, or "
                                       "blkparse output)", drive_help=True)

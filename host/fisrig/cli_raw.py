@@ -4,7 +4,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from . import drive_catalog, limits
+from . import drive_catalog, kept_drive, limits
 from . import program_format as pf
 from . import plan as plan_mod
 from .compile import PROTOCOL_OF, SMART_PROTOCOL_OF
@@ -14,6 +14,8 @@ from .run import execute, prepare
 from .targets import identify_fields, make_target
 
 PROTOCOLS = list(pf.PROTO)
+DATA_IN = ("pio_in", "dma_in", "fpdma_in")
+RAW_LABEL = "raw"  # the new command's phase; a kept drive's replayed commands are kept_drive.KEPT_LABEL's
 
 
 def cmd_identify(a) -> int:
@@ -41,38 +43,71 @@ def _check_raw_flags(a) -> None:
 
 def cmd_raw(a) -> int:
     _check_raw_flags(a)
-    step = {"do": "raw", "label": "raw", "command": a.command, "lba": a.lba, "count": a.count,
+    if a.drive is not None and a.target != "model":
+        raise InputError(f"--drive {a.drive}", f"a kept drive is the model target's (the commands it had are "
+                                               f"replayed); --target {a.target} starts a fresh drive each time")
+    step = {"do": "raw", "label": RAW_LABEL, "command": a.command, "lba": a.lba, "count": a.count,
             "features": a.features, "device": a.device, "aux": a.aux, "expect": "any"}
     if a.protocol:
         step["protocol"] = a.protocol
-    protocol = a.protocol or (SMART_PROTOCOL_OF.get(a.features & 0xFF) if a.command == 0xB0
-                              else PROTOCOL_OF.get(a.command))
-    data_in = protocol in ("pio_in", "dma_in", "fpdma_in")
+    # The protocol the rig runs (--protocol, else the opcode's), and the one the drive answers
+    # with (the opcode's, whatever --protocol says): data comes back if either brings it.
+    answer = SMART_PROTOCOL_OF.get(a.features & 0xFF) if a.command == 0xB0 else PROTOCOL_OF.get(a.command)
+    protocol = a.protocol or answer
+    data_in = protocol in DATA_IN or answer in DATA_IN
     data_out = _raw_data_out(a, protocol)
-    if data_out is not None:
-        step["data_out"] = str(Path(a.data_out).resolve())
     if a.data_in is not None:
         if not data_in:
             raise InputError(f"--data-in {a.data_in}", f"command {a.command:#04x} ({protocol or 'protocol unknown'}) "
                                                        "returns no data")
         if Path(a.data_in).exists():
             raise InputError(f"--data-in {a.data_in}", "already exists; name a new file")
-    plan = plan_mod.from_dict({"plan": {"name": "raw"}, "step": [step]}, "<raw>")
-    p = prepare(plan, a.target, a.profile, link_gen=a.link_gen, url=a.url, firmware=a.firmware)
-    keeps = data_in and getattr(p.target, "captures_data_in", False)
-    if a.data_in is not None and not keeps:
-        raise InputError(f"--data-in {a.data_in}", f"target {a.target} does not bring a command's data back "
-                                                   "yet; --target model does")
-    with tempfile.TemporaryDirectory() as tmp:
-        if keeps:
-            p.target.data_in = Path(tmp) / "data_in.bin"
-        r = execute(p, Path(tmp) / "run", quiet=True)
-        import pyarrow.parquet as pq
-        rows = pq.read_table(r.run_dir / "records.parquet").to_pylist()
-        data = p.target.data_in.read_bytes() if keeps else None
+    kept = kept_drive.open_drive(Path(a.drive), a.profile, a.fault) if a.drive is not None else None
+    kept_data_out = None
+    try:
+        profile = kept.profile if kept else a.profile or kept_drive.DEFAULT_PROFILE
+        faults = kept.faults if kept else a.fault
+        if data_out is not None:
+            if kept:
+                kept_data_out = kept.keep_data_out(Path(a.data_out))
+                step["data_out"] = str((kept.path / kept_data_out).resolve())
+            else:
+                step["data_out"] = str(Path(a.data_out).resolve())
+        steps = (kept.steps() if kept else []) + [step]
+        plan = plan_mod.from_dict({"plan": {"name": "raw"}, "step": steps}, "<raw>")
+        p = prepare(plan, a.target, profile, faults, link_gen=a.link_gen, url=a.url, firmware=a.firmware)
+        captures = getattr(p.target, "captures_data_in", False)
+        keeps = (data_in or kept is not None) and captures
+        if a.data_in is not None and not keeps:
+            raise InputError(f"--data-in {a.data_in}", f"target {a.target} does not bring a command's data back "
+                                                       "yet; --target model does")
+        with tempfile.TemporaryDirectory() as tmp:
+            if keeps:
+                p.target.data_in = Path(tmp) / "data_in.bin"
+            r = execute(p, Path(tmp) / "run", quiet=True)
+            import pyarrow.parquet as pq
+            rows = pq.read_table(r.run_dir / "records.parquet").to_pylist()
+            captured = p.target.data_in.read_bytes() if keeps else None
+        # The replayed commands' data came first (kept_drive.py): this command's is the rest.
+        data = captured[kept.data_in_offset():] if captured is not None and kept else captured
+        # Its own record (a power or link operation's is of that kind), after the link waits.
+        row = [x for x in rows if x["kind"] in ("command", "power", "link") and x["marker"] == RAW_LABEL][-1]
+        if kept:
+            logged = {k: v for k, v in step.items() if k != "label"}
+            if kept_data_out:
+                logged["data_out"] = kept_data_out
+            kept.record(logged, len(data or b""))
+            kept_data_out = None  # logged: it stays
+    except BaseException:
+        if kept:
+            kept.abandon(kept_data_out)
+        raise
+    finally:
+        if kept:
+            kept.release()
     from . import raw_output
-    row = next(x for x in rows if x["kind"] == "command")
-    for line in raw_output.lines(a.command, a.lba, row, data, data_in, a.target):
+    print(kept_drive.describe(kept, profile, faults, a.target))
+    for line in raw_output.lines(a.command, a.lba, row, data if data_in else None, data_in, a.target):
         print(line)
     if data is not None and a.data_in is not None:
         Path(a.data_in).write_bytes(data)

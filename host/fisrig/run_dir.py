@@ -72,6 +72,8 @@ def _holder(fd: int, wait_s: float = 0.5) -> str:
         return "another fisrig process"
     if h.get("what") == "report":
         return f"`fisrig report` (pid {h['pid']})"
+    if h.get("what") == "raw":
+        return f"`fisrig raw` (pid {h['pid']})"
     return (f"run {str(h.get('run_id', '?'))[:12]} (plan {h.get('plan', '?')}, seed {h.get('seed', '?')}, "
             f"pid {h['pid']})")
 
@@ -98,6 +100,9 @@ def take(out: Path, where: str, what: str = "run", run_id: str | None = None, **
             os.close(fd)
             if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN):
                 raise InputError(where, f"cannot lock it: {e.strerror or e}") from None
+            if what == "raw":  # a kept drive (kept_drive.py)
+                raise InputError(where, f"is in use by {holder}: a kept drive takes one command at a time; "
+                                        "wait until it has ended") from None
             raise InputError(where, f"is being written by {holder}: a run directory holds one run; "
                                     "choose another --out, or wait until it has ended") from None
         try:  # the lock file it holds is still the directory's (a refused run's release removes it)

@@ -1,5 +1,7 @@
 #include "engine_model.h"
 
+#include "protocol_mismatch.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -84,7 +86,9 @@ void EngineModel::c_cq_consumed(void* ctx, uint32_t head) {
   auto* m = static_cast<EngineModel*>(ctx);
   if (head == m->cq_head_) return;
   SimTime seen = m->cq_ns_[(head - 1) & (kCqEntries - 1)] + VmCpuTime::kSeeNs;
-  m->cpu_ns_ = std::max({m->cpu_ns_, m->now_, seen}) + SimTime(head - m->cq_head_) * VmCpuTime::kReapNs;
+  m->reap_from_ = std::max({m->cpu_ns_, m->now_, seen});
+  m->reap_ns_ = SimTime(head - m->cq_head_) * VmCpuTime::kReapNs;
+  m->cpu_ns_ = m->reap_from_ + m->reap_ns_;
   m->cq_head_ = head;
 }
 uint64_t EngineModel::c_now(void* ctx) {
@@ -224,6 +228,9 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   cmd.control = d.control;
   cmd.aux = d.aux;
   cmd.user_tag = s | (slot.generation << 8);
+  // The drive answers by the opcode, whatever the descriptor says (protocol_mismatch.h).
+  slot.answer = mismatch::answer_of(d.command, d.features);
+  cmd.host_sends_no_data = mismatch::host_sends_no_data(d.protocol, slot.answer);
   // Another queued command waits behind this write with a slot for it: its H2D (and the
   // D2H releasing it) will cut in after this write's DMA Setup, as on the wire.
   bool successor = waiting_.size() > 1 ? is_queued(waiting_[1]) : __builtin_popcount(busy_mask_) >= 2;
@@ -261,7 +268,8 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
         }
       }
       break;
-    default:
+    default:  // FISRIG_DATA_NONE: the rig's generator sends zeros to a drive that asks for data
+      if (mismatch::data_out(slot.answer)) cmd.payload.kind = drive::WritePayload::Kind::kZeros;
       break;
   }
   bool data_in_to_ram = d.data_source == FISRIG_DATA_RAM &&
@@ -276,13 +284,13 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   }
   pio_in_.clear();
   if (data_in_to_ram) cmd.pio_in = &pio_in_;
-  bool capture = capture_ && (d.protocol == FISRIG_PROTO_PIO_IN || d.protocol == FISRIG_PROTO_DMA_IN ||
-                              d.protocol == FISRIG_PROTO_FPDMA_IN);
+  bool capture = capture_ && mismatch::data_in(slot.answer);  // what the drive sends, whatever was asked
   slot.captured.clear();
   if (capture) {
     cmd.pio_in = &pio_in_;  // IDENTIFY and log pages
-    if (d.protocol != FISRIG_PROTO_PIO_IN) {  // sector reads
-      slot.captured.assign(sectors_of(d) * size_t(drive::ata::kSectorBytes), 0);
+    if (slot.answer != FISRIG_PROTO_PIO_IN) {  // sector reads, as many as the drive reads
+      uint32_t n = mismatch::queued(slot.answer) ? d.features : d.count;
+      slot.captured.assign((n ? n : 65536) * size_t(drive::ata::kSectorBytes), 0);
       cmd.sink.bytes = slot.captured.data();
     }
   }
@@ -292,16 +300,20 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   // A queued H2D wins the wire as on the rig, its release right after it (Drive::
   // receive_h2d). Not while a cut is armed: the events it counts were taken from the
   // drive's bookings as it made them, and a later H2D would move them.
-  const bool cut_in = queued && !armed_.on;
+  const bool cut_in = mismatch::queued(slot.answer) && !armed_.on;  // the drive releases it at once
   cmd.release_sent = cut_in;
   SimTime arrive = drive_.receive_h2d(now_ + ticks_to_ns(WireStamps::kTakeToH2dTicks), cut_in);
   if (!drive_.wire_moves().empty()) move_bookings(drive_.wire_moves());
+  for (const auto& pull : drive_.wire_pulls()) move_bookings(pull);  // statuses taken back after it
   slot.ts_h2d = wire_.first_dword(arrive, drive::fis_dwords::kRegH2D);
   slot.h2d_end = arrive;
   slot.seq = drive_.next_completion_seq();
   drive_.submit(cmd, arrive);
   slot.fises.swap(fis_log_);  // both keep their room: no allocation per command
   fis_log_.clear();
+  slot.ends_prepared = false;
+  if (slot.answer != d.protocol)
+    if (const drive::Completion* c = drive_.pending_completion(slot.seq)) prepare_mismatch_end(s, *c);
   slot.accept_end = 0;
   issue_known_ = false;
   if (queued) {
@@ -384,13 +396,29 @@ uint32_t EngineModel::sectors_moved(const fisrig_cmd_desc& d, const drive::Compl
   return 0;
 }
 
+uint64_t EngineModel::record_stall_ticks(uint64_t status_tick, uint8_t protocol) const {
+  // The CPU busy: its clock ahead of the engine's, whose events up to it are handled before
+  // the CPU looks again. Reaping from the reap's start (its look at the ring) to its end;
+  // building descriptors otherwise.
+  if (now_ >= cpu_ns_ || protocol != FISRIG_PROTO_FPDMA_IN) return 0;
+  const bool reaping = now_ >= reap_from_ && now_ < reap_to();
+  // Spread as on the rig, by a draw fixed by where in the CPU's work the status came (the
+  // same records every run, and the same again where the whole schedule repeats).
+  const uint64_t draw = ((status_tick - ns_to_ticks(reap_from_)) * 0x9E3779B97F4A7C15ull) >> 40;
+  const uint64_t mean = reaping ? WireStamps::kRecordStallReapingTicks : WireStamps::kRecordStallBuildingTicks;
+  const uint64_t j = reaping ? WireStamps::kRecordStallReapingSpread : WireStamps::kRecordStallBuildingSpread;
+  return mean - j + draw % (2 * j + 1);
+}
+
 void EngineModel::deliver(const drive::Completion& c) {
   namespace fd = drive::fis_dwords;
   if (c.user_tag == kRecoveryTag) return recovered(c);
   uint8_t s = uint8_t(c.user_tag & 0xFF);
   Slot& slot = slots_[s];
   if (!busy(s) || slot.generation != (c.user_tag >> 8)) return;  // timed out earlier
-  const uint8_t proto = slot.desc.protocol;
+  if (slot.ends_prepared) return;  // not by the drive's status (protocol_mismatch.h)
+  // Stamped by the FISes of the drive's answer; the descriptor's protocol asked for its length.
+  const uint8_t proto = slot.answer;
   fisrig_cpl_record r{};
   r.user_tag = slot.desc.user_tag;
   r.status = c.status;
@@ -406,9 +434,15 @@ void EngineModel::deliver(const drive::Completion& c) {
   bool lba_sent = c.queued ? !c.ok() && !c.aborted_by_ncq_error : !pio_in_ok && (!c.ok() || c.lba_is_output);
   put_lba(r.lba, lba_sent ? c.lba : 0);
   if (pio_in_ok) r.error = 0;
-  uint32_t moved = sectors_moved(slot.desc, c);
+  fisrig_cmd_desc answered = slot.desc;
+  answered.protocol = proto;
+  uint32_t moved = sectors_moved(answered, c);
   r.sectors = moved;
   r.data_dwords = moved * (ata::kSectorBytes / 4);
+  // Moved other than a DMA or FPDMA descriptor asked for (engine/records.py).
+  if (r.result == FISRIG_RESULT_OK && mismatch::sized(slot.desc.protocol) &&
+      r.data_dwords != mismatch::asked_dwords(slot.desc))
+    r.result = FISRIG_RESULT_LENGTH;
   // Every stamp is where the FIS's first dword (or the data dword) crossed the wire inside
   // the drive's reservation for it (WireStamps). The Drive's t_accept, t_data_start and
   // t_complete are the ends of the releasing D2H, of the setup FIS (NCQ: DMA Setup; DMA
@@ -434,12 +468,87 @@ void EngineModel::deliver(const drive::Completion& c) {
     slot.captured.clear();
   }
   if (c.queued && (c.aborted_by_ncq_error || !c.ok()) && hold_for_recovery(s, c, r)) return;
-  // The sequencer writes the record before it takes another descriptor (WireStamps).
-  records_until_ = std::max(records_until_, r.ts_status + WireStamps::kStatusToRecordTicks) +
-                   WireStamps::kRecordTicks;
+  // The sequencer writes the record before it takes another descriptor (WireStamps), the
+  // first of a queued read's status later while the CPU is busy (record_stall_ticks).
+  const uint64_t records_from = r.ts_status + WireStamps::kStatusToRecordTicks;
+  records_until_ = std::max(records_until_, records_from) + WireStamps::kRecordTicks +
+                   (records_until_ < records_from ? record_stall_ticks(r.ts_status, proto) : 0);
   issue_known_ = false;
   free_slot(s);
   complete(s, r);
+}
+
+void EngineModel::prepare_mismatch_end(uint8_t s, const drive::Completion& c) {
+  namespace fd = drive::fis_dwords;
+  Slot& slot = slots_[s];
+  const uint8_t host = slot.desc.protocol, answer = slot.answer;
+  const mismatch::End end = mismatch::end_of(host, answer, c);
+  if (end == mismatch::End::kAsAnswered) return;
+  fisrig_cpl_record& r = slot.ends_as;
+  r = fisrig_cpl_record{};
+  r.user_tag = slot.desc.user_tag;
+  r.ts_submit = slot.ts_submit;
+  r.ts_h2d = slot.ts_h2d;
+  slot.ends_prepared = true;
+  if (end == mismatch::End::kAtRelease) {
+    // The D2H that released it has BSY clear: it ends a non-queued protocol, having moved
+    // nothing; its DMA Setup, data and SDB come later for no one.
+    r.result = mismatch::sized(host) ? FISRIG_RESULT_LENGTH : FISRIG_RESULT_OK;
+    r.status = ata::kStatusDrdy;
+    r.ts_status = wire_.first_dword(c.t_accept, fd::kRegD2H);
+    deadlines_[s] = c.t_accept;
+    next_deadline_ = std::min(next_deadline_, c.t_accept);
+    return;
+  }
+  // TIMEOUT at the descriptor's deadline, with the stamps of what crossed before it (the
+  // timeout sets ts_status).
+  r.result = FISRIG_RESULT_TIMEOUT;
+  if (mismatch::host_sends_no_data(host, answer)) {
+    // The drive's DMA Activate; a queued protocol sends nothing for it, another non-queued
+    // one an empty Data FIS, and the drive asks again, until the timeout.
+    r.ts_setup = wire_.first_dword(c.t_data_start, fd::kDmaActivate);
+    if (!mismatch::queued(host)) {
+      // The rig's empty Data FIS needs no data from RAM: on the rtl run its first dword came
+      // 106 ns after the DMA Activate's, a full one's 114 (tests/rtl/test_raw_mismatch.py),
+      // so half the turnaround a full one takes here (WireStamps::kHostDataTurnaroundTicks).
+      const drive::LinkTiming& link = drive_.link_timing();
+      const SimTime turn = ticks_to_ns(WireStamps::kHostDataTurnaroundTicks / 2);
+      const SimTime empty = link.fis_ns(fd::kDataHeader);
+      const SimTime period = empty + turn + link.fis_ns(fd::kDmaActivate) + turn;
+      const SimTime first = c.t_data_start + turn, deadline = deadlines_[s];
+      const SimTime last = deadline > first + empty ? first + (deadline - first - empty) / period * period : first;
+      r.ts_data_first = wire_.first_data_dword(first);
+      r.ts_data_last = std::max(r.ts_data_first, wire_.last_data_dword(last + empty));
+    }
+  } else if (mismatch::queued(host) && c.t_complete) {
+    // A non-queued answer: its D2H was taken for the release, and the SDB never comes.
+    r.ts_accept = wire_.first_dword(c.t_complete, fd::kRegD2H);
+    if (uint32_t setup = setup_dwords(answer); setup && c.t_data_start)
+      r.ts_setup = wire_.first_dword(c.t_data_start, setup);
+    r.ts_data_first = c.t_data_fis ? wire_.first_data_dword(c.t_data_fis) : 0;
+    r.ts_data_last = c.t_data_end ? wire_.last_data_dword(c.t_data_end) : 0;
+    fisrig_cmd_desc answered = slot.desc;
+    answered.protocol = answer;
+    r.sectors = sectors_moved(answered, c);
+    r.data_dwords = r.sectors * (ata::kSectorBytes / 4);
+  }
+}
+
+bool EngineModel::end_prepared(SimTime t) {
+  for (uint32_t m = busy_mask_; m; m &= m - 1) {
+    const uint8_t s = uint8_t(__builtin_ctz(m));
+    Slot& slot = slots_[s];
+    if (!slot.ends_prepared || slot.ends_as.result == FISRIG_RESULT_TIMEOUT || deadlines_[s] > t) continue;
+    now_ = std::max(now_, t);
+    fisrig_cpl_record r = slot.ends_as;
+    records_until_ = std::max(records_until_, r.ts_status + WireStamps::kStatusToRecordTicks) +
+                     WireStamps::kRecordTicks;
+    issue_known_ = false;
+    free_slot(s);
+    complete(s, r);
+    return true;
+  }
+  return false;
 }
 
 void EngineModel::free_slot(uint8_t s) {
@@ -861,6 +970,8 @@ void EngineModel::process_next_event(SimTime next) {
     drive_.pop_completion(c);
     now_ = std::max(now_, c.t_complete);
     deliver(c);
+  } else if (end_prepared(next)) {
+    // A queued command under a non-queued protocol ended at its releasing D2H.
   } else {
     // A slot past its timeout ends TIMEOUT and the others by a COMRESET, as the gateware's
     // sequencer does (TIMEOUT state): a drive that does not answer one command cannot be
@@ -870,7 +981,8 @@ void EngineModel::process_next_event(SimTime next) {
     for (uint8_t s = 0; s < FISRIG_ENGINE_SLOTS; ++s) {
       Slot& slot = slots_[s];
       if (!busy(s) || deadlines_[s] > now_) continue;
-      fisrig_cpl_record r{};
+      // What crossed before, where the drive's answer left the rig waiting (protocol_mismatch.h).
+      fisrig_cpl_record r = slot.ends_prepared ? slot.ends_as : fisrig_cpl_record{};
       r.user_tag = slot.desc.user_tag;
       r.result = FISRIG_RESULT_TIMEOUT;
       r.ts_submit = slot.ts_submit;

@@ -75,6 +75,13 @@ class EngineModel {
     uint64_t seq = 0;         // the drive's sequence number for its completion
     std::vector<drive::Drive::DataFis> fises;  // where its Data FISes end (a cut's record)
     std::vector<uint8_t> captured;  // capture_data_in: what the command returned
+    // The protocol the drive answers its command with (protocol_mismatch.h), and where
+    // that and the descriptor's disagree so that the drive's own status does not end it,
+    // the record it ends with at its deadline: TIMEOUT (the engine's timeout and COMRESET,
+    // with what crossed before), or OK/LENGTH at the D2H that released a queued command.
+    uint8_t answer = 0;
+    bool ends_prepared = false;
+    fisrig_cpl_record ends_as{};
   };
   // The power controller's cut, armed for the count-th FIS event of a kind: as the
   // gateware's (engine/power.py, wire_tap.TapEvents), the events are counted in wire order
@@ -116,6 +123,11 @@ class EngineModel {
   SimTime next_event() const;  // the earliest event but a waiting descriptor's take (issue_at_)
   void process_next_event(SimTime next);
   void deliver(const drive::Completion& c);
+  // A command whose descriptor's protocol disagrees with the drive's answer: its record
+  // and deadline when the drive's status will not end it (protocol_mismatch.h).
+  void prepare_mismatch_end(uint8_t s, const drive::Completion& c);
+  // Ends a slot whose prepared end (not a timeout) is due by t; false if none.
+  bool end_prepared(SimTime t);
   static uint32_t sectors_moved(const fisrig_cmd_desc& d, const drive::Completion& c);
   // The slot takes a command again: out of the busy count and the booked phases. A command
   // ended before its status (timeout, NCQ recovery) also changes when the next queued one
@@ -159,6 +171,13 @@ class EngineModel {
   // The VM's clock: the rig's CPU takes time to reap a completion and to build a
   // descriptor (VmCpuTime), and a descriptor reaches the engine when the CPU rings for it.
   SimTime cpu_ns_ = 0;
+  // The CPU's last reap began here and ends at reap_to() (record_stall_ticks).
+  SimTime reap_from_ = 0, reap_ns_ = 0;
+  SimTime reap_to() const { return reap_from_ + reap_ns_; }
+  // The ticks the sequencer's first record of a status at status_tick (of a command the
+  // drive answered with `protocol`) waits beyond WireStamps::kRecordTicks: a queued read's
+  // while the CPU reaps or builds descriptors (WireStamps::kRecordStallReapingTicks).
+  uint64_t record_stall_ticks(uint64_t status_tick, uint8_t protocol) const;
   // The tick the sequencer has written every record of a status by (WireStamps).
   uint64_t records_until_ = 0;
   std::vector<fisrig_cmd_desc> sq_;

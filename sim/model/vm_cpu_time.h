@@ -32,14 +32,26 @@ struct VmCpuTime {
   static constexpr drive::SimTime kReapNs = 4590;
   // A read, write or non-data descriptor built and rung for. With kReapNs, the gap between
   // a status and the next submit at QD1 is 8.40 us (rtl 8.24 to 8.69) and a command at QD32
-  // costs the CPU 7.59 us (rtl's 4 KiB writes 131,899 IOPS, the model's 132,055).
+  // costs the CPU 7.59 us.
   static constexpr drive::SimTime kSubmitNs = 3000;
   // A queued read's, 100 ns less: fitted to targets-agree-qd32's 4 KiB reads, which the rig
   // ran at 133,474 IOPS in bursts of 6.3 H2Ds between data phases with 4.5 commands held;
   // the model with it 133,639, 6.3 and 4.4 (with kSubmitNs 132,066, 5.0 and 3.9). The rig's
   // CPU keeps its queue only just ahead of the link there, so 40 ns more or less a command
-  // moves how full it stays.
+  // moves how full it stays. (2026-12-05, with the statuses shared as the device side shares
+  // them and a queued read's records held back while the CPU is busy: rtl 133,622 IOPS, 5.10
+  // held; the model 133,532 and 5.05.)
   static constexpr drive::SimTime kSubmitQueuedReadNs = 2900;
+  // A queued write's, 40 ns less than kSubmitNs. The rig's 4 KiB writes at QD32 run at the
+  // link's rate, their pipeline unbroken (targets-agree-qd32: 6 of 3,000 writes went without
+  // a successor cutting in, on three seeds alike): its CPU keeps its ring ahead of the link
+  // through a whole batch of reaps. With kSubmitNs the model's CPU took 7.59 us a write
+  // against its link's 7.57 (7.55 with this), fell behind it through each batch (up to 20
+  // completions, 92 us), found its ring empty at the batch's end from the 1,231st write on,
+  // and 132 writes went alone (mean submit-to-status 18.39 against the rig's 18.97 us; with
+  // this 2 alone, 18.97). A whole number of ticks, as the other costs: 2,970 put the passes
+  // of ModelProgram.UntilSteadyLoopStopsAtTheFirstSteadyWindow a tick apart in turn.
+  static constexpr drive::SimTime kSubmitQueuedWriteNs = 2960;
   // A DSM range block built and staged in the data window for a TRIM (memset, the ranges,
   // the copy, and the count of its LBAs for the record): targets-agree's TRIMs, 30.3 us
   // from a status to the next submit on rtl against 8.4 for a read.
@@ -47,6 +59,7 @@ struct VmCpuTime {
 
   static drive::SimTime submit_ns(const fisrig_cmd_desc& d) {
     if (d.protocol == FISRIG_PROTO_FPDMA_IN) return kSubmitQueuedReadNs;
+    if (d.command == drive::ata::kWriteFpdmaQueued) return kSubmitQueuedWriteNs;
     bool dsm = d.command == drive::ata::kDataSetManagement || d.command == drive::ata::kSendFpdmaQueued;
     return kSubmitNs + (dsm && d.data_source == FISRIG_DATA_RAM ? kDsmBlockNs : 0);
   }

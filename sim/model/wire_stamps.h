@@ -70,6 +70,28 @@ class WireStamps {
   // pipeline forms (docs/model-target.md, "Queue depth 32"), and its writes held one.
   static constexpr uint64_t kStatusToRecordTicks = 16;
   static constexpr uint64_t kRecordTicks = 44;
+  // ... when the CPU is idle, or after a status that is not a queued read's. After a 4 KiB
+  // read's status that ended a run of data phases, with a descriptor waiting and the
+  // accept in by 46 ticks, the first take on targets-agree-qd32's rtl run came 115 to 175
+  // ticks after the status (249 of 410, mean 143) or 74 to 114 (161, mean 97), where an
+  // idle CPU's 128 KiB reads had it at 60 (16 + 44): the record writer shares the SoC's bus
+  // with the CPU. The two modes split as the CPU's time does between reaping and building
+  // descriptors (4,590 and 2,900 ns a read), so the upper is taken for the CPU reaping and
+  // the lower for it building (inferred from the records: the bus is not observed). After
+  // 4 KiB writes' statuses the rig shows none of it with the CPU as busy (the next take 60
+  // to 66 ticks after the status: the pipeline forming at a phase's start on three seeds,
+  // and re-forming after each of the 6 writes that went alone), why is not known; the model
+  // holds only a queued read's. So the first record of such a status waits 83 ticks more
+  // (+-25: the rig's 55 to 115) while the CPU reaps, 37 more (+-20: 14 to 54) while it
+  // builds, drawn from where in the CPU's work it came (EngineModel::record_stall_ticks).
+  // Without it the model took the first descriptor of a burst 250 to 550 ns early and fit
+  // one or two H2Ds more into it before the run's first data phase: 4 KiB reads held 5.31
+  // where the rig held 5.10 (mean submit-to-status 39.69 against 38.16 us), and in bursts
+  // of 9 where the rig's were of 7 and 8 (p99 from the H2D 64.80 against 57.47 us).
+  static constexpr uint64_t kRecordStallReapingTicks = 83;
+  static constexpr uint64_t kRecordStallReapingSpread = 25;
+  static constexpr uint64_t kRecordStallBuildingTicks = 37;
+  static constexpr uint64_t kRecordStallBuildingSpread = 20;
   // The rig's own time in its NCQ error recovery, beyond what the wire costs: taking in the
   // error SDB and starting its READ LOG EXT 10h, and from the log's last data dword to the
   // records it ends (engine/sequencer.py, RECOVERED). Measured as one sum on the gateware: a failing

@@ -196,13 +196,41 @@ std::vector<Completion> clean_reads(bool coalesce, int n, uint32_t sectors = 8) 
   while (d.pop_completion(c)) out[c.tag] = c;
   return out;
 }
+
+// The same reads sent as the model target's engine sends them: an H2D wins the wire at the
+// first idle instant and the device releases it at once (Drive::receive_h2d's cut_in,
+// AtaCommand::release_sent). The first goes at 0, the second just before the first read's
+// DMA Setup: it and its release push that data phase, and all after it, back on the wire
+// (not on the device side's own wire: Drive::set_sdb_coalescing); the rest arrive with it.
+std::vector<Completion> pushed_reads(bool coalesce, int n, uint32_t sectors = 8) {
+  Drive d(tiny());
+  d.set_sdb_coalescing(coalesce);
+  const SimTime setup = d.link_timing().fis_ns(drive::fis_dwords::kDmaSetup);
+  SimTime arrive = 0;
+  for (int i = 0; i < n; ++i) {
+    AtaCommand cmd = read_fpdma(uint8_t(i), uint64_t(i) * sectors, sectors);
+    cmd.release_sent = true;
+    const uint64_t seq = d.next_completion_seq();
+    if (i < 2) arrive = d.receive_h2d(arrive, true);
+    d.submit(cmd, arrive);
+    if (i == 0) arrive = d.pending_completion(seq)->t_data_start - setup - 1;  // the next H2D's
+  }
+  std::vector<Completion> out(static_cast<size_t>(n));
+  Completion c;
+  while (d.pop_completion(c)) out[c.tag] = c;
+  return out;
+}
 }  // namespace
 
 // Set Device Bits as the RTL device side sends them (sim/device command_status.cc), when the
 // host asks (the model target does): a good status that would go while the next command's
-// data phase is ready waits for that phase, and both go in one SDB at its end. Without it
-// each status goes at its own data's end and the next data phase after it.
-TEST(Ncq, AStatusWaitsForTheNextReadyDataPhaseAndSharesItsSdb) {
+// data phase is due waits for that phase, and both go in one SDB at its end. The device
+// side takes a read's data as due where the Drive inside it books the read's DMA Setup on a
+// wire of the device's own FISes (an SDB for every command, none of the host's FISes), so
+// after the status before it: a status waits only where the host's FISes have put the wire
+// an SDB or more behind that one. Without sharing each status goes at its own data's end
+// and the next data phase after it.
+TEST(Ncq, AStatusWaitsForTheNextDueDataPhaseAndSharesItsSdb) {
   const drive::LinkTiming wire(tiny().interface);
   const SimTime sdb = wire.fis_ns(drive::fis_dwords::kSetDeviceBits);
   const SimTime setup = wire.fis_ns(drive::fis_dwords::kDmaSetup);
@@ -210,14 +238,20 @@ TEST(Ncq, AStatusWaitsForTheNextReadyDataPhaseAndSharesItsSdb) {
   std::vector<Completion> apart = clean_reads(false, 2);
   EXPECT_EQ(apart[0].t_complete, apart[0].t_data_end + sdb);
   EXPECT_EQ(apart[1].t_data_start, apart[0].t_complete + setup);  // ready before, waits for the SDB
+  // Nothing of the host's on the wire: the second read's data is due after the first's
+  // status, which goes alone, though the data was in the controller long before.
+  std::vector<Completion> alone = clean_reads(true, 2);
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(alone[i].t_complete, apart[i].t_complete);
 
-  std::vector<Completion> shared = clean_reads(true, 2);
-  EXPECT_EQ(shared[0].t_data_end, apart[0].t_data_end);
+  std::vector<Completion> pushed = pushed_reads(false, 2);
+  EXPECT_GT(pushed[0].t_data_end, apart[0].t_data_end + sdb);  // the H2D pushed it an SDB and more
+  std::vector<Completion> shared = pushed_reads(true, 2);
+  EXPECT_EQ(shared[0].t_data_end, pushed[0].t_data_end);
   EXPECT_EQ(shared[1].t_data_start, shared[0].t_data_end + setup);  // goes where the status was
   EXPECT_EQ(shared[1].t_complete, shared[1].t_data_end + sdb);
   EXPECT_EQ(shared[0].t_complete, shared[1].t_complete);  // one SDB for both
   EXPECT_GT(shared[0].t_complete - sdb, shared[0].t_data_end + drive::kSdbCoalesceNs);  // it waited a whole phase
-  EXPECT_EQ(shared[1].t_complete, apart[1].t_complete - sdb);  // the wire carried one SDB fewer
+  EXPECT_EQ(shared[1].t_complete, pushed[1].t_complete - sdb);  // the wire carried one SDB fewer
 }
 
 // Only a data phase of one Data FIS holds a status back: behind a 128 KiB one (16 Data FISes)
@@ -225,22 +259,23 @@ TEST(Ncq, AStatusWaitsForTheNextReadyDataPhaseAndSharesItsSdb) {
 TEST(Ncq, AStatusDoesNotWaitBehindADataPhaseOfMoreThanOneDataFis) {
   const drive::LinkTiming wire(tiny().interface);
   const SimTime sdb = wire.fis_ns(drive::fis_dwords::kSetDeviceBits);
-  std::vector<Completion> apart = clean_reads(false, 2, 256);
-  std::vector<Completion> c = clean_reads(true, 2, 256);
+  std::vector<Completion> apart = pushed_reads(false, 2, 256);
+  std::vector<Completion> c = pushed_reads(true, 2, 256);
   EXPECT_EQ(c[0].t_complete, c[0].t_data_end + sdb);
   EXPECT_LT(c[0].t_complete, c[1].t_complete);
   for (int i = 0; i < 2; ++i) EXPECT_EQ(c[i].t_complete, apart[i].t_complete);
-  std::vector<Completion> one_fis = clean_reads(true, 2, 16);  // 8 KiB: still shares
+  std::vector<Completion> one_fis = pushed_reads(true, 2, 16);  // 8 KiB: still shares
   EXPECT_EQ(one_fis[0].t_complete, one_fis[1].t_complete);
 }
 
 // A status waits at most once: one already held back (over kSdbCoalesceNs old when it would
-// go) goes before the next ready data phase, as the device side sends it; so statuses pair up.
+// go) goes before the next due data phase, as the device side sends it; so statuses pair up
+// while the wire stays an SDB or more behind the device side's own (each pair makes up one).
 TEST(Ncq, AStatusHeldBackOnceGoesBeforeTheNextDataPhase) {
   const drive::LinkTiming wire(tiny().interface);
   const SimTime sdb = wire.fis_ns(drive::fis_dwords::kSetDeviceBits);
   const SimTime setup = wire.fis_ns(drive::fis_dwords::kDmaSetup);
-  std::vector<Completion> c = clean_reads(true, 4);
+  std::vector<Completion> c = pushed_reads(true, 4);
   EXPECT_EQ(c[0].t_complete, c[1].t_complete);
   EXPECT_EQ(c[2].t_data_start, c[1].t_complete + setup);  // after the pair's SDB
   EXPECT_EQ(c[2].t_complete, c[3].t_complete);

@@ -22,7 +22,8 @@ Drive::Drive(DriveConfig config)
       link_(cfg_.interface),
       rng_(cfg_.faults.seed),
       cache_enabled_(cfg_.cache.enabled),
-      link_gen_(cfg_.interface.max_gen) {
+      link_gen_(cfg_.interface.max_gen),
+      own_wire_(cfg_.interface) {
   cfg_.validate();
   ftl_ = std::make_unique<Ftl>(cfg_, nand_, pages_);
   cache_ = std::make_unique<WriteCache>(std::max<uint64_t>(1, cfg_.cache.bytes / 4096), *ftl_);
@@ -93,6 +94,7 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
   // Hosts submit in time order; one that sends its own H2D (receive_h2d) may have more
   // H2Ds to send from its now, which is earlier than this arrival.
   link_.retire_before(std::min(t, host_now_));
+  if (coalesce_sdb_) own_wire_.retire_before(t);
   cache_->retire(t);
   idle_until(t);
 
@@ -152,8 +154,8 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
   finish(c);
 }
 
-void Drive::apply_moves() {
-  const LinkTiming::Mover mv(moves_);
+void Drive::apply_moves(const std::vector<LinkTiming::Move>& moves) {
+  const LinkTiming::Mover mv(moves);
   pending_.update_all([&](Completion& c) {
     mv(c.t_accept);
     mv(c.t_data_start);
@@ -171,6 +173,54 @@ void Drive::apply_moves() {
     for (DataFis& f : *fis_log_) mv(f.start), mv(f.end);
 }
 
+void Drive::share_pushed_statuses() {
+  const SimTime sdb = link_.fis_ns(fis_dwords::kSetDeviceBits);
+  const SimTime setup = link_.fis_ns(fis_dwords::kDmaSetup);
+  // The queued commands whose statuses are still to go, in wire order.
+  struct Booked {
+    uint8_t tag;
+    SimTime data_start, complete;
+    bool holds;  // a read whose data phase can hold a status (one Data FIS)
+  };
+  std::vector<Booked> run;
+  SimTime after = host_now_;  // statuses from here on may be taken back
+  for (;;) {
+    run.clear();
+    pending_.update_all([&](Completion& c) {
+      if (c.queued && c.ok() && !c.aborted_by_ncq_error && c.t_complete > after)
+        run.push_back(Booked{c.tag, c.t_data_start, c.t_complete,
+                             own_due_[c.tag] != kNever && c.t_data_start &&
+                                 uint64_t(c.sectors) * ata::kSectorBytes <= kSdbHoldMaxPhaseBytes});
+    });
+    std::sort(run.begin(), run.end(), [](const Booked& a, const Booked& b) { return a.complete < b.complete; });
+    size_t i = 0;
+    for (; i + 1 < run.size(); ++i) {
+      const Booked &st = run[i], &rd = run[i + 1];
+      const SimTime st_start = st.complete - sdb;
+      // The status alone on the wire, the read's DMA Setup right after it, due on the
+      // device side's wire by the time the status would start, the status young enough.
+      if (!shares_sdb_[st.tag] && !shares_sdb_[rd.tag] && rd.holds && rd.data_start - setup == st.complete &&
+          own_due_[rd.tag] <= st_start && st_start < own_status_[st.tag] + kSdbCoalesceNs)
+        break;
+    }
+    if (i + 1 >= run.size()) return;
+    const Booked st = run[i], rd = run[i + 1];
+    std::vector<LinkTiming::Move> moves;
+    link_.pull(st.complete - sdb, sdb, moves);
+    if (moves.empty()) return;
+    apply_moves(moves);  // the read and what followed it back to back come an SDB earlier
+    const SimTime shared = LinkTiming::moved(moves, rd.complete);
+    pending_.update_all([&](Completion& c) {
+      if (c.queued && c.tag == st.tag && c.t_complete == st.complete - sdb) c.t_complete = shared;
+    });
+    tag_busy_until_[st.tag] = std::max(tag_busy_until_[st.tag], shared);
+    shares_sdb_[st.tag] = shares_sdb_[rd.tag] = true;
+    if (last_sdb_.n && last_sdb_.end == shared) last_sdb_.n = 0;  // no longer one status's
+    pulls_.push_back(std::move(moves));
+    after = shared;
+  }
+}
+
 void Drive::fail(Ctx& c, uint8_t error, uint64_t lba) {
   c.c.status = ata::kStatusDrdy | ata::kStatusErr;
   c.c.error = error;
@@ -178,13 +228,15 @@ void Drive::fail(Ctx& c, uint8_t error, uint64_t lba) {
   c.failed = true;
 }
 
-SimTime Drive::send_queued_setup(SimTime ready, uint64_t bytes) {
+SimTime Drive::send_queued_setup(SimTime ready, uint64_t bytes, SimTime due) {
   BookedSdb& s = last_sdb_;
   // Only a short data phase that would otherwise go after the status holds it back: one
-  // that fits in a gap before it goes first anyway.
+  // that fits in a gap before it goes first anyway. It holds it if the device side takes
+  // it as due by then (a read's: on its own wire, own_wire_).
   SimTime setup_ns = link_.fis_ns(fis_dwords::kDmaSetup);
+  if (due == kNever) due = ready;
   if (coalesce_sdb_ && s.n && !deferred_sdb_.n && bytes <= kSdbHoldMaxPhaseBytes &&
-      s.end == link_.free_at() && ready <= s.start &&
+      s.end == link_.free_at() && due <= s.start &&
       s.start < s.oldest_due + kSdbCoalesceNs && link_.first_fit(ready, setup_ns) >= s.start) {
     link_.unreserve_tail(s.start);
     deferred_sdb_ = s;
@@ -193,7 +245,7 @@ SimTime Drive::send_queued_setup(SimTime ready, uint64_t bytes) {
   return send_fis(ready, fis_dwords::kDmaSetup);
 }
 
-void Drive::settle_deferred_sdb(Ctx& c) {
+bool Drive::settle_deferred_sdb(Ctx& c) {
   BookedSdb d = deferred_sdb_;
   deferred_sdb_.n = 0;
   // When the data phase is over, the taken-back status goes at once (it is old now), and
@@ -205,22 +257,33 @@ void Drive::settle_deferred_sdb(Ctx& c) {
                 c.t <= at + link_.fis_ns(fis_dwords::kRegD2H);
   SimTime end = send_fis(at, fis_dwords::kSetDeviceBits);
   for (uint32_t i = 0; i < d.n; ++i)
-    if (const Completion* w = pending_.retime(d.seqs[i], end))
+    if (const Completion* w = pending_.retime(d.seqs[i], end)) {
       tag_busy_until_[w->tag] = std::max(tag_busy_until_[w->tag], end);
+      shares_sdb_[w->tag] = true;
+    }
   if (with_c) {
     c.c.t_complete = end;
     d.seqs[d.n++] = pending_.next_seq();  // finish pushes it next
   }
   last_sdb_ = d;
   last_sdb_.start = end - len, last_sdb_.end = end;
+  return with_c;
 }
 
 void Drive::finish(Ctx& c) {
-  if (deferred_sdb_.n) settle_deferred_sdb(c);
+  const bool shared = deferred_sdb_.n && settle_deferred_sdb(c);
   bool own_status = !c.c.t_complete;
   if (own_status) {
     // Status only: a D2H (non-queued) or Set Device Bits (queued).
     c.c.t_complete = send_fis(c.t, c.queued ? fis_dwords::kSetDeviceBits : fis_dwords::kRegD2H);
+  }
+  // On the device side's own wire every queued command's status is an SDB of its own,
+  // after its data there.
+  if (coalesce_sdb_ && c.queued && (own_status || shared)) {
+    const SimTime sdb = link_.fis_ns(fis_dwords::kSetDeviceBits);
+    own_status_[c.c.tag] = own_wire_.reserve(c.own_t == kNever ? c.t : c.own_t, sdb) - sdb;
+    own_due_[c.c.tag] = c.own_due;
+    shares_sdb_[c.c.tag] = shared;
   }
   if (!c.failed) c.c.status = ata::kStatusDrdy;
   else ++stats_.errors;
@@ -281,6 +344,7 @@ void Drive::power_off(SimTime t) {
   stats_.dropped_at_power_loss += pending_.drop_after(t);
   nand_.reset_time(t);
   link_.reset(t);
+  own_wire_.reset(t);
   last_sdb_.n = deferred_sdb_.n = 0;
   cpu_free_ = std::min(cpu_free_, t);
   tag_busy_until_.fill(0);
@@ -347,6 +411,7 @@ void Drive::reset_port(SimTime t) {
   commands_seen_ = 0;
   erase_prepared_ = false;
   link_.reset(t);
+  own_wire_.reset(t);
   // OOB and the signature D2H take about a millisecond on a real device.
   ready_at_ = std::max(ready_at_, t + kNsPerMs);
 }

@@ -13,6 +13,10 @@ struct Drive::Ctx {
   bool failed = false;
   bool abort_queue = false;  // a non-queued command that found NCQ commands outstanding
   SimTime t = 0;  // where processing has got to on the drive's clock
+  // A queued read's data phase on the device side's own wire, where it has got to
+  // (Drive::own_wire_, with SDB coalescing): its status goes there after it. kNever: c.t.
+  SimTime own_t = kNever;
+  SimTime own_due = kNever;  // ... and its DMA Setup's start there (a queued read's)
 };
 
 // Inline: a read or write calls it per Data FIS (a branch when no log is set).

@@ -127,18 +127,29 @@ void Drive::do_read(Ctx& c) {
       content_.read_bytes(s, cmd.sink.bytes + (s - lba) * ata::kSectorBytes);
 
   SimTime t = c.t;
+  // The same data phase on the device side's own wire (own_wire_), with SDB coalescing.
+  const bool own = c.queued && coalesce_sdb_;
+  if (own) c.own_t = c.t;
   for (uint64_t s = lba; s < end; s += kSectorsPerFis) {
     uint64_t e = std::min<uint64_t>(end, s + kSectorsPerFis);
     SimTime r = 0;
     for (uint64_t p = s / kSectorsPerPage; p <= (e - 1) / kSectorsPerPage; ++p)
       r = std::max(r, ready[p - first_lpn]);
+    SimTime own_r = own ? std::max(r, c.own_t) : 0;
     r = std::max(r, t);
     if (s == lba) {
-      if (c.queued) r = send_queued_setup(r, (end - lba) * ata::kSectorBytes);
+      SimTime due = kNever;
+      if (own) {
+        const SimTime setup = link_.fis_ns(fis_dwords::kDmaSetup);
+        own_r = own_wire_.reserve(own_r, setup);
+        due = c.own_due = own_r - setup;
+      }
+      if (c.queued) r = send_queued_setup(r, (end - lba) * ata::kSectorBytes, due);
       c.c.t_data_start = r;
     }
     // No HOLD storm: that knob is the device holding what it receives (writes).
     SimTime dur = link_.fis_ns(uint32_t((e - s) * 128) + fis_dwords::kDataHeader);
+    if (own) c.own_t = own_wire_.reserve(own_r, dur);
     t = link_.reserve(r, dur);
     if (s == lba) c.c.t_data_fis = t - dur;  // where the wire had room for it
     log_fis(c, t - dur, t, uint32_t((e - s) * 128));
@@ -189,6 +200,9 @@ void Drive::do_write(Ctx& c) {
     } else {
       go = s == lba && c.queued ? send_queued_setup(room, uint64_t(n) * ata::kSectorBytes) : send_fis(room, fis_dwords::kDmaActivate);
       if (s == lba) c.c.t_data_start = go;
+      // The host's protocol sends no data (AtaCommand::host_sends_no_data): none comes,
+      // nothing is written, and the status the Drive books is the host's to ignore.
+      if (cmd.host_sends_no_data) return fail(c, ata::kErrorAbrt, lba);
       // A queued write's DMA Setup (its Auto-Activate off, as without SET FEATURES 02h)
       // is followed by a DMA Activate too, as the device side sends it: booking only the
       // Setup made the model's queued writes 11 dwords a command faster than the wire.

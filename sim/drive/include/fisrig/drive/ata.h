@@ -117,6 +117,11 @@ struct AtaCommand {
   // the rtl target's QD32 4 KiB reads a data phase slower than the model's
   // (targets-agree-qd32: p50 36.4 against 30.0 us; 29.7 against 29.7 now).
   bool release_sent = false;
+  // The host runs a protocol that sends this write no data (the model target's engine,
+  // for a raw command sent under another protocol: sim/model/protocol_mismatch.h):
+  // the Drive books its request for the data (DMA Activate) and takes and writes
+  // nothing; the engine keeps the command waiting for its timeout, as the rig does.
+  bool host_sends_no_data = false;
   // A queued write's host has its next Register H2D waiting when the device's DMA Setup
   // ends: the host's link wins the wire then (the device needs two idle SYNCs before its
   // X_RDY, LiteSATA's host one), so the next command's H2D and the D2H that releases it go

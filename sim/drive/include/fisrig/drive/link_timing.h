@@ -159,6 +159,20 @@ class LinkTiming {
     }
     return start;
   }
+  // Takes the FIS booked over [start, start + dur) off the wire, and what follows it
+  // back to back comes dur earlier, as far as the next gap (which absorbs the pull): the
+  // device's status taken back from the middle of a run of FISes it books (Drive's SDB
+  // sharing after a push). `moves` says how: what lay over [start + dur, end] lies dur
+  // earlier (`by` wraps: the Mover adds it as it adds a push's).
+  void pull(SimTime start, SimTime dur, std::vector<Move>& moves) {
+    moves.clear();
+    auto it = std::lower_bound(busy_.begin(), busy_.end(), start,
+                               [](const Interval& iv, SimTime x) { return iv.end <= x; });
+    if (it == busy_.end() || it->start > start || it->end < start + dur) return;
+    moves.push_back(Move{start + dur, it->end, SimTime(0) - dur});
+    if (it->end == start + dur && it->start == start) busy_.erase(it);
+    else it->end -= dur;
+  }
   // Where reserve(t, dur) would put the FIS: its start.
   SimTime first_fit(SimTime t, SimTime dur) const {
     SimTime start;
