@@ -72,6 +72,30 @@ std::vector<LbaRange> as_ranges(const toml::node& n) {
   return out;
 }
 
+// A list of times in microseconds, one per page type (lower page first), as nanoseconds.
+std::vector<SimTime> as_times(const toml::node& n) {
+  const toml::array* a = n.as_array();
+  if (!a || a->empty() || a->size() > 4)
+    throw Bad("expected a list of 1 to 4 times in microseconds, one per page type, lower page first");
+  std::vector<SimTime> out;
+  for (const toml::node& e : *a) {
+    SimTime t = as_time(e, 1e3);
+    if (!t) throw Bad("a page type's time must be > 0");
+    out.push_back(t);
+  }
+  return out;
+}
+
+// A percentage, or a list of 1 to 4 of them (one per page type, lower page first).
+std::vector<double> as_pcts(const toml::node& n) {
+  if (!n.is_array()) return {as_number(n)};
+  const toml::array& a = *n.as_array();
+  if (a.empty() || a.size() > 4) throw Bad("expected a percentage, or a list of 1 to 4 (one per page type)");
+  std::vector<double> out;
+  for (const toml::node& e : a) out.push_back(as_number(e));
+  return out;
+}
+
 // A list of rail names ("3v3", "5v", "12v") as PowerConfig::rails' bits.
 uint32_t as_rails(const toml::node& n) {
   static const std::pair<const char*, uint32_t> names[] = {{"3v3", 0x1}, {"5v", 0x2}, {"12v", 0x4}};
@@ -118,6 +142,14 @@ const std::map<std::string, Setter>& profile_keys() {
       {"nand.program_us", [](DriveConfig& c, const toml::node& n) { c.timing.program_ns = as_time(n, 1e3); }},
       {"nand.erase_us", [](DriveConfig& c, const toml::node& n) { c.timing.erase_ns = as_time(n, 1e3); }},
       {"nand.channel_mbps", [](DriveConfig& c, const toml::node& n) { c.timing.channel_mbps = as_number(n); }},
+      {"nand.bits_per_cell", [](DriveConfig& c, const toml::node& n) { c.timing.bits_per_cell = as_u32(n); }},
+      {"nand.page_read_us", [](DriveConfig& c, const toml::node& n) { c.timing.page_read_ns = as_times(n); }},
+      {"nand.page_program_us", [](DriveConfig& c, const toml::node& n) { c.timing.page_program_ns = as_times(n); }},
+      {"nand.spread_pct", [](DriveConfig& c, const toml::node& n) { c.timing.spread_pct = as_number(n); }},
+      {"nand.block_spread_pct", [](DriveConfig& c, const toml::node& n) { c.timing.block_spread_pct = as_pcts(n); }},
+      {"nand.erase_spread_pct", [](DriveConfig& c, const toml::node& n) { c.timing.erase_spread_pct = as_number(n); }},
+      {"nand.read_retry_pct", [](DriveConfig& c, const toml::node& n) { c.timing.read_retry_pct = as_number(n); }},
+      {"nand.read_retry_us", [](DriveConfig& c, const toml::node& n) { c.timing.read_retry_ns = as_time(n, 1e3); }},
       {"controller.command_overhead_us", [](DriveConfig& c, const toml::node& n) { c.controller.command_overhead_ns = as_time(n, 1e3); }},
       {"controller.page_read_overhead_us", [](DriveConfig& c, const toml::node& n) { c.controller.page_read_overhead_ns = as_time(n, 1e3); }},
       {"controller.trim_range_us", [](DriveConfig& c, const toml::node& n) { c.controller.trim_range_ns = as_time(n, 1e3); }},
@@ -280,6 +312,21 @@ void DriveConfig::validate() const {
     bad("controller.trim_keeps_mapped_pct", "must be 0..100");
   if (gc.foreground_free_superblocks < 2) bad("gc.foreground_free_superblocks", "must be at least 2");
   if (timing.channel_mbps <= 0) bad("nand.channel_mbps", "must be > 0");
+  const NandTiming& nt = timing;
+  if (nt.bits_per_cell < 1 || nt.bits_per_cell > 4) bad("nand.bits_per_cell", "must be 1 to 4");
+  for (auto [key, list] : {std::pair{"nand.page_read_us", &nt.page_read_ns}, {"nand.page_program_us", &nt.page_program_ns}})
+    if (!list->empty() && list->size() != nt.bits_per_cell)
+      bad(key, "gives " + std::to_string(list->size()) + " page types' times; nand.bits_per_cell is " +
+                   std::to_string(nt.bits_per_cell) + " (one time per page type, lower page first)");
+  if (nt.spread_pct < 0 || nt.spread_pct >= 100) bad("nand.spread_pct", "must be 0 or more and below 100");
+  if (nt.block_spread_pct.size() > 1 && nt.block_spread_pct.size() != nt.bits_per_cell)
+    bad("nand.block_spread_pct", "gives " + std::to_string(nt.block_spread_pct.size()) +
+                                     " page types' spreads; nand.bits_per_cell is " + std::to_string(nt.bits_per_cell) +
+                                     " (one value, or one per page type, lower page first)");
+  for (double v : nt.block_spread_pct)
+    if (v < 0 || v >= 100) bad("nand.block_spread_pct", "each must be 0 or more and below 100");
+  if (nt.erase_spread_pct < 0 || nt.erase_spread_pct >= 100) bad("nand.erase_spread_pct", "must be 0 or more and below 100");
+  if (nt.read_retry_pct < 0 || nt.read_retry_pct > 100) bad("nand.read_retry_pct", "must be 0..100");
   if (interface.max_gen < 1 || interface.max_gen > 3) bad("interface.max_gen", "must be 1, 2 or 3");
   if (!nand.rated_pe_cycles) bad("nand.rated_pe_cycles", "must be at least 1");
   if (cache.bytes < 65536) bad("cache.mib", "must be at least 64 KiB");

@@ -19,9 +19,11 @@ uint64_t pow2_at_least(uint64_t n) {
 Ftl::Ftl(const DriveConfig& config, NandBackend& nand, PageTable& table)
     : nand_(nand),
       gc_(config.gc),
-      program_ns_(config.timing.program_ns),
       dies_(config.nand.dies()),
       l2p_(table) {
+  // The NAND's spreads (NandTiming) are drawn from the drive's seed, as its faults are:
+  // a run repeats for its seed.
+  nand_.reseed(config.faults.seed);
   const NandGeometry& g = config.nand;
   slot_bytes_ = config.controller.compression ? config.controller.compression_slot_bytes
                                               : kLogicalPageBytes;
@@ -110,10 +112,10 @@ void Ftl::invalidate(uint64_t lpn) {
 void Ftl::program_unit(Frontier& f) {
   uint32_t unit = (f.next - 1) / unit_slots_;
   NandBackend::GcScope gc(nand_, !f.host);  // a relocation unit's program is GC's
-  SimTime done = nand_.program(die_of_unit(unit), unit_slots_ * slot_bytes_, f.unit_ready);
+  SimTime done = nand_.program(die_of_unit(unit), unit_slots_ * slot_bytes_, f.unit_ready, page_of_unit(unit), f.sb);
   if (f.host) {
     unit_done_ring_[f.unit_seq & ring_mask_] = done;
-    unit_start_ring_[f.unit_seq & ring_mask_] = done - program_ns_;
+    unit_start_ring_[f.unit_seq & ring_mask_] = done - nand_.last_program_ns();
     ++f.unit_seq;
   }
   f.unit_ready = 0;
@@ -228,8 +230,8 @@ SimTime Ftl::read(uint64_t lpn, SimTime t, ReadBatch& batch) {
       done = std::max(done, batch.last_done);
       continue;
     }
-    uint32_t die = die_of_unit(uint32_t(u % (slots_per_sb_ / unit_slots_)));
-    SimTime d = nand_.read(die, n * slot_bytes_, t);
+    uint32_t in_sb = uint32_t(u % (slots_per_sb_ / unit_slots_));
+    SimTime d = nand_.read(die_of_unit(in_sb), n * slot_bytes_, t, page_of_unit(in_sb), sb);
     ++batch.nand_reads;
     batch.last_unit = u;
     batch.last_done = d;
@@ -262,7 +264,8 @@ bool Ftl::collect_one(SimTime t, bool background) {
     if (lpn == kNone || l2p_.slot(lpn) != base + i) continue;
     gc_valid_.push_back(i);
     uint32_t u = i / unit_slots_;
-    if (!gc_read_done_[u]) gc_read_done_[u] = nand_.read(die_of_unit(u), unit_slots_ * slot_bytes_, t);
+    if (!gc_read_done_[u])
+      gc_read_done_[u] = nand_.read(die_of_unit(u), unit_slots_ * slot_bytes_, t, page_of_unit(u), victim);
   }
   for (size_t k = 0; k < gc_valid_.size(); ++k) {
     if (k + kAhead < gc_valid_.size()) l2p_.prefetch(p2l_[base + gc_valid_[k + kAhead]]);
@@ -274,8 +277,8 @@ bool Ftl::collect_one(SimTime t, bool background) {
     place(gcf_, lpn, n, gc_read_done_[i / unit_slots_]);
     counters_.gc_slots += n;
   }
-  if (gc_.serial_erase && !background) nand_.erase_serially(t);
-  else for (uint32_t d = 0; d < dies_; ++d) nand_.erase(d, t);
+  if (gc_.serial_erase && !background) nand_.erase_serially(t, victim);
+  else for (uint32_t d = 0; d < dies_; ++d) nand_.erase(d, t, victim);
   std::fill(p2l_.begin() + base, p2l_.begin() + base + slots_per_sb_, kNone);
   sb_valid_[victim] = 0;
   sb_state_[victim] = SbState::kFree;
@@ -315,7 +318,7 @@ SimTime Ftl::erase_all(SimTime t) {
   host_.unit_ready = gcf_.unit_ready = 0;
   SimTime done = t;
   for (uint32_t sb = 0; sb < superblocks_; ++sb)
-    for (uint32_t d = 0; d < dies_; ++d) done = std::max(done, nand_.erase(d, t));
+    for (uint32_t d = 0; d < dies_; ++d) done = std::max(done, nand_.erase(d, t, sb));
   counters_.superblock_erases += superblocks_;
   return done;
 }

@@ -60,6 +60,27 @@ struct NandTiming {
   SimTime program_ns = 1300 * kNsPerUs;
   SimTime erase_ns = 3 * kNsPerMs;
   double channel_mbps = 200;  // NAND bus, MB/s (1e6 bytes)
+  // Page types. A cell holds bits_per_cell bits, each on its own page of the block (lower,
+  // then middle, then upper), programmed in the shadow order (lower page of word line n+1
+  // before the upper page of word line n: nand_page_type), so a page's index within its
+  // block says its type. page_read_ns / page_program_ns give each type's time, lower page
+  // first; empty, every page takes read_ns / program_ns.
+  uint32_t bits_per_cell = 1;
+  std::vector<SimTime> page_read_ns, page_program_ns;
+  // Each read, program and erase takes its nominal time times a factor drawn from a
+  // triangular distribution over [1 - spread, 1 + spread] (mean 1, mode 1), from the
+  // drive's seed (FaultKnobs::seed), every operation on its own. 0: nominal times.
+  double spread_pct = 0;
+  // Each block's own speed: a draw T over [-1, 1] (triangular), its own for the drive's life
+  // and shared by the blocks of a superblock (block n of every die), scales its programs of
+  // page type i by 1 + block_spread_pct[i] / 100 x T (one value for every type, or one per
+  // type, lower page first) and its erase by 1 + erase_spread_pct / 100 x T.
+  std::vector<double> block_spread_pct;
+  double erase_spread_pct = 0;
+  // That share of reads (percent) fails its ECC and is read again at shifted reference
+  // voltages (a read retry), costing read_retry_ns more on the die.
+  double read_retry_pct = 0;
+  SimTime read_retry_ns = 0;
 };
 
 struct ControllerConfig {

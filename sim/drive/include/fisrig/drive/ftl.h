@@ -99,6 +99,8 @@ class Ftl {
   };
 
   uint32_t die_of_unit(uint32_t unit) const { return unit % dies_; }
+  // A unit's page within its die's block: units stripe across the dies, page by page.
+  uint32_t page_of_unit(uint32_t unit) const { return unit / dies_; }
   void invalidate(uint64_t lpn);
   void place(Frontier& f, uint64_t lpn, uint32_t slots, SimTime t_ready);
   void make_room(Frontier& f, uint32_t slots, SimTime t);
@@ -113,7 +115,6 @@ class Ftl {
 
   NandBackend& nand_;
   GcConfig gc_;
-  SimTime program_ns_;
   uint32_t dies_;
   uint32_t slot_bytes_;
   uint32_t slots_per_lpn_;
