@@ -38,9 +38,7 @@ struct VmCpuTime {
   // ran at 133,474 IOPS in bursts of 6.3 H2Ds between data phases with 4.5 commands held;
   // the model with it 133,639, 6.3 and 4.4 (with kSubmitNs 132,066, 5.0 and 3.9). The rig's
   // CPU keeps its queue only just ahead of the link there, so 40 ns more or less a command
-  // moves how full it stays. (2026-12-05, with the statuses shared as the device side shares
-  // them and a queued read's records held back while the CPU is busy: rtl 133,622 IOPS, 5.10
-  // held; the model 133,532 and 5.05.)
+  // moves how full it stays (docs/model-target.md, "Queue depth 32", has today's figures).
   static constexpr drive::SimTime kSubmitQueuedReadNs = 2900;
   // A queued write's, 40 ns less than kSubmitNs. The rig's 4 KiB writes at QD32 run at the
   // link's rate, their pipeline unbroken (targets-agree-qd32: 6 of 3,000 writes went without
