@@ -44,7 +44,10 @@ def test_the_drive_runs_until_a_rail_it_needs_falls(tmp_path):
     f = staged_facts(r.run_dir)
     # 12 V fell with the cut; the drive (5 V) went on acknowledging writes for 2 ms.
     assert f["oks_after_cut"] > 10 and 1_900_000 < f["last_ok_after_cut_ns"] <= 2_000_000, f
-    assert f["lost"] > 0 and f["first_lost_h2d_ns"] <= 2_000_000, f
+    # The first write lost is the one in flight when 5 V fell, or, where one had just ended,
+    # the next the rig sent (at QD1 its CPU's gap between a status and the next submit is
+    # 8.4 us: sim/model/vm_cpu_time.h); which of the two moves with a few ns of a write's time.
+    assert f["lost"] > 0 and f["first_lost_h2d_ns"] <= 2_000_000 + 10_000, f
     # Back once 5 V was on again, 3 ms after POWER ON, and its boot (tiny-1gb: 200 ms) after.
     assert f["on_result"] == "ok" and f["power_on_ns"] >= 3_000_000 + 200_000_000, f
 
