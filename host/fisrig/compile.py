@@ -190,7 +190,8 @@ class _Compiler(PowerSteps, TraceSteps):
 
     def workload(self, step: Step, *, pattern: str, qd: int, ncq: bool, start: int, count: int,
                  sizes: list[tuple[int, int]], read_pct: int = 0, trim_pct: int = 0, flush_pct: int = 0,
-                 stop_commands: int = 0, stop_bytes: int = 0, stop_ticks: int = 0) -> None:
+                 stop_commands: int = 0, stop_bytes: int = 0, stop_ticks: int = 0,
+                 seed_per_pass: bool = False) -> None:
         a = step.args
         for s, _ in sizes:
             if s > count:
@@ -208,7 +209,7 @@ class _Compiler(PowerSteps, TraceSteps):
             read_pct=read_pct, trim_pct=trim_pct, flush_pct=flush_pct, fua=a.get("fua", False),
             seed=seed, zipf_theta=theta / 1000, lba_start=start,
             lba_span=count, stop_commands=stop_commands, stop_bytes=stop_bytes, stop_ticks=stop_ticks,
-            sizes=sizes))
+            sizes=sizes, seed_per_pass=seed_per_pass))
         self.cost(workload_cost(sizes=sizes, read_pct=read_pct, trim_pct=trim_pct, flush_pct=flush_pct,
                                 stop_commands=stop_commands, stop_bytes=stop_bytes, stop_ticks=stop_ticks))
 

@@ -134,7 +134,7 @@ class TraceSteps:
                 tracked = self.offset()
             self.workload(step, pattern="uniform", qd=qd, ncq=ncq, start=start, count=count,
                           sizes=[(self.sectors_of_kib(step, "block_sizes_kib", kib), 1)], read_pct=read,
-                          stop_ticks=ticks)
+                          stop_ticks=ticks, seed_per_pass=True)  # each round new LBAs, as the PTS's
         self.ops[loop_at] = pf.op_loop(rounds, steady_pc=tracked, steady_window=window,
                                        steady_range_pct=a["range_pct"], steady_slope_pct=a["slope_pct"])
         self.ops.append(pf.op_end_loop())

@@ -142,11 +142,13 @@ def op_raw(descriptor: bytes, *, result: int = ANY_RESULT, status_mask: int = 0,
 def op_workload(*, pattern: str, queue_depth: int, ncq: bool, data: str, compress_pct: int,
                 read_pct: int, trim_pct: int, flush_pct: int, fua: bool, seed: int,
                 zipf_theta: float, lba_start: int, lba_span: int, stop_commands: int,
-                stop_bytes: int, stop_ticks: int, sizes: list[tuple[int, int]]) -> bytes:
+                stop_bytes: int, stop_ticks: int, sizes: list[tuple[int, int]],
+                seed_per_pass: bool = False) -> bytes:
     sectors = [s for s, _ in sizes] + [0] * (8 - len(sizes))
     weights = [w for _, w in sizes] + [0] * (8 - len(sizes))
     body = _WORKLOAD.pack(PATTERN[pattern], queue_depth, int(ncq), DATA[data], compress_pct,
-                          read_pct, trim_pct, flush_pct, int(fua), 0, len(sizes), 0, seed,
+                          read_pct, trim_pct, flush_pct, int(fua),
+                          _c.FISRIG_WORKLOAD_SEED_PER_PASS if seed_per_pass else 0, len(sizes), 0, seed,
                           int(round(zipf_theta * 1000)), lba_start, lba_span, stop_commands,
                           stop_bytes, stop_ticks, *sectors, *weights)
     return _op(OP_WORKLOAD, body)

@@ -61,6 +61,10 @@ struct sink {
     if (!(cond)) abort(); \
   } while (0)
 
+/* The rig's counter, compared as the VM compares it: modulo 2^64 (a program's idle may take
+   it near the wrap, and a wait's deadline past it: regression workload-after-the-longest-idle). */
+static int before(uint64_t a, uint64_t b) { return (int64_t)(a - b) < 0; }
+
 static void post(struct engine *e, struct fisrig_cpl_record r) {
   CHECK(e->cq_tail - e->cq_head < CQ_ENTRIES); /* the VM reaps before it can overrun */
   e->cq[e->cq_tail++ & (CQ_ENTRIES - 1)] = r;
@@ -89,7 +93,7 @@ static void complete_due(struct engine *e) {
                                      FISRIG_RESULT_LINK_LOST, FISRIG_RESULT_CHECK_FAILED, FISRIG_RESULT_REFUSED,
                                      FISRIG_RESULT_DATA_CRC, FISRIG_RESULT_LENGTH};
   if (e->hang) return;
-  while (e->pending_head != e->pending_tail && e->done_at[e->pending_head & (SQ_ENTRIES - 1)] <= e->now) {
+  while (e->pending_head != e->pending_tail && !before(e->now, e->done_at[e->pending_head & (SQ_ENTRIES - 1)])) {
     const struct fisrig_cmd_desc *d = &e->sq[e->pending[e->pending_head & (SQ_ENTRIES - 1)]];
     struct fisrig_cpl_record r;
     e->pending_head++;
@@ -147,9 +151,9 @@ static void engine_wait(void *ctx, uint64_t until) {
   struct engine *e = ctx;
   uint64_t next = until;
   fetch(e);
-  if (!e->hang && e->pending_head != e->pending_tail && e->done_at[e->pending_head & (SQ_ENTRIES - 1)] < next)
+  if (!e->hang && e->pending_head != e->pending_tail && before(e->done_at[e->pending_head & (SQ_ENTRIES - 1)], next))
     next = e->done_at[e->pending_head & (SQ_ENTRIES - 1)];
-  if (next > e->now) e->now = next;
+  if (before(e->now, next)) e->now = next;
   else e->now++; /* time passes while a platform waits */
 }
 

@@ -115,12 +115,12 @@ def test_workload_op_puts_every_field_at_its_offset():
                           read_pct=42, trim_pct=43, flush_pct=44, fua=True, seed=0x0102_0304,
                           zipf_theta=1.234, lba_start=0x0A0B_0C0D_0E0F, lba_span=0x1A1B_1C1D_1E1F,
                           stop_commands=0x2A2B_2C2D_2E2F, stop_bytes=0x3A3B_3C3D_3E3F,
-                          stop_ticks=0x4A4B_4C4D_4E4F, sizes=sizes)
+                          stop_ticks=0x4A4B_4C4D_4E4F, sizes=sizes, seed_per_pass=True)
     name = "fisrig_op_workload"
     assert len(blob) == c.SIZES[name] == field(blob, name, "head.size")
     want = {"head.opcode": c.FISRIG_OP_WORKLOAD, "pattern": c.FISRIG_PATTERN_ZIPF, "queue_depth": 31,
             "ncq": 1, "data_source": c.FISRIG_DATA_STAMP, "compress_pct": 41, "read_pct": 42,
-            "trim_pct": 43, "flush_pct": 44, "fua": 1, "reserved0": 0, "sizes": 8,
+            "trim_pct": 43, "flush_pct": 44, "fua": 1, "flags": c.FISRIG_WORKLOAD_SEED_PER_PASS, "sizes": 8,
             "seed": 0x0102_0304, "zipf_theta_milli": 1234, "lba_start": 0x0A0B_0C0D_0E0F,
             "lba_span": 0x1A1B_1C1D_1E1F, "stop_commands": 0x2A2B_2C2D_2E2F,
             "stop_bytes": 0x3A3B_3C3D_3E3F, "stop_ticks": 0x4A4B_4C4D_4E4F}

@@ -27,8 +27,7 @@ every command on the SoC's VexRiscv.
 - Issue 58, section 2: every figure a user publishes of each phase (IOPS, MB/s, and the
   latency from submit to status: mean, p50, p99, p99.9, max, as the headline and
   summary.json give them) within 2% of the gateware's (compare.Figure;
-  scripts/bench_targets.py: model_vs_rtl.published_err_pct). Not met yet (marked xfail,
-  strict, below): the 128 KiB reads' mean from submit is 2.01% over the gateware's.
+  scripts/bench_targets.py: model_vs_rtl.published_err_pct).
 """
 import numpy as np
 import pandas as pd
@@ -114,12 +113,6 @@ def test_every_published_figure_is_compared(comparison):
     assert {f.phase for f in comparison.published} == set(CEILING) | {"ncq write 128k seq", "ncq read 128k seq"}
 
 
-# Issue 58, section 2's goal, not met yet by one figure: the 128 KiB reads' mean from
-# submit (docs/model-target.md, "Queue depth 32", has the figures and why).
-# strict: the mark goes when the model meets it.
-@pytest.mark.xfail(strict=True, reason="issue 58 section 2: model vs rtl at QD32, ncq read 128k seq latency mean "
-                                       "1,313.8 against 1,287.9 us (2.01%): the rig took its first descriptor 87 "
-                                       "ticks after the phase's first status, the model at 60")
 def test_every_published_figure_is_within_two_percent(comparison):
     """Issue 58, section 2: IOPS, MB/s and the latency from submit to status (mean, p50,
     p99, p99.9, max) of every phase within 2% of the gateware's, or a tick and an ALIGN

@@ -71,10 +71,14 @@ struct fisrig_op_loop {
   uint8_t reserved;
 };
 
+/* The longest idle (about 1,950 years): the VM compares ticks modulo 2^64, which holds for
+   an interval under half of it. */
+#define FISRIG_IDLE_TICKS_MAX 0x7fffffffffffffffull
+
 struct fisrig_op_idle {
   struct fisrig_op_head head;
   uint32_t reserved;
-  uint64_t ticks;
+  uint64_t ticks; /* at most FISRIG_IDLE_TICKS_MAX */
 };
 
 /* What a RAW descriptor must end with; a miss ends the run (FISRIG_VM_EXPECT_FAILED). */
@@ -97,6 +101,12 @@ struct fisrig_op_raw {
 
 enum fisrig_pattern { FISRIG_PATTERN_SEQUENTIAL = 0, FISRIG_PATTERN_UNIFORM = 1, FISRIG_PATTERN_ZIPF = 2 };
 
+enum fisrig_workload_flags {
+  /* Its seed mixed with the pass of each loop around it: every pass draws new LBAs, as each
+     round of the SNIA PTS does (without it, each pass repeats the last one's). */
+  FISRIG_WORKLOAD_SEED_PER_PASS = 1
+};
+
 /*
  * A workload generator: commands of a mix over an LBA span, kept queue_depth deep, until
  * a stop condition. Transfer sizes are drawn from up to 8 (sectors, weight) pairs.
@@ -112,7 +122,7 @@ struct fisrig_op_workload {
   uint8_t trim_pct;     /* ... TRIMs (one range of the transfer size) ... */
   uint8_t flush_pct;    /* ... FLUSH CACHE EXT; the rest writes */
   uint8_t fua;          /* writes with FUA */
-  uint8_t reserved0;    /* 0 */
+  uint8_t flags;        /* enum fisrig_workload_flags */
   uint8_t sizes;        /* transfer-size pairs used, 1..8 */
   uint8_t reserved;
   uint32_t seed;
