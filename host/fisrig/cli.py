@@ -15,7 +15,8 @@ from .compile import PROTOCOL_OF
 from .errors import InputError
 from . import run_dir as run_dir_mod
 from .run import ReportTooLarge, check, execute, prepare, rebuild, take_out
-from .targets import FIRMWARES, TARGETS, TargetUnavailable
+from .native_tools import TargetUnavailable
+from .targets import FIRMWARES, TARGETS
 from .cli_raw import PROTOCOLS, cmd_identify, cmd_raw
 from .cli_trace import cmd_trace
 

@@ -11,7 +11,7 @@ from . import program_format as pf
 from .data_out import MAX_SECTORS, SECTOR, problem as data_out_problem
 from .errors import closest
 from .estimate import EVENT_SLACK, Cost, workload_cost
-from .plan import DATA_SOURCES, DEFAULT_QUEUE_DEPTH, Plan, PlanError, Step
+from .plan import DATA_SOURCES, DEFAULT_QUEUE_DEPTH, Plan, PlanError, Step, phase_label
 from .compile_power import TRIM_SECTORS_PER_CMD, PowerSteps
 from .compile_traces import TraceSteps
 
@@ -36,18 +36,6 @@ MAX_ZONES = 1 << 16
 # saying: libata's EH tries a command 5 times in all; 3 more sends is a rig's habit that still
 # ends a drive that fails every command quickly.
 DEFAULT_RETRIES = 3
-
-
-def phase_label(label: str | None, current: str | None, do: str) -> str:
-    """The label a step's records carry: its own, else the phase it follows, else its kind."""
-    return label or current or do
-
-
-def asked_queue_depth(do: str, args: dict) -> int | None:
-    """The commands in flight a step asks for; None for steps that issue a command or two."""
-    if do not in DEFAULT_QUEUE_DEPTH:
-        return None
-    return args.get("queue_depth", DEFAULT_QUEUE_DEPTH[do])
 
 
 @dataclass

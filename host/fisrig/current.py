@@ -89,7 +89,7 @@ class CurrentStream:
     records), and its windows; finish() puts them in place, abandon() removes them."""
 
     def __init__(self, run_dir: Path, markers: dict[int, str]):
-        from .results import marker_dictionary, ticks_to_ns
+        from .columns import marker_dictionary, ticks_to_ns
         self._ns, self._dictionary = ticks_to_ns, marker_dictionary(markers)
         self.run_dir = Path(run_dir)
         self.tmp = self.run_dir / (CURRENT + ".tmp")
@@ -178,7 +178,7 @@ def summary(run_dir: Path) -> dict | None:
 
 def html_section(run_dir: Path) -> str:
     """report.html's current table (empty for a run that sampled none)."""
-    from .html_report import _e, _table
+    from .html_parts import _e, _table
     s = summary(run_dir)
     if not s:
         return ""

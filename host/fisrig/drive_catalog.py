@@ -12,7 +12,7 @@ import functools
 import subprocess
 
 from .errors import InputError, closest
-from .targets import TargetUnavailable, _tool, exit_text
+from .native_tools import TargetUnavailable, _tool, exit_text
 
 
 class DriveRefused(InputError):

@@ -228,7 +228,7 @@ def _batches(s: np.ndarray) -> dict[str, float]:
 def sequential_phases(meta: dict) -> dict[str, bool]:
     """Each phase label: True unless a workload or replay step of it issues other than
     sequential LBAs (a workload's pattern "sequential")."""
-    from .compile import phase_label
+    from .plan import phase_label
     out: dict[str, bool] = {}
     current = None
     for s in meta.get("plan", {}).get("steps", []):

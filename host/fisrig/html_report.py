@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import __version__
 from . import figure_text as ft
+from .html_parts import Markup, _e, _table
 from .phase_stats import HEADLINE_PERCENTILES
 
 STYLE = """
@@ -41,19 +42,8 @@ details { margin: 0.3em 0; }
 """
 
 
-def _e(v: object) -> str:
-    return escape(str(v), quote=True)
-
-
 def _d(v: object) -> dict:
     return v if isinstance(v, dict) else {}
-
-
-class Markup:
-    """HTML this module built itself (its parts escaped already)."""
-
-    def __init__(self, html: str):
-        self.html = html
 
 
 def _kv(rows: list[tuple[str, object]]) -> str:
@@ -61,14 +51,6 @@ def _kv(rows: list[tuple[str, object]]) -> str:
     body = "".join(f"<tr><th>{_e(k)}</th><td>{v.html if isinstance(v, Markup) else _e(v)}</td></tr>"
                    for k, v in rows)
     return f'<table class="kv">{body}</table>'
-
-
-def _table(head: list[str], rows: list[list[object]], numeric: set[int] = frozenset()) -> str:
-    th = "".join(f"<th>{_e(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(
-        f'<td{" class=n" if i in numeric else ""}>{c.html if isinstance(c, Markup) else _e(c)}</td>'
-        for i, c in enumerate(r)) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _date(meta: dict) -> str:

@@ -127,6 +127,16 @@ def take_rows(col: pa.ChunkedArray, rows: np.ndarray) -> pa.ChunkedArray:
 def is_sorted(a: np.ndarray) -> bool:
     return len(a) < 2 or bool((a[1:] >= a[:-1]).all())
 
+def visits(positions: np.ndarray) -> list[slice]:
+    """A phase's visits: runs of its records that follow each other among the run's command
+    records (`positions`, its records' ranks there, ascending). A phase inside a loop
+    (PTS rounds) is visited once a pass; its time is its visits' time, not the span from
+    its first visit to its last, which holds the other phases' passes."""
+    breaks = np.flatnonzero(np.diff(positions) > 1) + 1
+    edges = [0, *breaks.tolist(), len(positions)]
+    return [slice(a, b) for a, b in zip(edges[:-1], edges[1:])]
+
+
 
 class PhaseRows:
     """One phase's command records, read a column at a time, and what several readers
@@ -221,10 +231,9 @@ class PhaseRows:
 
     def visits(self) -> list[slice]:
         """The runs of its records that follow each other among the run's command records
-        (phase_stats.visits): one, unless the phase is in a loop."""
+        (visits): one, unless the phase is in a loop."""
         if self.ranks is None:
             return [slice(0, self.n)]
-        from .phase_stats import visits
         return visits(self.ranks)
 
 

@@ -2,7 +2,7 @@
 per-job "fisrig" block and the plots all read these, so no two of them can disagree.
 
 A phase is the command records that carry one marker (a step's label; a step without one
-joins the phase before it, as compile.phase_label says). Its kind comes from the plan's
+joins the phase before it, as plan.phase_label says). Its kind comes from the plan's
 step kinds in run.json, never from the shape of its LBAs: a random-write workload is a
 workload even when a run of its LBAs happens to be sequential.
 
@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from . import program_format as pf
-from .compile import asked_queue_depth, phase_label
+from .plan import asked_queue_depth, phase_label
 from .phase_rows import (OP_READ, OP_TRIM, OP_WRITE, PhaseRows, depth_after_submits, is_sorted, masked,
                          split, sum_diff)
 from .fio_json import percentiles
@@ -89,16 +89,6 @@ def plan_phases(meta: dict) -> dict[str, PlanPhase]:
                 cell.steps.append("pts_iops")
                 cell.asked_qd.append(qd)
     return out
-
-
-def visits(positions: np.ndarray) -> list[slice]:
-    """A phase's visits: runs of its records that follow each other among the run's command
-    records (`positions`, its records' ranks there, ascending). A phase inside a loop
-    (PTS rounds) is visited once a pass; its time is its visits' time, not the span from
-    its first visit to its last, which holds the other phases' passes."""
-    breaks = np.flatnonzero(np.diff(positions) > 1) + 1
-    edges = [0, *breaks.tolist(), len(positions)]
-    return [slice(a, b) for a, b in zip(edges[:-1], edges[1:])]
 
 
 @dataclass

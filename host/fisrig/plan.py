@@ -78,6 +78,18 @@ PLAN_KEYS = {"name": str, "description": str, "profile": str, "seed": int, "data
              "current_us": _NUM, **POLICY_KEYS}
 
 
+def phase_label(label: str | None, current: str | None, do: str) -> str:
+    """The label a step's records carry: its own, else the phase it follows, else its kind."""
+    return label or current or do
+
+
+def asked_queue_depth(do: str, args: dict) -> int | None:
+    """The commands in flight a step asks for; None for steps that issue a command or two."""
+    if do not in DEFAULT_QUEUE_DEPTH:
+        return None
+    return args.get("queue_depth", DEFAULT_QUEUE_DEPTH[do])
+
+
 @dataclass
 class Step:
     do: str
@@ -247,7 +259,7 @@ def _check_phases(plan: Plan) -> None:
     first: dict[str, Step] = {}  # each phase's first step
     current = None
     for step in plan.steps:
-        label = step.label or current or step.do  # compile.phase_label's
+        label = phase_label(step.label, current, step.do)
         if step.label is not None and label != current and label in first:
             was = first[label]
             line = plan.line_of(was, "label" if was.label is not None else None)

@@ -57,7 +57,7 @@ def slots_at_cut(a: dict) -> str:
 
 def html_section(run_dir: Path) -> str:
     """report.html's power-loss table (empty without power.json)."""
-    from .html_report import _e, _table
+    from .html_parts import _e, _table
     p = run_dir / pv.POWER_JSON
     if not p.exists():
         return ""

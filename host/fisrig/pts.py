@@ -104,7 +104,7 @@ def analyse(table: pa.Table, meta: dict) -> list[PtsResult]:
         return []
     import pyarrow.compute as pc
 
-    from .compile import phase_label
+    from .plan import phase_label
     from .phase_rows import command_runs, take_rows
     kind, kind_names = codes(table, "kind")
     marker, marker_names = codes(table, "marker")

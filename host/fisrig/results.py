@@ -22,6 +22,7 @@ import pyarrow.parquet as pq
 
 from . import process_memory  # set up before the first array
 from . import program_format as pf
+from .columns import dictionary, marker_dictionary, ticks_to_ns
 from .current import CurrentStream
 from .errors import InputError
 
@@ -40,37 +41,26 @@ FLUSHES = {0xE7, 0xEA}  # fio's "sync": FLUSH CACHE (EXT) is the drive's fsync
 
 def read_raw(path: Path) -> np.ndarray:
     """The records in a records.bin (memory-mapped), a torn last record (a killed run) left
-    out; run_state.raw_count says how many and refuses a file that is not one (InputError)."""
-    from .run_state import raw_count
+    out; raw_count says how many and refuses a file that is not one (InputError)."""
     n, _torn = raw_count(path)
     if not n:
         return np.zeros(0, dtype=pf.RECORD_DTYPE)
     return np.memmap(path, dtype=pf.RECORD_DTYPE, mode="r", offset=pf.RECORDS_HEADER.size, shape=(n,))
 
 
-def _dictionary(codes: np.ndarray, names: list[str]) -> pa.DictionaryArray:
-    return pa.DictionaryArray.from_arrays(pa.array(codes.astype(np.int32)), pa.array(names, pa.string()))
-
-
-def ticks_to_ns(ticks: np.ndarray, in_place: bool = False) -> np.ndarray:
-    """Ticks of the rig's clock as whole ns, rounded to nearest: engine_if.h's
-    fisrig_ticks_to_ns, (ticks * NUM + DEN / 2) / DEN, in int64 (good for 97 years of
-    ticks). In integers rather than float64 and np.round: a third of the time (3.8 against
-    10.5 ms a million stamps), and the firmware's own arithmetic. in_place: `ticks` (int64)
-    becomes the result."""
-    ns = ticks if in_place else ticks.astype(np.int64)
-    ns *= pf.TICK_NS_NUM
-    ns += pf.TICK_NS_DEN // 2
-    ns //= pf.TICK_NS_DEN
-    return ns
-
-
-def marker_dictionary(markers: dict[int, str]):
-    """Records' marker codes -> the phase names' dictionary column (an unnamed marker shows
-    as the last name)."""
-    top = max(list(markers) + [0])
-    names = [markers.get(m, str(m)) for m in range(top + 1)]
-    return lambda codes: _dictionary(np.minimum(codes, top), names)
+def raw_count(path: Path) -> tuple[int, int]:
+    """(whole records, bytes of a torn last one) in a records.bin; InputError when it is not one."""
+    size = path.stat().st_size
+    if size < pf.RECORDS_HEADER.size:  # stopped before its header was out: nothing recorded
+        return 0, size
+    with path.open("rb") as f:
+        magic, _version, rec_size, _ = pf.RECORDS_HEADER.unpack(f.read(pf.RECORDS_HEADER.size))
+    if magic != pf.RECORDS_MAGIC:
+        raise InputError(str(path), f"not a fisrig records file (magic {magic:#010x}, want {pf.RECORDS_MAGIC:#010x})")
+    if rec_size != pf.RECORD_DTYPE.itemsize:
+        raise InputError(str(path), f"records of {rec_size} bytes; this fisrig reads {pf.RECORD_DTYPE.itemsize}-byte records")
+    body = size - pf.RECORDS_HEADER.size
+    return body // rec_size, body % rec_size
 
 
 # Records a block when their fields are copied out (fields): 64 K records, 6.8 MB, stay in
@@ -100,9 +90,9 @@ def to_table(rec: np.ndarray, markers: dict[int, str]) -> pa.Table:
     d2h = d2h_bytes.view("<u8").reshape(-1)
     cols = {
         "marker": marker_dictionary(markers)(f["marker"]),
-        "kind": _dictionary(np.minimum(f["kind"], len(pf.RECORD_KINDS) - 1), pf.RECORD_KINDS),
+        "kind": dictionary(np.minimum(f["kind"], len(pf.RECORD_KINDS) - 1), pf.RECORD_KINDS),
         "command": f["command"], "protocol": f["protocol"], "tag": f["slot"],
-        "result": _dictionary(np.minimum(f["result"], len(pf.RESULTS) - 1), pf.RESULTS),
+        "result": dictionary(np.minimum(f["result"], len(pf.RESULTS) - 1), pf.RESULTS),
         "status": f["status"], "error": f["error"], "lba": f["lba"], "lbas": f["lbas"],
         "sectors": f["sectors"], "data_dwords": f["data_dwords"],
         "d2h_lba": d2h, "check_errors": f["check_errors"],

@@ -215,7 +215,7 @@ def finish_stream(out: Path, stream: results.ParquetStream, keep_raw: bool) -> t
     records.parquet from records.bin as for a run without one. The check reads back the
     report's columns when the report fits in memory (stream.table; rebuild takes it)."""
     raw = out / results.RAW
-    raw_records = run_state.raw_count(raw)[0] if raw.exists() else 0
+    raw_records = results.raw_count(raw)[0] if raw.exists() else 0
     if not raw_records:  # nothing recorded: rebuild says so, and what there is stays
         stream.abandon()
         return None

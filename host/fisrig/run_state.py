@@ -10,7 +10,6 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import program_format as pf
 from . import results
 from .errors import InputError
 from .run_dir import PARQUET_KEY
@@ -62,21 +61,6 @@ def read_meta(run_dir: Path) -> dict:
     return meta
 
 
-def raw_count(path: Path) -> tuple[int, int]:
-    """(whole records, bytes of a torn last one) in a records.bin; InputError when it is not one."""
-    size = path.stat().st_size
-    if size < pf.RECORDS_HEADER.size:  # stopped before its header was out: nothing recorded
-        return 0, size
-    with path.open("rb") as f:
-        magic, _version, rec_size, _ = pf.RECORDS_HEADER.unpack(f.read(pf.RECORDS_HEADER.size))
-    if magic != pf.RECORDS_MAGIC:
-        raise InputError(str(path), f"not a fisrig records file (magic {magic:#010x}, want {pf.RECORDS_MAGIC:#010x})")
-    if rec_size != pf.RECORD_DTYPE.itemsize:
-        raise InputError(str(path), f"records of {rec_size} bytes; this fisrig reads {pf.RECORD_DTYPE.itemsize}-byte records")
-    body = size - pf.RECORDS_HEADER.size
-    return body // rec_size, body % rec_size
-
-
 def parquet_rows(path: Path) -> int | None:
     if not path.exists():
         return None
@@ -93,7 +77,7 @@ def inspect(run_dir: Path) -> RunState:
         raise InputError(str(run_dir), "not a directory" if run_dir.exists() else "no such run directory")
     meta = read_meta(run_dir)
     raw = run_dir / results.RAW
-    n, torn = raw_count(raw) if raw.exists() else (None, 0)
+    n, torn = results.raw_count(raw) if raw.exists() else (None, 0)
     rows = parquet_rows(run_dir / results.PARQUET)
     if not meta and n is None and rows is None:
         raise InputError(str(run_dir), "not a run directory (no run.json, records.bin or records.parquet)")

@@ -9,7 +9,8 @@ import pytest
 
 from fisrig import plan
 from fisrig.run import prepare
-from fisrig.targets import REPO, build_dir
+from fisrig.native_tools import build_dir
+from fisrig.targets import REPO
 
 BUILD = build_dir()
 DATA = BUILD / "pgo" / "data"

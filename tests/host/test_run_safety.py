@@ -195,7 +195,7 @@ def test_a_model_that_cannot_write_its_records_does_not_end_done(tmp_path):
     (exit 3), naming the file and why."""
     import subprocess
 
-    from fisrig.targets import _tool
+    from fisrig.native_tools import _tool
     program = tmp_path / "program.bin"
     program.write_bytes(prepare(plan.load(plan.find("smoke-tiny"))).compiled.program)
     r = subprocess.run([str(_tool("fisrig-model")), "--program", str(program), "--records", "/dev/full",
@@ -233,6 +233,6 @@ def test_a_model_killed_by_the_file_size_limit_says_so_and_names_the_file(tmp_pa
     meta = json.loads((out / results.RUN_JSON).read_text())
     assert meta["status"] == "failed" and meta["error"] == reason
     assert (out / results.RAW).stat().st_size == limit
-    from fisrig.targets import exit_text  # any signal by its name, never a bare negative code
+    from fisrig.native_tools import exit_text  # any signal by its name, never a bare negative code
     assert exit_text(-signal.SIGSEGV) == "killed by SIGSEGV: it crashed (a bug in it)"
     assert exit_text(-signal.SIGUSR1) == "killed by SIGUSR1" and exit_text(1) == "exit 1"
