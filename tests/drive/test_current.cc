@@ -49,7 +49,7 @@ TEST(Current, GcOperationsQueuedOperationsAndACut) {
   g.channels = 1;
   g.dies_per_channel = 2;
   NandTiming timing;  // read 50 us, program 1.3 ms, erase 3 ms
-  NandBackend n(g, timing);
+  NandBackend n(g, timing, 1);
   n.keep_activity(true);
   const std::array<double, 4> ma = {1, 10, 100, 1000};  // read, program, erase, GC
   SimTime programmed = n.program(0, 0, 0);              // die 0: 0 to 1.3 ms

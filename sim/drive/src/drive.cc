@@ -16,7 +16,7 @@ bool is_queued(uint8_t op) {
 
 Drive::Drive(DriveConfig config)
     : cfg_(std::move(config)),
-      nand_(cfg_.nand, cfg_.timing),
+      nand_(cfg_.nand, cfg_.timing, cfg_.faults.seed),
       pages_((cfg_.user_sectors + 7) / 8),
       content_(cfg_.user_sectors, pages_),
       link_(cfg_.interface),

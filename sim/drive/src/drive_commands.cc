@@ -4,20 +4,13 @@
 #include <cstring>
 
 #include "drive_ctx.h"
+#include "mix64.h"
 
 namespace fisrig::drive {
 
 namespace {
 constexpr uint32_t kSectorsPerPage = ContentStore::kSectorsPerPage;
 
-// A fixed, well-mixed draw per page (splitmix64's finalizer): which pages a broken TRIM
-// leaves mapped does not change from one TRIM to the next, as the review found ("running
-// TRIM again didn't yield any improvement").
-uint64_t page_draw(uint64_t p) {
-  p = (p ^ (p >> 30)) * 0xBF58476D1CE4E5B9ull;
-  p = (p ^ (p >> 27)) * 0x94D049BB133111EBull;
-  return p ^ (p >> 31);
-}
 }
 
 void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
@@ -61,7 +54,9 @@ void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
   // so reading it still costs its (perhaps fragmented) NAND reads and GC still moves it.
   const uint64_t keep = uint64_t(cfg_.controller.trim_keeps_mapped_pct * 100);  // per 10,000
   auto unmap = [&](uint64_t p) {
-    if (keep && page_draw(p) % 10000 < keep) return;
+    // A fixed draw per page: which pages a broken TRIM leaves mapped does not change from one
+    // TRIM to the next, as the review found ("running TRIM again didn't yield any improvement").
+    if (keep && mix64(p) % 10000 < keep) return;
     ftl_->trim(p);
   };
   for (const Range& r : ranges) {

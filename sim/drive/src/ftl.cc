@@ -21,9 +21,6 @@ Ftl::Ftl(const DriveConfig& config, NandBackend& nand, PageTable& table)
       gc_(config.gc),
       dies_(config.nand.dies()),
       l2p_(table) {
-  // The NAND's spreads (NandTiming) are drawn from the drive's seed, as its faults are:
-  // a run repeats for its seed.
-  nand_.reseed(config.faults.seed);
   const NandGeometry& g = config.nand;
   slot_bytes_ = config.controller.compression ? config.controller.compression_slot_bytes
                                               : kLogicalPageBytes;

@@ -1,5 +1,7 @@
 #include "fisrig/drive/nand.h"
 
+#include "mix64.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -42,11 +44,6 @@ SimTime NandBackend::transfer_ns(uint32_t bytes) const {
 }
 
 namespace {
-uint64_t mix64(uint64_t z) {  // splitmix64's finaliser
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 double unit_of(uint64_t z) { return double(z >> 11) * 0x1.0p-53; }
 SimTime scaled(SimTime ns, double f) { return SimTime(std::llround(double(ns) * f)); }
 }  // namespace

@@ -30,8 +30,9 @@ uint32_t nand_page_type(uint32_t page, uint32_t pages_per_block, uint32_t bits_p
 class NandBackend {
  public:
   // `seed`: what the spreads are drawn from (NandTiming's block_spread_pct, erase_spread_pct,
-  // spread_pct and read_retry_pct); the drive's FTL passes its FaultKnobs::seed (reseed).
-  NandBackend(const NandGeometry& geometry, const NandTiming& timing, uint64_t seed = 1);
+  // spread_pct and read_retry_pct); the Drive passes its FaultKnobs::seed, so a run repeats
+  // for its seed as its faults do.
+  NandBackend(const NandGeometry& geometry, const NandTiming& timing, uint64_t seed);
 
   // Programs one unit (a multi-plane page) of `bytes` on `die`, data in the controller at
   // `t_ready`; `page` is its page's index within its block (its type: NandTiming), `block`
@@ -52,8 +53,6 @@ class NandBackend {
   }
   SimTime nominal_read_ns(uint32_t page) const { return read_ns_[page_type(page)]; }
   SimTime nominal_program_ns(uint32_t page) const { return program_ns_[page_type(page)]; }
-  // Restarts the stream the operations' times are drawn from (and the blocks' own speeds).
-  void reseed(uint64_t seed);
   // Erases a block on every die, one die after another from `t_issue`, and nothing else
   // starts on any die until the last is done (gc.serial_erase); returns that time.
   SimTime erase_serially(SimTime t_issue, uint32_t block = 0);
@@ -83,6 +82,8 @@ class NandBackend {
   void reset_time(SimTime t);  // power cycle: in-flight work is gone
 
  private:
+  // The blocks' own speeds and the operations' stream, from the seed (the constructor's).
+  void reseed(uint64_t seed);
   SimTime transfer_ns(uint32_t bytes) const;
   // A program's and an erase's array time on `block`, its own speed in (block_spread_pct,
   // erase_spread_pct), from the tables reseed() makes. Inline: every program and erase asks.
