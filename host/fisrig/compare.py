@@ -77,7 +77,7 @@ ALIGN_PAIR_NS = 2 * TICK_NS  # two dwords at Gen3
 # The figures a user publishes of a phase, in the order compare prints them: its rates,
 # then its latency (submit to status) in ns.
 RATES = ("IOPS", "MB/s")
-LATENCY = ("mean",) + tuple(f"p{p:g}" for p in phase_stats.HEADLINE_PERCENTILES) + ("max",)
+LATENCY = phase_stats.PUBLISHED_LATENCY
 PUBLISHED = RATES + LATENCY
 # The plan's own settings that make two runs' plans different (run.json's "plan"); its
 # description and source file do not.
@@ -146,14 +146,8 @@ def published_figures(p: phase_stats.PhaseStats) -> dict[str, tuple[float | None
     span = p.seconds * 1e9
     out: dict[str, tuple[float | None, float | None]] = {"IOPS": (j["iops"], span)}
     out["MB/s"] = (j["sweep"]["mb_per_s"], p.zone_seconds * 1e9) if "sweep" in j else (j["data_mb_per_s"], span)
-    lat = j["latency_ns"]
-    have = bool(lat["N"])
-    pct = lat["percentile"]
-    values = {"mean": lat["mean"], "max": lat["max"],
-              **{f"p{k:g}": pct.get(f"{k:.6f}") for k in phase_stats.HEADLINE_PERCENTILES}}
-    for what in LATENCY:
-        v = values[what] if have else None
-        out[what] = (v, v)
+    lat = phase_stats.published_latency(j) or dict.fromkeys(LATENCY)
+    out.update({what: (v, v) for what, v in lat.items()})
     return out
 
 

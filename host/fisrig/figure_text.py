@@ -5,12 +5,17 @@ from __future__ import annotations
 
 
 def count(n: int | float) -> str:
+    """A count or a rate (IOPS, commands a second): whole numbers, separated."""
     return f"{n:,.0f}"
 
 
-def rate(v: float) -> str:
-    """IOPS, commands a second: whole numbers, separated."""
-    return f"{v:,.0f}"
+# The targets whose drive is simulated: their times are simulated time, and say so.
+SIMULATED_TARGETS = ("model", "rtl")
+
+
+def clock_word(meta: dict) -> str:
+    """"simulated " for a run (run.json `meta`) on a target that simulates the drive, else ""."""
+    return "simulated " if meta.get("target") in SIMULATED_TARGETS else ""
 
 
 def us(ns: float) -> str:

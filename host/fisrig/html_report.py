@@ -17,7 +17,7 @@ from pathlib import Path
 from . import __version__
 from . import figure_text as ft
 from .html_parts import Markup, _e, _table
-from .phase_stats import HEADLINE_PERCENTILES
+from .phase_stats import PUBLISHED_LATENCY, published_latency
 
 STYLE = """
 body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif;
@@ -117,15 +117,13 @@ def steps_table(meta: dict) -> str:
 
 
 PHASE_HEAD = ["phase", "kind", "commands", "errors", "seconds", "IOPS", "MB/s", "trimmed LBAs", "QD asked",
-              "QD held (mean)", "QD max", "issued /s", "mean latency (us)"] + \
-             [f"p{k:g} latency (us)" for k in HEADLINE_PERCENTILES] + ["max latency (us)"]
+              "QD held (mean)", "QD max", "issued /s"] + [f"{what} latency (us)" for what in PUBLISHED_LATENCY]
 
 
 def phase_row(label: str, j: dict) -> list[object]:
     """One phase's figures from its summary.json "fisrig" block, formatted as the headline
     formats them (a sweep's MB/s is its zones' average)."""
-    qd, lat = j["queue_depth"], j["latency_ns"]
-    pct = lat["percentile"] if lat["N"] else {}
+    qd, lat = j["queue_depth"], published_latency(j)
     # A rate over one command is 1 / its latency: the latency says it (as the headline).
     mbps = (f"{j['sweep']['mb_per_s']:,.1f} ({j['sweep']['zones']} zones)" if "sweep" in j
             else f"{j['data_mb_per_s']:,.1f}" if j["commands"] > 1 else "")
@@ -134,18 +132,16 @@ def phase_row(label: str, j: dict) -> list[object]:
     if j.get("partial"):  # a banner on the phase: its figures are not the whole phase's
         label = Markup(f'{_e(label)} <span class="bad">PARTIAL</span>')
     return [label, j["kind"], ft.count(j["commands"]), errors, f"{j['seconds']:,.3f}",
-            ft.rate(j["iops"]) if j["commands"] > 1 else "one command", mbps,
+            ft.count(j["iops"]) if j["commands"] > 1 else "one command", mbps,
             ft.count(j["trimmed_lbas"]) if j["trimmed_lbas"] else "", qd["asked"] if qd["asked"] else "",
-            f"{qd['held_mean']:.2f}", qd["held_max"], ft.rate(j["issue_rate"]) if j["commands"] > 1 else "",
-            ft.us_number(lat["mean"]) if pct else ""] + \
-           [ft.us_number(pct[f"{k:.6f}"]) if pct else "" for k in HEADLINE_PERCENTILES] + \
-           [ft.us_number(lat["max"]) if pct else ""]
+            f"{qd['held_mean']:.2f}", qd["held_max"], ft.count(j["issue_rate"]) if j["commands"] > 1 else ""] + \
+           ([ft.us_number(ns) for ns in lat.values()] if lat else [""] * len(PUBLISHED_LATENCY))
 
 
 def phases_section(phases: list, meta: dict) -> str:
     """The phases' table; its seconds are simulated seconds where the run's target simulates."""
     figures = [(p.label, p.to_json()) for p in phases]
-    head = [("simulated seconds" if meta.get("target") in TARGET_WORDS else h) if h == "seconds" else h
+    head = [(ft.clock_word(meta) + h) if h == "seconds" else h
             for h in PHASE_HEAD]
     table = _table(head, [phase_row(label, j) for label, j in figures], set(range(2, len(PHASE_HEAD))))
     table = f'<div class="wide">{table}</div>'  # its 17 columns scroll rather than spill out of the page

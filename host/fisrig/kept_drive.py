@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,9 +95,8 @@ def _sha(path: Path) -> str:
 
 
 def _write(path: Path, state: dict) -> None:
-    tmp = path / f".{STATE}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(state, indent=1) + "\n")
-    os.replace(tmp, path / STATE)
+    from .results import write_json
+    write_json(path / STATE, state)
 
 
 def _faults_text(faults: list[str]) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from . import figure_text as ft
 from . import program_format as pf
 from .plan import asked_queue_depth, phase_label
 from .phase_rows import (OP_READ, OP_TRIM, OP_WRITE, PhaseRows, depth_after_submits, is_sorted, masked,
@@ -31,6 +32,19 @@ QD_WARN_FRACTION = 0.9
 # The step kinds that issue a stream of commands; the others issue a command or a few.
 STREAM_KINDS = ("sweep", "fill", "workload", "replay", "trim", "pts_iops")
 HEADLINE_PERCENTILES = (50, 99, 99.9)
+# A phase's latency as a user publishes it, in the order the headline, report.html and
+# compare give it: published_latency.
+PUBLISHED_LATENCY = ("mean",) + tuple(f"p{k:g}" for k in HEADLINE_PERCENTILES) + ("max",)
+
+
+def published_latency(j: dict) -> dict[str, float] | None:
+    """A phase's latency from submit to status (of `j`, the dict summary.json holds for it:
+    PhaseStats.to_json) by PUBLISHED_LATENCY's names, in ns; None when no command completed OK."""
+    lat = j["latency_ns"]
+    if not lat["N"]:
+        return None
+    pct = lat["percentile"]
+    return {"mean": lat["mean"], **{f"p{k:g}": pct[f"{k:.6f}"] for k in HEADLINE_PERCENTILES}, "max": lat["max"]}
 COLUMNS = ["marker", "kind", "result", "lba", "lbas", "sectors", "t_submit_ns", "t_status_ns", "latency_ns", "command", "detail"]
 
 
@@ -321,7 +335,7 @@ def mark_partial(phases: list[PhaseStats], meta: dict, rows: int | None = None) 
         text = f"{last.seconds:,.1f} of the {asked_s:,.1f} s asked"
     else:
         return
-    clock = "simulated " if meta.get("target") in ("model", "rtl") else ""
+    clock = ft.clock_word(meta)
     last.warnings.insert(0, f"partial: {text}; the run {how} during it, and its figures are those of the "
                             f"{last.seconds:,.3f} s ({clock}time) it ran")
 

@@ -27,6 +27,7 @@ from matplotlib.collections import PathCollection  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 import numpy as np  # noqa: E402
 
+from . import figure_text as ft  # noqa: E402
 from .phase_rows import CHUNK, OP_READ, OP_WRITE, sort_values  # noqa: E402
 
 IOPS_WINDOW = 100_000
@@ -191,7 +192,7 @@ def _width_text(ns: int) -> str:
 
 def _clock_word(meta: dict) -> str:
     """"simulated" for a target that simulates the drive, as the report says its times are."""
-    return "simulated " if meta.get("target") in ("model", "rtl") else ""
+    return ft.clock_word(meta)
 
 
 def _first_submit(p) -> int:

@@ -36,13 +36,10 @@ def _rate(v: float) -> str:
 def latency_line(j: dict) -> str:
     """A phase's latency as the headline gives it: mean, the percentiles and the max, of its
     commands that completed OK."""
-    lat = j["latency_ns"]
-    if not lat["N"]:
+    lat = phase_stats.published_latency(j)
+    if lat is None:
         return "no latency (no command completed OK)"
-    pct = lat["percentile"]
-    return ("latency mean " + ft.us(lat["mean"]) + "  "
-            + "  ".join(f"p{k:g} {ft.us(pct[f'{k:.6f}'])}" for k in phase_stats.HEADLINE_PERCENTILES)
-            + "  max " + ft.us(lat["max"]))
+    return "latency " + "  ".join(f"{what} {ft.us(ns)}" for what, ns in lat.items())
 
 
 def headline(ph: list[PhaseStats]) -> list[str]:
@@ -57,19 +54,19 @@ def headline(ph: list[PhaseStats]) -> list[str]:
         if j["kind"] == "sweep":
             what = f"{'sweep':<12} {j['sweep']['mb_per_s']:8,.1f} MB/s ({j['sweep']['zones']} zones)"
         elif j["trimmed_lbas"] and not j["data_bytes"]:
-            what = (f"{j['kind']:<12} {'one command' if one else ft.rate(j['iops']).rjust(8) + ' IOPS'}  "
+            what = (f"{j['kind']:<12} {'one command' if one else ft.count(j['iops']).rjust(8) + ' IOPS'}  "
                     f"trimmed {ft.count(j['trimmed_lbas'])} LBAs ({j['trimmed_lbas'] * 512 / 1e9:,.1f} GB)"
                     + ("" if one else f", {_rate(j['trimmed_lbas_per_s'])} LBAs/s"))
         elif one:
             what = f"{j['kind']:<12} {'one command':>28}"
         else:
-            what = f"{j['kind']:<12} {ft.rate(j['iops']):>8} IOPS {j['data_mb_per_s']:8,.1f} MB/s"
+            what = f"{j['kind']:<12} {ft.count(j['iops']):>8} IOPS {j['data_mb_per_s']:8,.1f} MB/s"
             if j["trimmed_lbas"]:
                 what += f"  trimmed {ft.count(j['trimmed_lbas'])} LBAs"
         qd = j["queue_depth"]
         depth = (f"QD {qd['held_mean']:.2f} held (max {qd['held_max']})"
                  + (f" of {qd['asked']}" if qd["asked"] else ""))
-        issued = f", issued {ft.rate(j['issue_rate'])}/s" if j["commands"] > 1 else ""
+        issued = f", issued {ft.count(j['issue_rate'])}/s" if j["commands"] > 1 else ""
         lines.append(f"{p.label:<18} {ft.count(j['commands']):>10} cmds  {what}  {depth}{issued}  {latency_line(j)}"
                      + (f"  {ft.count(j['errors'])} errors" if j["errors"] else "")
                      + (f" ({ft.count(j['sent_again'])} sent again, {ft.count(j['failed'])} failed)"

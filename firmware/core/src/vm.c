@@ -38,8 +38,8 @@
    submit_entry's cold part), with the TRIM path in the cache. */
 #define FISRIG_VM_WARM_COLD __attribute__((cold, noinline, section(".text.warm")))
 /* What runs once a phase, as it starts (a workload's setup, the instruction loop): linked
-   after the cold parts (baremetal/linker.ld), so that code added elsewhere does not move
-   it. Where it lies in the cache decides when a phase's first command goes, and at queue
+   after the cold parts (baremetal/linker.ld), so that plain code added (a check, another
+   instruction) does not move it; hot, warm or cold code that grows still does. Where it lies in the cache decides when a phase's first command goes, and at queue
    depth 32 with 128 KiB writes that decided whether every status from one on was held
    behind the next command's data phase (p99.9 447.7 or 671.4 us on rtl). */
 #define FISRIG_VM_PHASE __attribute__((noinline, section(".text.phase")))
