@@ -79,9 +79,9 @@ ALIGN_PAIR_NS = 2 * TICK_NS  # two dwords at Gen3
 RATES = ("IOPS", "MB/s")
 LATENCY = phase_stats.PUBLISHED_LATENCY
 PUBLISHED = RATES + LATENCY
-# The plan's own settings that make two runs' plans different (run.json's "plan"); its
-# description and source file do not.
-PLAN_SETTINGS = ("data", "compress_pct", "on_error", "retries", "timeout_ms", "link_timeout_ms")
+# What of run.json's "plan" does not make two runs' plans different: its words and file (its
+# name and steps are compared first, apart); every other key is a setting that does.
+NOT_SETTINGS = ("name", "description", "source", "steps")
 
 
 def apart(a_ns: float, b_ns: float, align_pairs: int = 1) -> bool:
@@ -445,8 +445,8 @@ def plan_difference(a: dict, b: dict) -> str | None:
         return None
     if pa_.get("name") != pb.get("name"):
         return f"plan {_show(pa_.get('name'))} vs {_show(pb.get('name'))}"
-    for key in PLAN_SETTINGS:
-        if pa_.get(key) != pb.get(key):
+    for key in dict.fromkeys([*pa_, *pb]):
+        if key not in NOT_SETTINGS and pa_.get(key) != pb.get(key):
             return f"the plan's {key}: {_show(pa_.get(key))} vs {_show(pb.get(key))}"
     sa, sb = _steps(a), _steps(b)
     for n, (x, y) in enumerate(zip(sa, sb), 1):

@@ -14,9 +14,7 @@ namespace fisrig::model {
 namespace ata = drive::ata;
 
 namespace {
-bool is_queued(const fisrig_cmd_desc& d) {
-  return d.protocol == FISRIG_PROTO_FPDMA_IN || d.protocol == FISRIG_PROTO_FPDMA_OUT;
-}
+bool is_queued(const fisrig_cmd_desc& d) { return mismatch::queued(d.protocol); }
 uint64_t lba_of(const fisrig_cmd_desc& d) {
   uint64_t v = 0;
   for (int i = 5; i >= 0; --i) v = (v << 8) | d.lba[i];
@@ -386,10 +384,8 @@ uint32_t EngineModel::sectors_moved(const fisrig_cmd_desc& d, const drive::Compl
   bool dsm = c.command == ata::kDataSetManagement || c.command == ata::kSendFpdmaQueued;
   if (dsm) return sectors_of(d);
   if (c.ok()) return c.sectors;
-  bool sector_data = d.protocol == FISRIG_PROTO_DMA_IN || d.protocol == FISRIG_PROTO_DMA_OUT ||
-                     d.protocol == FISRIG_PROTO_FPDMA_IN || d.protocol == FISRIG_PROTO_FPDMA_OUT;
   uint64_t lba = lba_of(d);
-  if (!sector_data || c.lba < lba) return 0;
+  if (!mismatch::sized(d.protocol) || c.lba < lba) return 0;
   uint64_t n = sectors_of(d), good = c.lba - lba;
   if (c.error & ata::kErrorIcrc) return uint32_t(std::min<uint64_t>(n, good + kSectorsPerDataFis));
   if (c.error & ata::kErrorUnc) return uint32_t(std::min<uint64_t>(n, good));

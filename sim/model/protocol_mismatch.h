@@ -50,13 +50,10 @@ static_assert(uint8_t(device::Protocol::kNonData) == FISRIG_PROTO_NON_DATA &&
                   uint8_t(device::Protocol::kFpdmaOut) == FISRIG_PROTO_FPDMA_OUT,
               "ata_protocol.h's Protocol numbers as enum fisrig_protocol");
 
-constexpr bool queued(uint8_t p) { return p == FISRIG_PROTO_FPDMA_IN || p == FISRIG_PROTO_FPDMA_OUT; }
-constexpr bool data_in(uint8_t p) {
-  return p == FISRIG_PROTO_PIO_IN || p == FISRIG_PROTO_DMA_IN || p == FISRIG_PROTO_FPDMA_IN;
-}
-constexpr bool data_out(uint8_t p) {
-  return p == FISRIG_PROTO_PIO_OUT || p == FISRIG_PROTO_DMA_OUT || p == FISRIG_PROTO_FPDMA_OUT;
-}
+// ata_protocol.h's, on a descriptor's protocol number (the same numbers: above).
+constexpr bool queued(uint8_t p) { return device::is_queued(device::Protocol(p)); }
+constexpr bool data_in(uint8_t p) { return device::is_data_in(device::Protocol(p)); }
+constexpr bool data_out(uint8_t p) { return device::is_data_out(device::Protocol(p)); }
 // A DMA or FPDMA descriptor: its record says LENGTH when it moved other than it asked.
 constexpr bool sized(uint8_t p) {
   return p == FISRIG_PROTO_DMA_IN || p == FISRIG_PROTO_DMA_OUT || queued(p);
