@@ -210,12 +210,20 @@ class Comparison:
     records: tuple[int, int]
     mismatches: list[str] = field(default_factory=list)  # record-by-record differences, at most `limit` records'
     rows: list[Row] = field(default_factory=list)
-    iops: dict[str, tuple[float, float]] = field(default_factory=dict)  # phase: (a, b)
-    spans_ns: dict[str, tuple[float, float]] = field(default_factory=dict)  # phase: its first submit to last status
     published: list[Figure] = field(default_factory=list)  # phase by phase, in PUBLISHED's order
     differing_records: int = 0  # records (by place, or as a multiset) whose command, answer or phases differ
     plan: str = "?"
     plans_differ: str | None = None  # plan_difference, when any_plan compared them anyway
+
+    @property
+    def iops(self) -> dict[str, tuple[float, float]]:
+        """Each phase's IOPS on both runs, (a, b): its published IOPS figure."""
+        return {f.phase: (f.a or 0.0, f.b or 0.0) for f in self.published if f.what == "IOPS"}
+
+    @property
+    def spans_ns(self) -> dict[str, tuple[float, float]]:
+        """Each phase's first submit to last status on both runs, ns: what its IOPS are over."""
+        return {f.phase: (f.a_ns or 0.0, f.b_ns or 0.0) for f in self.published if f.what == "IOPS"}
 
     def iops_beyond_a_tick(self, phase: str) -> bool:
         """The phase's spans further apart than a stamp's resolution and an ALIGN pair, as a
@@ -507,9 +515,6 @@ def compare(a_dir: Path, b_dir: Path, limit: int = 20, in_order: bool = True, an
         cmp.published += [Figure(label, w, _py(fa[w][0]), _py(fb[w][0]), fa[w][1], fb[w][1]) for w in PUBLISHED]
     for phase in dict.fromkeys(b["marker"].tolist()):
         ma, mb = a["marker"] == phase, b["marker"] == phase
-        pa_, pb = phases_a.get(str(phase)), phases_b.get(str(phase))
-        cmp.iops[str(phase)] = (pa_.iops if pa_ else 0.0, pb.iops if pb else 0.0)
-        cmp.spans_ns[str(phase)] = (pa_.seconds * 1e9 if pa_ else 0.0, pb.seconds * 1e9 if pb else 0.0)
         times = {"latency": lambda r, m: r["t_status_ns"][m] - r["t_h2d_ns"][m]}
         for s in STAMPS[:-1]:
             times[s[2:-3]] = lambda r, m, s=s: (r[s][m] - r["t_h2d_ns"][m])[r[s][m] > 0]
