@@ -84,6 +84,7 @@ void EngineModel::c_cq_consumed(void* ctx, uint32_t head) {
   auto* m = static_cast<EngineModel*>(ctx);
   if (head == m->cq_head_) return;
   SimTime seen = m->cq_ns_[(head - 1) & (kCqEntries - 1)] + VmCpuTime::kSeeNs;
+  if (!m->busy_mask_ && m->waiting_.empty() && seen > m->cpu_ns_) seen += VmCpuTime::kIdleWakeNs;
   m->reap_from_ = std::max({m->cpu_ns_, m->now_, seen});
   m->reap_ns_ = SimTime(head - m->cq_head_) * VmCpuTime::kReapNs;
   m->cpu_ns_ = m->reap_from_ + m->reap_ns_;

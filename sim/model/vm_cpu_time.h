@@ -28,6 +28,13 @@ struct VmCpuTime {
   // From a record put in the completion ring to the CPU's look at it: the record's write
   // to the ring (WireStamps::kRecordTicks) and the CPU's poll of its tail.
   static constexpr drive::SimTime kSeeNs = 750;
+  // More, where the CPU waited with nothing else in flight (queue depth 1): the rig's gap
+  // from a status to the next submit there is 8.45 to 8.73 us on targets-agree's 4 KiB
+  // phases, 130 to 350 ns over kSeeNs + kReapNs + the submit, which at depth 32, where the
+  // CPU looks between other commands, would cost the 4 KiB reads their fit (kSeeNs 850
+  // put their p99 9.7% off). A fit, as the others: the QD1 phases' IOPS 0.9% of the rig's
+  // with it, 2.2% without (docs/model-target.md, "The rig's CPU").
+  static constexpr drive::SimTime kIdleWakeNs = 200;
   // A completion reaped into its record and the ring's head written, per completion.
   static constexpr drive::SimTime kReapNs = 4590;
   // A read, write or non-data descriptor built and rung for. With kReapNs, the gap between

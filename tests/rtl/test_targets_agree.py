@@ -102,15 +102,6 @@ def test_command_latency_within_two_percent_for_every_phase(comparison):
         comparison.table(only_failing=TOLERANCE_PCT)
 
 
-# Issue 58, section 2, not met since the rig's firmware links what runs as a phase starts
-# apart (vm.c FISRIG_VM_PHASE): its QD1 4 KiB queued writes take about 330 ns more from a
-# status to the next submit than sim/model/vm_cpu_time.h's costs, fitted to the placement
-# before (docs/model-target.md, "Queue depth 32"). strict: the mark goes when they agree again.
-QD1_CPU_REFIT = pytest.mark.xfail(strict=True, reason="issue 58 section 2: targets-agree ncq write 4k IOPS "
-                                  "63,653 against 62,309 (2.16%): the rig's QD1 CPU time moved with its code placement")
-
-
-@QD1_CPU_REFIT
 def test_phase_iops_within_two_percent_for_every_phase(comparison):
     """Each phase's IOPS (commands over its first submit to its last status) within 2% of
     the gateware's, of the phases whose spans are more than an ALIGN pair and a tick apart
@@ -124,7 +115,6 @@ def test_phase_iops_within_two_percent_for_every_phase(comparison):
     assert comparison.worst_iops_pct <= TOLERANCE_PCT
 
 
-@QD1_CPU_REFIT
 def test_every_published_figure_within_two_percent(comparison):
     """Issue 58, section 2: what a user publishes of each phase (IOPS, MB/s, latency from
     submit to status: mean, p50, p99, p99.9, max) within 2% of the gateware's, or a tick
