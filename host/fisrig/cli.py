@@ -254,6 +254,10 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--data-out", metavar="FILE", help="the data a data-out command sends, from FILE: one "
                                                       "512-byte sector (the VM stages 512 bytes a command), "
                                                       "so --count 1 (--features 1 for NCQ)")
+    w.add_argument("--timeout-ms", type=float, default=0, metavar="MS",
+                   help="how long the rig waits for the command to end before it records TIMEOUT (default: the "
+                        "engine's 30 s; a command the drive never finishes, such as a write sent as a data-in "
+                        "one, waits that long: 30 s of simulated time is hours of wall time on --target rtl)")
     w.add_argument("--fault", action="append", default=[], metavar="KNOB=VALUE",
                    help="a drive fault knob (listed below), repeatable; with --drive, fixed at its first call")
     w.add_argument("--drive", metavar="DIR",

@@ -36,6 +36,8 @@ def _check_raw_flags(a) -> None:
     for key in ("command", "lba", "count", "features", "device", "aux"):
         if why := limits.too_wide(key, getattr(a, key)):
             raise InputError(f"--{key} {getattr(a, key)}", why)
+    if why := plan_mod.policy_problem("timeout_ms", a.timeout_ms):
+        raise InputError(f"--timeout-ms {a.timeout_ms:g}", why.split(": ", 1)[1])
     if a.protocol is not None and a.protocol not in PROTOCOLS:
         from .errors import closest
         raise InputError(f"--protocol {a.protocol}", f"no such protocol {closest(a.protocol, PROTOCOLS)}")
@@ -50,6 +52,8 @@ def cmd_raw(a) -> int:
             "features": a.features, "device": a.device, "aux": a.aux, "expect": "any"}
     if a.protocol:
         step["protocol"] = a.protocol
+    if a.timeout_ms:
+        step["timeout_ms"] = a.timeout_ms
     # The protocol the rig runs (--protocol, else the opcode's), and the one the drive answers
     # with (the opcode's, whatever --protocol says): data comes back if either brings it.
     answer = SMART_PROTOCOL_OF.get(a.features & 0xFF) if a.command == 0xB0 else PROTOCOL_OF.get(a.command)

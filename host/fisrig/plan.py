@@ -310,8 +310,8 @@ def policy_problem(key: str, value: Any) -> str | None:
         return f"on_error = {value!r} is not valid {closest(value, ON_ERROR)}"
     if key == "retries" and not 0 <= value <= MAX_RETRIES:
         return f"retries = {value}: must be 0..{MAX_RETRIES}"
-    if key in ("timeout_ms", "link_timeout_ms") and (value * pf.TICK_HZ / 1e3 >= 1 << 32 or
-                                                     0 < value * pf.TICK_HZ / 1e3 < 0.5):
+    if key in ("timeout_ms", "link_timeout_ms") and not (0 <= value * pf.TICK_HZ / 1e3 < 1 << 32 and
+                                                         not 0 < value * pf.TICK_HZ / 1e3 < 0.5):
         return (f"{key} = {value}: a timeout is over one tick and at most "
                 f"{((1 << 32) - 1) / pf.TICK_HZ * 1e3:.0f} ms (0 means the engine's 30 s)")
     return None

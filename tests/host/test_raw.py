@@ -61,3 +61,24 @@ def test_data_in_is_refused_where_there_is_none():
                "--data-in", "/tmp/never-written")
     assert r.returncode == 2 and "target rtl does not bring a command's data back yet" in r.stderr
     assert not Path("/tmp/never-written").exists()
+
+
+def test_timeout_ms_ends_a_command_the_drive_never_finishes():
+    """WRITE DMA EXT sent as DMA in: the drive asks for data the rig never sends, and the
+    command waits for its timeout; --timeout-ms makes that 1 ms where it was the engine's
+    30 s (hours of wall time on the rtl target), on both targets alike."""
+    for target in ("model", "rtl"):
+        r = fisrig("raw", "--command", "0x35", "--protocol", "dma_in", "--count", "1", "--profile", "tiny-1gb",
+                   "--timeout-ms", "1", "--target", target)
+        assert r.returncode == 1, r.stderr
+        assert "command 0x35: timeout" in r.stdout, r.stdout
+        latency = int(next(x for x in r.stdout.splitlines() if x.strip().startswith("latency")).split()[1])
+        assert 1_000_000 <= latency <= 1_001_000, (target, latency)
+
+
+def test_timeout_ms_out_of_its_range_is_refused_naming_the_flag():
+    for value in ("-1", "nan", "inf", "1e9", "0.000001"):
+        r = fisrig("raw", "--command", "0x25", "--count", "1", "--profile", "tiny-1gb", f"--timeout-ms={value}")
+        assert r.returncode == 2 and r.stderr.startswith("fisrig: --timeout-ms ") and \
+            "a timeout is over one tick and at most 28633 ms" in r.stderr and len(r.stderr.splitlines()) == 1, \
+            (value, r.stderr)
