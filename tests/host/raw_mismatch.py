@@ -2,7 +2,8 @@
 sent under every command protocol, for tests/rtl/test_raw_mismatch.py (the model against
 the gateware) and tests/host/test_stamp_order.py (its stamps in order).
 
-Each command is followed by a COMRESET: a pair the rig cannot finish ends TIMEOUT, and one
+Each command is followed by a COMRESET (a PIO-in answer under a queued protocol, by a
+queued read first: `followed`): a pair the rig cannot finish ends TIMEOUT, and one
 that ends early (a queued command under a non-queued protocol ends at its releasing D2H)
 leaves the drive's data phase and SDB on the wire; the reset gives the next pair a clean
 link and drive on both targets. Every command has a 1 ms timeout, so that the pairs the rig
@@ -29,12 +30,32 @@ def label(command: int, protocol: str) -> str:
     return f"{command:#04x} as {protocol}"
 
 
+def followed(answer: str, protocol: str) -> bool:
+    """A queued H2D the drive answers as PIO in: no D2H releases it, and the gateware held
+    every later command back (until a COMRESET) where it waited for one. A queued read
+    follows it before the reset, and must go."""
+    return answer == "pio_in" and protocol.startswith("fpdma")
+
+
+def follow_label(command: int, protocol: str) -> str:
+    return label(command, protocol) + " then read"
+
+
+def labels() -> set[str]:
+    """Every command record's label."""
+    return {label(c, p) for c, _, _ in COMMANDS for p in PROTOCOLS} | \
+        {follow_label(c, p) for c, answer, _ in COMMANDS for p in PROTOCOLS if followed(answer, p)}
+
+
 def plan() -> plan_mod.Plan:
     steps = []
-    for command, _, lba in COMMANDS:
+    for command, answer, lba in COMMANDS:
         for protocol in PROTOCOLS:
             steps.append({"do": "raw", "label": label(command, protocol), "command": command, "protocol": protocol,
                           "lba": lba, "count": 1, "features": 1, "expect": "any", "timeout_ms": 1})
+            if followed(answer, protocol):
+                steps.append({"do": "raw", "label": follow_label(command, protocol), "command": 0x60,
+                              "lba": 4096, "features": 1, "expect": "any", "timeout_ms": 1})
             steps.append({"do": "comreset", "label": label(command, protocol) + " reset"})
     return plan_mod.from_dict({"plan": {"name": "raw-mismatch", "profile": "fast-1gb",
                                         "description": "each protocol's command sent under every protocol"},

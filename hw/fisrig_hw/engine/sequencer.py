@@ -94,6 +94,8 @@ class Sequencer(Module):
         d2h_error = fis.field(h, fis.ERROR)
         d2h_lba = Cat(fis.field(h, fis.LBA_LO), fis.field(h, fis.LBA_HI))
         sdb_st_now = fis.sdb_status(h)
+        # A PIO Setup's command: the non-queued one, or a queued H2D the drive answers as PIO in.
+        pio_slot = Mux(accept_pending & fis.field(h, fis.DIR_D), accept_slot, nq_slot)
         sdb_done = Signal(SLOTS)
         self.comb += sdb_done.eq(fis.field(h, fis.SDB_ACTIVE) & queued)
 
@@ -309,9 +311,16 @@ class Sequencer(Module):
                 NextValue(pio_e_status, fis.field(h, fis.PIO_E_STATUS)),
                 NextValue(data_phase, 1),
                 NextValue(data_in, fis.field(h, fis.DIR_D)),
-                NextValue(data_slot, nq_slot),
+                NextValue(data_slot, pio_slot),
                 data.set_remaining.eq(1), data.remaining_value.eq(fis.field(h, fis.PIO_TRANSFER_COUNT)[2:]),
-                If(~recov, stamp(nq_slot, PH_SETUP, first=True, t=rx_t)),
+                If(~recov, stamp(pio_slot, PH_SETUP, first=True, t=rx_t)),
+                # A queued H2D the drive answered as PIO in (its opcode's protocol): no D2H
+                # will release it, and its last PIO Setup is its status, so it is the
+                # non-queued command from here; left pending, it held every later command
+                # back until a COMRESET.
+                If(accept_pending & fis.field(h, fis.DIR_D),
+                    NextValue(accept_pending, 0), NextValue(nq_active, 1), NextValue(nq_slot, accept_slot),
+                ),
                 If(~fis.field(h, fis.DIR_D), NextState("DATA-OUT"))
             ).Elif(rx.type == fis.SET_DEVICE_BITS,
                 If(sdb_st_now & fis.STATUS_ERR,
