@@ -345,6 +345,7 @@ void Drive::power_off(SimTime t) {
   nand_.reset_time(t);
   link_.reset(t);
   own_wire_.reset(t);
+  data_phase_end_ = std::min(data_phase_end_, t);
   last_sdb_.n = deferred_sdb_.n = 0;
   cpu_free_ = std::min(cpu_free_, t);
   tag_busy_until_.fill(0);
@@ -412,6 +413,7 @@ void Drive::reset_port(SimTime t) {
   erase_prepared_ = false;
   link_.reset(t);
   own_wire_.reset(t);
+  data_phase_end_ = std::min(data_phase_end_, t);
   // OOB and the signature D2H take about a millisecond on a real device.
   ready_at_ = std::max(ready_at_, t + kNsPerMs);
 }

@@ -160,7 +160,7 @@ void Drive::do_read(Ctx& c) {
       return fail(c, ata::kErrorIcrc | ata::kErrorAbrt, s);
     }
   }
-  if (end > lba) c.c.t_data_end = t;
+  if (end > lba) c.c.t_data_end = t, data_phase_end_ = std::max(data_phase_end_, t);
   c.t = std::max(t, c.t);
   stats_.sectors_read += end - lba;
   if (bad < lba + n) fail(c, ata::kErrorUnc, bad);
@@ -186,6 +186,16 @@ void Drive::do_write(Ctx& c) {
   uint64_t first_seq = kNever, last_seq = 0;
   Ftl::ReadBatch rmw;
   SimTime t = c.t;
+  if (c.queued && !cmd.data_phase_done) {
+    // A queued write's DMA Setup opens a data phase that runs to its last Data FIS, with no
+    // other's between (SATA has one open at a time): it goes once the phase before it has
+    // ended and its whole transfer has room in the buffer, as a controller allocates a
+    // command's buffer before its setup. Page by page, setups went into gaps of the wire
+    // ahead of earlier commands' data (docs/drive-model.md, "Timing": one data phase at a time).
+    uint64_t pages = (end - 1) / kSectorsPerPage - next_admit + 1;
+    t = std::max(cache_->admit(t, pages), data_phase_end_);
+    next_admit += pages;
+  }
 
   for (uint64_t s = lba; s < end; s += kSectorsPerFis) {
     uint64_t e = std::min<uint64_t>(end, s + kSectorsPerFis);
@@ -255,6 +265,7 @@ void Drive::do_write(Ctx& c) {
   }
   c.c.t_data_end = t;
   last_host_write_ = t;
+  if (!cmd.data_phase_done) data_phase_end_ = std::max(data_phase_end_, t);
   stats_.sectors_written += n;
   c.t = t;
   if (fua || !cache_enabled_) {

@@ -17,10 +17,11 @@ void WriteCache::retire(SimTime t) {
   }
 }
 
-SimTime WriteCache::admit(SimTime t) {
+SimTime WriteCache::admit(SimTime t, uint64_t pages) {
   while (free_head_ < entries_.size() && ftl_.unit_done(entries_[free_head_].seq) <= t) ++free_head_;
   SimTime when = t;
-  while (used() >= capacity_) {
+  pages = std::min(std::max<uint64_t>(pages, 1), capacity_);
+  while (used() + pages > capacity_) {
     const Entry& oldest = entries_[free_head_];
     SimTime done = ftl_.unit_done(oldest.seq);
     if (done == kNever) {

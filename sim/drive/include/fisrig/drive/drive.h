@@ -310,6 +310,9 @@ class Drive {
   SimTime host_turnaround_ = 0;  // set_host_data_turnaround
   SimTime last_activity_ = 0;
   SimTime last_host_write_ = 0;
+  // The end of the last data phase booked on the wire (its last Data FIS): SATA has one
+  // open at a time, and a queued write's DMA Setup waits for it (do_write).
+  SimTime data_phase_end_ = 0;
   SimTime nonqueued_busy_until_ = 0;
   std::array<SimTime, ata::kNcqDepth> tag_busy_until_{};
   SimTime ncq_error_at_ = kNever;

@@ -26,8 +26,9 @@ class WriteCache {
  public:
   WriteCache(uint64_t capacity_pages, Ftl& ftl) : capacity_(capacity_pages), ftl_(ftl) {}
 
-  // Waits (in simulated time) until one page fits; returns when it does.
-  SimTime admit(SimTime t);
+  // Waits (in simulated time) until `pages` pages fit (at most the buffer's); returns when
+  // they do. The pages are the buffer's once pushed: a caller admits what it pushes next.
+  SimTime admit(SimTime t, uint64_t pages = 1);
   // Records a page now in the buffer: landed in host unit `seq`, held `old` before;
   // `through`: its write was write-through (FUA, or the cache off), acknowledged durable.
   void push(uint64_t lpn, uint64_t seq, const ContentStore::PageWords& old, bool through = false);
