@@ -94,8 +94,7 @@ def cmd_raw(a) -> int:
             captured = p.target.data_in.read_bytes() if keeps else None
         # The replayed commands' data came first (kept_drive.py): this command's is the rest.
         data = captured[kept.data_in_offset():] if captured is not None and kept else captured
-        # Its own record (a power or link operation's is of that kind), after the link waits.
-        row = [x for x in rows if x["kind"] in ("command", "power", "link") and x["marker"] == RAW_LABEL][-1]
+        row = _own_record(rows)
         if kept:
             logged = {k: v for k, v in step.items() if k != "label"}
             if kept_data_out:
@@ -120,6 +119,16 @@ def cmd_raw(a) -> int:
         print(f"data out: {len(data_out)} bytes from {a.data_out}; the record counts {row['data_dwords'] * 4} "
               "bytes moved in Data FISes")
     return 0 if row["result"] == "ok" else 1
+
+
+def _own_record(rows: list[dict]) -> dict:
+    """The raw command's own record: its command record, or, for a power or link operation,
+    the last record of that kind. Not the engine's link events: on the rtl target a command
+    that times out is followed by the link's fall under the COMRESET that ends it (a power
+    record), which raw printed as the command's ("link_lost", no stamps)."""
+    own = [x for x in rows if x["marker"] == RAW_LABEL]
+    commands = [x for x in own if x["kind"] == "command"]
+    return commands[-1] if commands else [x for x in own if x["kind"] in ("power", "link")][-1]
 
 
 def _raw_data_out(a, protocol: str | None) -> bytes | None:

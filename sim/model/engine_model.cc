@@ -98,6 +98,27 @@ void EngineModel::c_wait(void* ctx, uint64_t until) { static_cast<EngineModel*>(
 
 // ---- fetching and starting descriptors ----
 
+// A TRIM whose range list is not in RAM (a raw DSM without data_out): the drive reads what
+// it is sent, so it gets the sectors the rig's pattern generator sends, as the device side
+// does on the rtl target (its STAMP sectors read as ranges past the drive's end: ABRT after
+// the data, tests/rtl/test_raw_mismatch.py). A list the drive refuses unread is not made.
+void EngineModel::range_list_from_generator(const fisrig_cmd_desc& d, drive::AtaCommand& cmd) {
+  bool send = d.command == drive::ata::kSendFpdmaQueued;
+  if (!send && d.command != drive::ata::kDataSetManagement) return;
+  uint32_t blocks = send ? d.features : d.count;
+  blocks = blocks ? blocks : 65536;
+  if (blocks > drive_.config().identity.dsm_max_blocks) return;
+  int kind = d.data_source == FISRIG_DATA_NONE ? FISRIG_PATTERN_ZEROS : d.data_source;
+  range_list_.resize(size_t(blocks) * 512);
+  uint32_t sector[FISRIG_SECTOR_DWORDS];
+  for (uint32_t i = 0; i < blocks; ++i) {
+    fisrig_pattern_sector(kind, lba_of(d) + i, d.data_word, d.compress_pct, sector);
+    std::memcpy(range_list_.data() + size_t(i) * 512, sector, 512);
+  }
+  cmd.data_out = range_list_.data();
+  cmd.data_out_bytes = uint32_t(range_list_.size());
+}
+
 void EngineModel::doorbell(uint32_t tail) {
   SimTime cost = 0;
   for (uint32_t i = sq_head_; i != tail; ++i) cost += VmCpuTime::submit_ns(sq_[i & (kSqEntries - 1)]);
@@ -271,6 +292,7 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
       if (mismatch::data_out(slot.answer)) cmd.payload.kind = drive::WritePayload::Kind::kZeros;
       break;
   }
+  if (!cmd.data_out) range_list_from_generator(d, cmd);
   bool data_in_to_ram = d.data_source == FISRIG_DATA_RAM &&
                         (d.protocol == FISRIG_PROTO_PIO_IN || d.protocol == FISRIG_PROTO_DMA_IN);
   // Sector reads into RAM: as the gateware's DMA, only when the window holds them.

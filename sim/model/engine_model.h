@@ -102,6 +102,7 @@ class EngineModel {
 
   void doorbell(uint32_t tail);
   void issue_waiting();
+  void range_list_from_generator(const fisrig_cmd_desc& d, drive::AtaCommand& cmd);
   // When the engine may take a queued descriptor and send its H2D, at or after now, by the
   // gateware's rule (engine/sequencer.py, can_queue): not before the D2H that released the
   // last queued command, and not while a command's data phase is open (from its DMA Setup
@@ -187,6 +188,7 @@ class EngineModel {
   std::vector<uint8_t> data_window_;
   uint32_t sq_head_ = 0, cq_tail_ = 0, cq_head_ = 0;
   std::vector<uint8_t> pio_in_;
+  std::vector<uint8_t> range_list_;  // range_list_from_generator's
   std::deque<fisrig_cmd_desc> waiting_;  // fetched, not yet started (one non-queued at a time)
   Slot slots_[FISRIG_ENGINE_SLOTS];
   int nonqueued_slot_ = -1;

@@ -19,9 +19,12 @@ PROTOCOLS = ("non_data", "pio_in", "pio_out", "dma_in", "dma_out", "fpdma_in", "
 # A command of each protocol, as the drive answers it (and its LBA): FLUSH CACHE, IDENTIFY
 # DEVICE and READ LOG EXT 10h, SECURITY SET PASSWORD (the drive's one PIO data-out command
 # that changes nothing a later command reads), READ and WRITE DMA EXT, READ and WRITE FPDMA
-# QUEUED. One sector each (COUNT 1; FEATURES 1 for the queued ones).
+# QUEUED, and DATA SET MANAGEMENT (TRIM: FEATURES 1, its one block of ranges the VM's zeros,
+# which trim nothing), the drive's one data-out command that reads what it was sent. One
+# sector each (COUNT 1; FEATURES 1 for the queued ones).
 COMMANDS = ((0xE7, "non_data", 0), (0xEC, "pio_in", 0), (0x2F, "pio_in", 0x10), (0xF1, "pio_out", 0),
-            (0x25, "dma_in", 4096), (0x35, "dma_out", 4096), (0x60, "fpdma_in", 4096), (0x61, "fpdma_out", 4096))
+            (0x25, "dma_in", 4096), (0x35, "dma_out", 4096), (0x06, "dma_out", 0), (0x60, "fpdma_in", 4096),
+            (0x61, "fpdma_out", 4096))
 STAMPS = ("t_accept_ns", "t_setup_ns", "t_data_first_ns", "t_data_last_ns", "t_status_ns")
 TOLERANCE_PCT = 2.0
 

@@ -76,6 +76,20 @@ def test_timeout_ms_ends_a_command_the_drive_never_finishes():
         assert 1_000_000 <= latency <= 1_001_000, (target, latency)
 
 
+def test_a_trim_sent_as_data_in_times_out_on_both_targets():
+    """DATA SET MANAGEMENT sent as DMA in: the drive asks for its range list, which the rig
+    does not send. The model ended it ABRT at once, before any data phase; rtl prints its
+    TIMEOUT, not the link's fall under the COMRESET that follows it (which raw printed as
+    the command's record there: `link_lost`, no stamps)."""
+    for target in ("model", "rtl"):
+        r = fisrig("raw", "--command", "0x06", "--features", "1", "--count", "1", "--protocol", "dma_in",
+                   "--profile", "fast-1gb", "--timeout-ms", "1", "--target", target)
+        assert r.returncode == 1, r.stderr
+        assert "command 0x06: timeout" in r.stdout, (target, r.stdout)
+        setup = int(next(x for x in r.stdout.splitlines() if x.strip().startswith("setup")).split()[1])
+        assert setup > 0, (target, r.stdout)
+
+
 def test_timeout_ms_out_of_its_range_is_refused_naming_the_flag():
     for value in ("-1", "nan", "inf", "1e9", "0.000001"):
         r = fisrig("raw", "--command", "0x25", "--count", "1", "--profile", "tiny-1gb", f"--timeout-ms={value}")

@@ -17,7 +17,6 @@ void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
   const AtaCommand& cmd = c.cmd;
   if (!trim || blocks > cfg_.identity.dsm_max_blocks) return fail(c, ata::kErrorAbrt, 0);
   uint32_t bytes = blocks * ata::kSectorBytes;
-  if (!cmd.data_out || cmd.data_out_bytes < bytes) return fail(c, ata::kErrorAbrt, 0);
 
   // The range list arrives as data-out (or has arrived, over the device side's wire).
   if (cmd.data_phase_done) {
@@ -25,6 +24,8 @@ void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
   } else {
     SimTime go = c.queued ? send_queued_setup(c.t, bytes) : send_fis(c.t, fis_dwords::kDmaActivate);
     c.c.t_data_start = go;
+    // The host's protocol sends no data: none comes, as for a write (do_write).
+    if (cmd.host_sends_no_data) return fail(c, ata::kErrorAbrt, 0);
     // A queued DSM's DMA Setup is followed by a DMA Activate, as for a queued write
     // (drive_rw.cc) and as the device side sends it: without it the model's queued TRIM
     // sent its range list 18 ticks before the gateware's (targets-agree).
@@ -34,6 +35,11 @@ void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
     log_fises(c, c.c.t_data_end, bytes);
   }
   SimTime t = c.c.t_data_end;
+  // A list the host did not say (no bytes given with the command) reads as nothing valid.
+  if (!cmd.data_out || cmd.data_out_bytes < bytes) {
+    c.t = std::max(c.t, t);
+    return fail(c, ata::kErrorAbrt, 0);
+  }
 
   // Check every entry before trimming anything: a bad list changes nothing.
   struct Range { uint64_t lba; uint32_t n; };
