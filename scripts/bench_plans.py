@@ -50,8 +50,10 @@ def main() -> int:
             w = pts["window"]
             print(json.dumps({"name": figure, "value": rounds, "unit": "rounds",
                               "what": f"{name} ({p.profile}, 2 s cells, model target): rounds until 4 KiB random "
-                              f"write IOPS held steady by the PTS rule ({pts['rounds_run'] + 1}: not in "
-                              f"{pts['rounds_run']}); last window average {w['average']:.0f} IOPS, range "
+                              "write IOPS held steady by the PTS rule" +
+                              ("" if pts["steady_state_reached"] else
+                               f" ({pts['rounds_run'] + 1}: not in {pts['rounds_run']})") +
+                              f"; last window average {w['average']:.0f} IOPS, range "
                               f"{w['range_pct_of_average']:.1f}%, excursion {w['excursion_pct_of_average']:.1f}%"}))
     return 0
 
