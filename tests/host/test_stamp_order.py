@@ -29,6 +29,7 @@ from fisrig import plan as plan_mod
 from fisrig.compile import PROTOCOL_OF
 from fisrig.run import run_plan
 
+import plan_records
 import raw_mismatch
 from test_builtin_plans import scaled_profile, shortened
 
@@ -95,6 +96,7 @@ def test_the_raw_mismatch_plan(tmp_path):
 
 def test_the_smoke_plan(smoke_run):
     assert not out_of_order(records(smoke_run.run_dir)), "\n".join(out_of_order(records(smoke_run.run_dir)))
+    plan_records.check("smoke-tiny model", smoke_run.status, smoke_run.run_dir)
 
 
 # Every other built-in plan, shortened as test_builtin_plans.py runs them (a drive 1/32 of
@@ -128,3 +130,6 @@ def test_every_builtin_plan(name, profile, tmp_path):
     assert r.status == "done", r.outcome
     bad = out_of_order(records(r.run_dir))
     assert not bad, "\n".join(bad)
+    # The same records, held to their digest (tests/host/plan_records.py).
+    plan_records.check(f"{name} model" + ("" if name in AS_THEY_ARE else " shortened") +
+                       (f" {profile}" if profile else ""), r.status, r.run_dir)
