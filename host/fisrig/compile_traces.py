@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 from fisrig_hw import contract
 
-from . import limits, trace
+from . import limits, pts_matrix, trace
 from . import program_format as pf
 from .estimate import Cost
 from .data_out import SECTOR
@@ -95,9 +95,9 @@ class TraceSteps:
         steady by the PTS rule (the VM decides: struct fisrig_op_loop) or max_rounds ran.
         Each cell is its own phase, "<label> <kib> KiB <read>/<write>"; the rounds are told
         apart by the LOOP_PASS record each pass ends with (fisrig.pts)."""
-        from . import pts
-        a = {**pts.DEFAULTS, **step.args}
-        sizes, mixes = a.get("block_sizes_kib", pts.BLOCK_SIZES_KIB), a.get("read_pcts", pts.READ_PCTS)
+        a = {**pts_matrix.DEFAULTS, **step.args}
+        sizes = a.get("block_sizes_kib", pts_matrix.BLOCK_SIZES_KIB)
+        mixes = a.get("read_pcts", pts_matrix.READ_PCTS)
         if not sizes or not mixes:
             raise self.err(step, "block_sizes_kib" if not sizes else "read_pcts", "needs at least one value")
         for m in mixes:
@@ -105,7 +105,7 @@ class TraceSteps:
                 raise self.err(step, "read_pcts", f"read_pcts: {m!r} is not a whole percentage 0..100")
         for k in sizes:
             self.sectors_of_kib(step, "block_sizes_kib", k)
-        cells = pts.cells(a)
+        cells = pts_matrix.cells(a)
         if (a["track_kib"], a["track_read_pct"]) not in cells:
             raise self.err(step, "track_kib", f"the tracked cell ({a['track_kib']:g} KiB, {a['track_read_pct']}% "
                                               "read) is not one of the matrix's cells")
@@ -129,7 +129,7 @@ class TraceSteps:
         self.ops.append(pf.op_loop(0))  # its size; filled in once the tracked cell's offset is known
         tracked, first = 0, len(self.costs)
         for kib, read in cells:
-            self.mark(pts.cell_label(base, kib, read))
+            self.mark(pts_matrix.cell_label(base, kib, read))
             if (kib, read) == (a["track_kib"], a["track_read_pct"]):
                 tracked = self.offset()
             self.workload(step, pattern="uniform", qd=qd, ncq=ncq, start=start, count=count,

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from . import figure_text as ft
 from . import program_format as pf
+from . import pts_matrix
 from .plan import asked_queue_depth, phase_label
 from .phase_rows import (OP_READ, OP_TRIM, OP_WRITE, PhaseRows, depth_after_submits, is_sorted, masked,
                          split, sum_diff)
@@ -97,9 +98,8 @@ def plan_phases(meta: dict) -> dict[str, PlanPhase]:
         if s["do"] == "sweep":
             p.zones += args.get("zones", 256)
         if s["do"] == "pts_iops":  # each cell of its matrix is a phase of its own
-            from . import pts
-            for kib, read in pts.cells(args):
-                cell = out.setdefault(pts.cell_label(current, kib, read), PlanPhase())
+            for kib, read in pts_matrix.cells(args):
+                cell = out.setdefault(pts_matrix.cell_label(current, kib, read), PlanPhase())
                 cell.steps.append("pts_iops")
                 cell.asked_qd.append(qd)
     return out

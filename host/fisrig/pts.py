@@ -1,6 +1,7 @@
-"""SNIA SSS PTS's IOPS test: the matrix a `pts_iops` step runs each round, and what a run
-says of it: each round's figure for the tracked cell, the steady-state window and whether
-it held, and the PTS tables (each cell's IOPS averaged over the window's rounds).
+"""SNIA SSS PTS's IOPS test: what a run says of the matrix a `pts_iops` step runs each round
+(pts_matrix.py defines it): each round's figure for the tracked cell, the steady-state
+window and whether it held, and the PTS tables (each cell's IOPS averaged over the
+window's rounds).
 
 The rig decides when to stop (the VM's until-steady loop, struct fisrig_op_loop in
 program.h); each round ends with a LOOP_PASS record carrying the tracked workload's
@@ -23,25 +24,13 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from .pts_matrix import DEFAULTS, SPEC_SECONDS_PER_CELL, cell_label, cells
 from .results import PARQUET, code_of, codes, reading_parquet
 
-BLOCK_SIZES_KIB = [1024, 128, 64, 32, 16, 8, 4, 0.5]
-READ_PCTS = [100, 95, 65, 50, 35, 5, 0]
-DEFAULTS = {"max_rounds": 25, "window": 5, "range_pct": 20, "slope_pct": 10, "track_kib": 4,
-            "track_read_pct": 0, "seconds_per_cell": 60}
-# The PTS's own cell: a minute of each workload (SNIA SSS PTS 2.0.2).
-SPEC_SECONDS_PER_CELL = 60
 JSON = "pts.json"
 PLOT = "pts_steady_state.png"
 # LOOP_PASS records carry the VM's verdict in `status` (1: the window held steady).
 COLUMNS = ["kind", "marker", "status", "t_submit_ns", "t_status_ns", "lba", "lbas"]
-
-
-def cells(args: dict) -> list[tuple[float, int]]:
-    """The matrix in the order a round runs it: each R/W mix (percent read), then each block
-    size (KiB), largest first, as the PTS orders them."""
-    sizes = args.get("block_sizes_kib", BLOCK_SIZES_KIB)
-    return [(k, r) for r in args.get("read_pcts", READ_PCTS) for k in sorted(sizes, reverse=True)]
 
 
 def caveats(args: dict) -> list[str]:
@@ -49,9 +38,9 @@ def caveats(args: dict) -> list[str]:
 
     Measured on consumer-256gb (docs/plans.md, "The SNIA PTS's verdict"): its 4 KiB random
     writes alone in this step, a minute a round (each round new LBAs), settle by the PTS rule
-    at round 18 at 10,500 IOPS; with the default 2-second cells the matrix swings and does
-    not settle in 25 rounds. Each round's LBAs are new (FISRIG_WORKLOAD_SEED_PER_PASS), so
-    short cells are the one reason left."""
+    at round 18 at 10,500 IOPS; with the default 2-second cells the matrix settles at round
+    16 at 11,400. Each round's LBAs are new (FISRIG_WORKLOAD_SEED_PER_PASS), so short cells
+    are the one reason left."""
     out = []
     secs = args.get("seconds_per_cell", DEFAULTS["seconds_per_cell"])
     if secs < SPEC_SECONDS_PER_CELL:
@@ -60,10 +49,6 @@ def caveats(args: dict) -> list[str]:
                    f"hold steady, or not, long before the drive does (seconds_per_cell = {SPEC_SECONDS_PER_CELL} "
                    f"runs the specification's cells)")
     return out
-
-
-def cell_label(base: str, kib: float, read_pct: int) -> str:
-    return f"{base} {kib:g} KiB {read_pct}/{100 - read_pct}"
 
 
 def steady(y: np.ndarray, range_pct: float, slope_pct: float) -> dict:

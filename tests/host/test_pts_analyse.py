@@ -8,12 +8,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fisrig import pts
+from fisrig import pts, pts_matrix
 
 BASE = "IOPS"
 STEP = {"do": "pts_iops", "label": BASE, "block_sizes_kib": [8, 4], "read_pcts": [0], "window": 2}
 META = {"plan": {"steps": [{"do": "secure_erase", "label": "purge"}, STEP]}}
-CELL8, CELL4 = pts.cell_label(BASE, 8, 0), pts.cell_label(BASE, 4, 0)
+CELL8, CELL4 = pts_matrix.cell_label(BASE, 8, 0), pts_matrix.cell_label(BASE, 4, 0)
 
 
 def records(chunk_rows: int) -> pa.Table:
