@@ -3,7 +3,7 @@ means to move code, not behaviour, must leave as it was (issue 59: host/ by stag
 apart from ATA, the wire defined once). test_stamp_order.py's runs of every built-in plan
 on the model target and test_plan_records.py's of the rig's plans on rtl check theirs.
 
-The digests were made when issue 58 closed (2026-12-05). A change that means to change what
+The digests are the plans' behaviour when last made. A change that means to change what
 a plan does regenerates them and says why in its commit:
 
   FISRIG_UPDATE_PLAN_RECORDS=1 .venv/bin/python -m pytest -n 2 tests/host/test_stamp_order.py \\
