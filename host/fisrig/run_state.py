@@ -61,12 +61,16 @@ def read_meta(run_dir: Path) -> dict:
     return meta
 
 
-def parquet_rows(path: Path) -> int | None:
+def parquet_footer(path: Path) -> tuple[int | None, str | None]:
+    """records.parquet's rows and the run id it names, from its footer, read once (None,
+    None when there is none)."""
     if not path.exists():
-        return None
+        return None, None
     import pyarrow.parquet as pq
     with results.reading_parquet(path):  # a damaged file: InputError naming it
-        return pq.ParquetFile(path).metadata.num_rows
+        md = pq.ParquetFile(path).metadata
+    rid = (md.metadata or {}).get(PARQUET_KEY)
+    return md.num_rows, rid.decode() if rid else None
 
 
 def inspect(run_dir: Path) -> RunState:
@@ -78,10 +82,14 @@ def inspect(run_dir: Path) -> RunState:
     meta = read_meta(run_dir)
     raw = run_dir / results.RAW
     n, torn = results.raw_count(raw) if raw.exists() else (None, 0)
-    rows = parquet_rows(run_dir / results.PARQUET)
+    rows, parquet_id = parquet_footer(run_dir / results.PARQUET)
     if not meta and n is None and rows is None:
         raise InputError(str(run_dir), "not a run directory (no run.json, records.bin or records.parquet)")
-    check_one_run(run_dir)  # its files all one run's
+    # Its files all one run's: run.json and the footer as read above, summary.json to read.
+    read = {results.RUN_JSON: meta.get("run_id")} if meta else {}
+    if rows is not None:
+        read[results.PARQUET] = parquet_id
+    check_one_run(run_dir, read)
     status = meta.get("status", "unknown")
     outcome = meta.get("outcome") if isinstance(meta.get("outcome"), dict) else {}
     why = str(meta.get("error") or outcome.get("error") or "")
@@ -92,14 +100,15 @@ def inspect(run_dir: Path) -> RunState:
     return RunState(status, why, n, torn, rows, expected, sampled)
 
 
-def ids(run_dir: Path) -> dict[str, str | None]:
+def ids(run_dir: Path, read: dict[str, str | None] | None = None) -> dict[str, str | None]:
     """The run id each of the run's files names (None: the file names none), for the files
-    that are there: run.json, summary.json, records.parquet."""
+    that are there: run.json, summary.json, records.parquet. `read`: the ids of files the
+    caller has read already (inspect), not read again."""
     run_dir = Path(run_dir)
-    out: dict[str, str | None] = {}
+    out: dict[str, str | None] = dict(read or {})
     for name in (results.RUN_JSON, results.SUMMARY):
         path = run_dir / name
-        if not path.exists():
+        if name in out or not path.exists():
             continue
         try:
             data = json.loads(path.read_bytes())
@@ -108,7 +117,7 @@ def ids(run_dir: Path) -> dict[str, str | None]:
         block = data.get("fisrig") if name == results.SUMMARY and isinstance(data, dict) else data
         out[name] = block.get("run_id") if isinstance(block, dict) else None
     parquet = run_dir / results.PARQUET
-    if parquet.exists():
+    if results.PARQUET not in out and parquet.exists():
         import pyarrow.parquet as pq
         try:
             meta = pq.read_schema(parquet).metadata or {}
@@ -117,14 +126,14 @@ def ids(run_dir: Path) -> dict[str, str | None]:
         if meta is not None:
             raw = meta.get(PARQUET_KEY)
             out[results.PARQUET] = raw.decode() if raw else None
-    return out
+    return {name: out[name] for name in (results.RUN_JSON, results.SUMMARY, results.PARQUET) if name in out}
 
 
-def check_one_run(run_dir: Path) -> str | None:
+def check_one_run(run_dir: Path, read: dict[str, str | None] | None = None) -> str | None:
     """The run id the directory's files name (None for a run from before ids: a file that
     names none is not held against the others); InputError naming the files when they
-    name different runs."""
-    found = {name: rid for name, rid in ids(run_dir).items() if rid}
+    name different runs. `read` as for ids."""
+    found = {name: rid for name, rid in ids(run_dir, read).items() if rid}
     distinct = set(found.values())
     if len(distinct) <= 1:
         return next(iter(distinct), None)
