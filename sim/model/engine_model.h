@@ -133,8 +133,17 @@ class EngineModel {
   // The slot takes a command again: out of the busy count and the booked phases. A command
   // ended before its status (timeout, NCQ recovery) also changes when the next queued one
   // may go: those callers drop the cached issue time themselves.
-  void free_slot(uint8_t slot);
-  void complete(uint8_t slot, fisrig_cpl_record r);
+  void free_slot(uint8_t s) {
+    busy_mask_ &= ~(1u << s);
+    if (deadlines_[s] == next_deadline_) next_deadline_known_ = false;
+    deadlines_[s] = drive::kNever;
+    if (phase_close_[s] > now_) drop_phase(s);
+    if (nonqueued_slot_ == s) nonqueued_slot_ = -1;
+  }
+  void complete(uint8_t slot, fisrig_cpl_record r) {
+    r.slot = slot;
+    push_cq(r);
+  }
   // The slots' state at a cut (engine_if.h's struct fisrig_cut_record).
   struct CutMasks {
     uint32_t issued = 0, queued = 0, data = 0;
@@ -184,7 +193,10 @@ class EngineModel {
   std::vector<fisrig_cmd_desc> sq_;
   std::vector<fisrig_cpl_record> cq_;
   std::vector<SimTime> cq_ns_;  // when each record went into the ring
-  void push_cq(const fisrig_cpl_record& r);
+  void push_cq(const fisrig_cpl_record& r) {
+    cq_ns_[cq_tail_ & (kCqEntries - 1)] = now_;
+    cq_[cq_tail_++ & (kCqEntries - 1)] = r;
+  }
   std::vector<uint8_t> data_window_;
   uint32_t sq_head_ = 0, cq_tail_ = 0, cq_head_ = 0;
   std::vector<uint8_t> pio_in_;
