@@ -87,6 +87,7 @@ VERIFY_MAX_SECTORS = _c.FISRIG_VERIFY_MAX_SECTORS
 VM_STATUS = _names("fisrig_vm_status", "FISRIG_VM_")
 EVENT_USER_TAG = _c.FISRIG_USER_TAG_EVENT
 EVENT_POWER_CUT = _c.FISRIG_EVENT_REC_POWER_CUT  # the engine's record of a cut: its tag (slot)
+EVENT_LINK_DOWN, EVENT_LINK_UP = _c.FISRIG_EVENT_REC_LINK_DOWN, _c.FISRIG_EVENT_REC_LINK_UP  # the link's fall, its signature
 
 _HEAD = struct.Struct("<BBH")
 _DESC = struct.Struct("<BBHHBB6sHBBBBIII")

@@ -150,7 +150,7 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
         "started": int(time.time()), "target": p.target_name, "link_gen": p.target.link_gen,
         "url": getattr(p.target, "url", None),  # the board target's litex_server
         "firmware": getattr(p.target, "firmware", None),  # the rtl target's firmware build
-        "profile": p.profile, "faults": p.faults,
+        "profile": p.profile, "faults": p.target.faults,  # as the target runs its drive
         "seed": plan.seed, "status": "running",
         "plan": {"name": plan.name, "description": plan.description, "source": plan.source,
                  "data": plan.data, "compress_pct": plan.compress_pct, "on_error": plan.on_error,

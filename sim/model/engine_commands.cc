@@ -44,7 +44,7 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   if (d.data_source == FISRIG_DATA_RAM && d.data_word + fisrig_desc_ram_bytes(&d) > data_window_.size())
     return end_at_once(d, FISRIG_RESULT_REFUSED);
   // No link: the engine fails the descriptor at once rather than time it out.
-  if (!drive_.powered() || now_ < link_back_at_) return end_at_once(d, FISRIG_RESULT_LINK_LOST);
+  if (!link_up_ || (!drive_.powered() && link_fall_at_ == drive::kNever)) return end_at_once(d, FISRIG_RESULT_LINK_LOST);
   // The drive's page-table entry for this LBA is a cache miss at random LBAs: start
   // loading it before the slot and link bookkeeping. The main job's model run: 33.6 s of
   // CPU without this, 24.4 s with it (the miss was 22% of its profile).
@@ -60,6 +60,16 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   deadlines_[s] = now_ + ticks_to_ns(timeout_ticks_of(d));
   next_deadline_ = std::min(next_deadline_, deadlines_[s]);
   if (!queued) nonqueued_slot_ = s;
+  slot.lost = false;
+  if (link_fall_at_ != drive::kNever) {
+    // The drive has gone quiet and the rig has not yet seen its link fall: the H2D waits
+    // for a device that does not answer, and the command ends LINK_LOST at the fall.
+    slot.lost = true;
+    slot.lost_as = fisrig_cpl_record{};
+    slot.lost_as.user_tag = d.user_tag;
+    slot.lost_as.ts_submit = slot.ts_submit;
+    return;
+  }
 
   drive::AtaCommand cmd;
   cmd.command = d.command;

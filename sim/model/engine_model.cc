@@ -3,6 +3,7 @@
 #include "engine_model.h"
 
 #include "descriptor_fields.h"
+#include "host_phy.h"
 
 #include <algorithm>
 
@@ -71,6 +72,7 @@ void EngineModel::issue_waiting() {
   while (!waiting_.empty() && !recovery_.on) {  // nothing new while an NCQ error recovers
     const fisrig_cmd_desc& d = waiting_.front();
     if (drive_.link_drop_at() != drive::kNever) return;  // the link falls: nothing more goes first
+    if (link_wait_.on) return;  // the sequencer waits for the link: nothing else is taken
     if (d.protocol == FISRIG_PROTO_POWER) {
       power(d);
     } else if (d.protocol == FISRIG_PROTO_LINK) {
@@ -173,12 +175,22 @@ void EngineModel::process_next_event(SimTime next) {
   } else if (next == armed_.cut_at) {
     cut_if_due(next);
   } else if (next == drive_.link_drop_at()) {
-    // The drive reset its port (link_drop_after_commands): the link falls, what was in
-    // flight ends LINK_LOST, and it is down until the drive is ready again.
+    // The drive reset its port (link_drop_after_commands): it goes quiet, the rig sees its
+    // link fall, what was in flight ends LINK_LOST then, and the drive answers the rig's
+    // COMRESETs once it is ready again.
     now_ = std::max(now_, next);
     drive_.link_drop_seen();
-    lose_outstanding(next, FISRIG_RESULT_LINK_LOST);
-    link_back_at_ = drive_.ready_at();
+    quiet_from(next);
+    boots_until_ = drive_.ready_at();
+  } else if (next == link_fall_at_) {
+    now_ = std::max(now_, next);
+    link_fell(next);
+  } else if (next == link_up_at_) {
+    now_ = std::max(now_, next);
+    link_came_up(next);
+  } else if (link_wait_.on && next == link_wait_.give_up) {
+    now_ = std::max(now_, next);
+    link_wait_timed_out(next);
   } else if (next == loss_at_) {
     // A staged off edge reached a pin the drive runs on.
     now_ = std::max(now_, next);
@@ -224,16 +236,14 @@ void EngineModel::process_next_event(SimTime next) {
       complete(s, r);
       break;  // one a time, as the gateware's
     }
-    lose_outstanding(now_, FISRIG_RESULT_LINK_LOST);
-    drive_.comreset(now_);
-    link_back_at_ = drive_.ready_at();  // what is sent meanwhile meets a link going through OOB
+    comreset_link(now_, host_phy::kTimeoutFallTicks);  // what is sent meanwhile meets a link going through OOB
   }
   issue_waiting();
 }
 
 SimTime EngineModel::next_event() const {
   return std::min({drive_.next_completion_time(), next_deadline(), armed_.cut_at, next_due(), loss_at_,
-                   drive_.link_drop_at(), next_current_record()});
+                   drive_.link_drop_at(), next_current_record(), next_link_event()});
 }
 
 void EngineModel::run_until(SimTime t) {

@@ -11,6 +11,7 @@
 // WireStamps says (docs/model-target.md).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <deque>
@@ -82,6 +83,10 @@ class EngineModel {
     uint8_t answer = 0;
     bool ends_prepared = false;
     fisrig_cpl_record ends_as{};
+    // Its record when the drive fell quiet (quiet_from): what had crossed by then, ended
+    // LINK_LOST when the rig sees the link fall.
+    bool lost = false;
+    fisrig_cpl_record lost_as{};
   };
   // The power controller's cut, armed for the count-th FIS event of a kind: as the
   // gateware's (engine/power.py, wire_tap.TapEvents), the events are counted in wire order
@@ -253,9 +258,34 @@ class EngineModel {
   };
   Staging stage_;
   SimTime loss_at_ = drive::kNever;  // an off edge's loss still to come
-  // Until then the link is down (the drive reset its port, or the engine's COMRESET after a
-  // timeout): a descriptor fails at once, as on the gateware.
-  SimTime link_back_at_ = 0;
+  // The link as the rig's PHY sees it (host_phy.h): up, falling at link_fall_at_ (the drive
+  // went quiet: its power, or its port reset; what is sent meanwhile goes nowhere and ends at
+  // the fall), down until link_up_at_ (the signature; kNever while the drive cannot answer).
+  // A descriptor fails at once while it is down, as on the gateware. Each fall and rise is
+  // an event record (FISRIG_EVENT_REC_LINK_DOWN, _UP).
+  bool link_up_ = true;
+  SimTime link_fall_at_ = drive::kNever, link_up_at_ = drive::kNever;
+  // When the drive, powered on or its port reset by itself, sends COMINIT unasked: until
+  // then it does not answer a COMRESET (sim/device's DeviceOob, kBooting).
+  SimTime boots_until_ = 0;
+  // A COMRESET, POWER ON or link wait waiting for the signature: its record, ended OK by
+  // the signature or TIMEOUT at give_up.
+  struct LinkWait {
+    bool on = false;
+    fisrig_cpl_record r{};
+    SimTime give_up = drive::kNever;
+  };
+  LinkWait link_wait_;
+  void link_event(uint8_t code, uint8_t result, uint64_t tick);  // a LINK_DOWN or LINK_UP record
+  void comreset_link(SimTime t, uint64_t fall_ticks);  // the engine's COMRESET at t
+  void quiet_from(SimTime t);   // the drive stops answering at t: the link falls when the rig sees it
+  void link_fell(SimTime t);
+  void link_came_up(SimTime t);
+  void wait_for_link(const fisrig_cpl_record& r, const fisrig_cmd_desc& d);
+  void link_wait_timed_out(SimTime t);
+  SimTime next_link_event() const {
+    return std::min({link_fall_at_, link_up_at_, link_wait_.on ? link_wait_.give_up : drive::kNever});
+  }
   bool takes_power(int pin) const {
     return stage_.used[pin] && (pin == FISRIG_PIN_P3 || (drive_.config().power.rails >> pin & 1));
   }

@@ -3,6 +3,7 @@
 #include "engine_model.h"
 
 #include "descriptor_fields.h"
+#include "host_phy.h"
 
 #include <algorithm>
 #include <cstring>
@@ -81,7 +82,9 @@ void EngineModel::lose_outstanding(SimTime t, uint8_t result) {
   for (uint8_t s = 0; s < FISRIG_ENGINE_SLOTS; ++s) {
     if (!busy(s)) continue;
     fisrig_cpl_record r;
-    crossed_by(s, t, r, m);
+    if (slots_[s].lost) r = slots_[s].lost_as;  // what it had when the drive fell quiet
+    else crossed_by(s, t, r, m);
+    slots_[s].lost = false;
     free_slot(s);
     r.result = result;
     r.ts_status = ns_to_ticks(t);
@@ -111,20 +114,16 @@ void EngineModel::power(const fisrig_cmd_desc& d) {
       if (drive_.powered()) {
         // The drive never lost power (no pin it runs on was switched, or not yet): the
         // rig waits for a signature that does not come, as the gateware does.
-        now_ += ticks_to_ns(timeout_ticks_of(d));
-        r.result = FISRIG_RESULT_TIMEOUT;
-        r.ts_status = now_ticks();
-        break;
+        return wait_for_link(r, d);
       }
       sample_through(now_);
       drive_.power_on(power_back_at(now_));
-      r.ts_status = ns_to_ticks(drive_.ready_at());  // link up, signature received
-      if (drive_.ready_at() > now_ + ticks_to_ns(timeout_ticks_of(d))) {
-        // Not back within the descriptor's timeout: as the gateware's slot, TIMEOUT then.
-        r.result = FISRIG_RESULT_TIMEOUT;
-        r.ts_status = now_ticks() + timeout_ticks_of(d);
-      }
-      break;
+      // The drive sends COMINIT once it has booted; a link still falling does not come up
+      // before the rig has seen it fall (link_fell asks the drive then).
+      boots_until_ = drive_.ready_at();
+      if (!link_up_ && link_fall_at_ == drive::kNever && boots_until_ != drive::kNever)
+        link_up_at_ = ticks_to_ns(host_phy::signature_after(ns_to_ticks(boots_until_)));
+      return wait_for_link(r, d);  // its record comes with the signature, or TIMEOUT
     case FISRIG_POWER_STAGE:
       if (d.features > FISRIG_PIN_P3 || d.count > 1) {
         r.result = FISRIG_RESULT_REFUSED;
@@ -170,23 +169,83 @@ void EngineModel::link(const fisrig_cmd_desc& d) {
   r.user_tag = d.user_tag;
   r.ts_submit = now_ticks();
   if (d.command == FISRIG_LINK_COMRESET) {
-    lose_outstanding(now_, FISRIG_RESULT_LINK_LOST);
-    drive_.comreset(now_);
-    now_ = std::max(now_, drive_.ready_at());
-  } else if (d.command == FISRIG_LINK_WAIT_UP) {
-    // The wait's length is itself a result: a drive that does not come back within the
-    // timeout (or at all: powered off, or dead) ends it TIMEOUT at the timeout.
-    SimTime give_up = now_ + ticks_to_ns(timeout_ticks_of(d));
-    if (drive_.powered() && drive_.ready_at() <= give_up) {
-      now_ = std::max(now_, drive_.ready_at());
-    } else {
-      now_ = give_up;
-      r.result = FISRIG_RESULT_TIMEOUT;
-    }
-  } else {
-    r.result = FISRIG_RESULT_REFUSED;
+    comreset_link(now_, host_phy::kComresetFallTicks);
+    return wait_for_link(r, d);
   }
+  if (d.command != FISRIG_LINK_WAIT_UP) r.result = FISRIG_RESULT_REFUSED;
+  // The wait's length is itself a result: a link that does not come back within the
+  // timeout (the drive powered off, or dead) ends it TIMEOUT then.
+  if (d.command == FISRIG_LINK_WAIT_UP && !link_up_) return wait_for_link(r, d);
   r.ts_status = now_ticks();
+  complete(0, r);
+}
+
+// ---- the link as the rig's PHY sees it (host_phy.h) ----
+
+void EngineModel::link_event(uint8_t code, uint8_t result, uint64_t tick) {
+  fisrig_cpl_record r{};
+  r.user_tag = FISRIG_USER_TAG_EVENT;
+  r.result = result;
+  r.ts_submit = r.ts_status = tick;
+  complete(code, r);
+}
+
+void EngineModel::comreset_link(SimTime t, uint64_t fall_ticks) {
+  lose_outstanding(t, FISRIG_RESULT_LINK_LOST);
+  if (link_up_) link_event(FISRIG_EVENT_REC_LINK_DOWN, FISRIG_RESULT_LINK_LOST, ns_to_ticks(t) + fall_ticks);
+  link_up_ = false;
+  link_fall_at_ = link_up_at_ = drive::kNever;
+  if (!drive_.powered() || boots_until_ == drive::kNever) return;  // nothing answers
+  // A booting drive answers when it is ready; another is reset and answers at once.
+  uint64_t cominit = ns_to_ticks(t) + fall_ticks + host_phy::kComresetToCominitTicks;
+  if (boots_until_ > t) cominit = std::max(ns_to_ticks(boots_until_), ns_to_ticks(t) + FISRIG_COMRESET_CYCLES);
+  else drive_.comreset(t);
+  link_up_at_ = std::max(ticks_to_ns(host_phy::signature_after(cominit)), drive_.ready_at());
+}
+
+void EngineModel::quiet_from(SimTime t) {
+  CutMasks m;
+  for (uint32_t b = busy_mask_; b; b &= b - 1) {
+    Slot& slot = slots_[__builtin_ctz(b)];
+    if (!slot.lost) crossed_by(uint8_t(__builtin_ctz(b)), t, slot.lost_as, m);
+    slot.lost = true;
+  }
+  if (link_up_ && link_fall_at_ == drive::kNever)
+    link_fall_at_ = ticks_to_ns(ns_to_ticks(t) + host_phy::fall_seen_ticks(int(drive_.link_gen())));
+}
+
+void EngineModel::link_fell(SimTime t) {
+  link_fall_at_ = drive::kNever;
+  link_up_ = false;
+  link_event(FISRIG_EVENT_REC_LINK_DOWN, FISRIG_RESULT_LINK_LOST, ns_to_ticks(t));
+  lose_outstanding(t, FISRIG_RESULT_LINK_LOST);
+  // The rig's PHY sends COMRESET again and again; the drive answers once it has booted.
+  if (drive_.powered() && boots_until_ != drive::kNever)
+    link_up_at_ = ticks_to_ns(host_phy::signature_after(std::max(ns_to_ticks(boots_until_), ns_to_ticks(t))));
+}
+
+void EngineModel::link_came_up(SimTime t) {
+  link_up_at_ = drive::kNever;
+  link_up_ = true;
+  link_event(FISRIG_EVENT_REC_LINK_UP, FISRIG_RESULT_OK, ns_to_ticks(t));
+  if (!link_wait_.on) return;
+  link_wait_.on = false;
+  fisrig_cpl_record r = link_wait_.r;
+  r.ts_status = ns_to_ticks(t) + host_phy::kSignatureToOpTicks;
+  complete(0, r);
+}
+
+void EngineModel::wait_for_link(const fisrig_cpl_record& r, const fisrig_cmd_desc& d) {
+  link_wait_.on = true;
+  link_wait_.r = r;
+  link_wait_.give_up = now_ + ticks_to_ns(timeout_ticks_of(d));
+}
+
+void EngineModel::link_wait_timed_out(SimTime t) {
+  link_wait_.on = false;
+  fisrig_cpl_record r = link_wait_.r;
+  r.result = FISRIG_RESULT_TIMEOUT;
+  r.ts_status = ns_to_ticks(t);
   complete(0, r);
 }
 
@@ -247,7 +306,7 @@ void EngineModel::off_edge(SimTime t) {
 
 void EngineModel::lose_power(SimTime t) {
   sample_through(t);  // the samples up to t, with the power it still had
-  lose_outstanding(t, FISRIG_RESULT_LINK_LOST);
+  quiet_from(t);      // before the drive drops their completions
   drive_.power_off(t);
 }
 

@@ -21,7 +21,7 @@ TEST(DeviceCApi, BuildsFromAProfileAndFaultsAndLinksUp) {
   ASSERT_EQ(sd->drive().config().faults.unc.size(), 2u);
   EXPECT_EQ(sd->drive().config().faults.unc[1].first, 4096u);
   EXPECT_EQ(sd->drive().config().faults.busy_ns, 5000u);
-  EXPECT_EQ(sd->drive().config().power.boot_ns, 1'500'000u);
+  EXPECT_EQ(sd->drive().config().faults.boot_ns, 1'500'000u);  // instead of power.boot_ns
 
   // The host model on the C calls: OOB and link up.
   sd->link_faults().r_err_rate = 0;

@@ -12,6 +12,7 @@ import pytest
 from fisrig import drive_catalog
 from fisrig import plan as plan_mod
 from fisrig import power_verdicts as pv
+from fisrig import program_format as pf
 from fisrig.run import run_plan
 
 # A short sweep (plans/plp-short.toml, which scripts/bench_power.py runs too), and each lying
@@ -92,9 +93,13 @@ def test_cuts_parquet_says_the_slots_each_cut_caught(tmp_path):
     assert [len(cuts[cuts["step"] == s["label"]]) for s in steps] == [16, 12]
     rec = pd.read_parquet(r.run_dir / "records.parquet")
     lost = rec[(rec["kind"] == "command") & (rec["result"] == "link_lost")]
+    falls = rec[(rec["kind"] == "power") & (rec["tag"] == pf.EVENT_LINK_DOWN)]["t_status_ns"]
     for _, c in cuts.iterrows():
-        # The cut's LINK_LOST records: after the cut's record, at its tick.
-        mine = lost[(lost["marker"] == c["step"]) & (lost["t_status_ns"] == c["t_cut_ns"])]
+        # The cut's LINK_LOST records: at the link's fall after it, when the rig's PHY saw the
+        # drive gone (about 26 us: sim/model/host_phy.h), with what they had at the cut.
+        fall = falls[falls > c["t_cut_ns"]].min()
+        assert 20_000 < fall - c["t_cut_ns"] < 30_000
+        mine = lost[(lost["marker"] == c["step"]) & (lost["t_status_ns"] == fall)]
         bits = lambda col: sum(1 << int(t) for t in mine.loc[mine[col] > 0, "tag"])  # noqa: E731
         assert c["slots_issued"] == bits("t_h2d_ns") and c["slots_queued"] == bits("t_accept_ns")
         assert c["slots_data"] == bits("data_dwords") and c["slots_done"] == 0

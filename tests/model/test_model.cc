@@ -563,13 +563,18 @@ TEST(ModelPower, CutMidNcqWriteThenRecover) {
   ModelRun r = run(d, p.build());
   ASSERT_EQ(r.status, FISRIG_VM_DONE) << (r.error_text ? r.error_text : "");
   int lost = 0, ok = 0, cuts = 0;
+  std::vector<uint8_t> link;  // the link's falls and rises, as the gateware records them
   for (const auto& x : r.records) {
-    if (x.kind == FISRIG_RECORD_POWER && x.cpl.user_tag == FISRIG_USER_TAG_EVENT) ++cuts;
+    if (x.kind == FISRIG_RECORD_POWER && x.cpl.slot == FISRIG_EVENT_REC_POWER_CUT) ++cuts;
+    if (x.kind == FISRIG_RECORD_POWER && x.cpl.user_tag == FISRIG_USER_TAG_EVENT &&
+        x.cpl.slot != FISRIG_EVENT_REC_POWER_CUT)
+      link.push_back(x.cpl.slot);
     if (x.kind != FISRIG_RECORD_COMMAND || x.marker != 2) continue;
     if (x.cpl.result == FISRIG_RESULT_LINK_LOST) ++lost;
     if (x.cpl.result == FISRIG_RESULT_OK) ++ok;
   }
   EXPECT_EQ(cuts, 1);
+  EXPECT_EQ(link, (std::vector<uint8_t>{FISRIG_EVENT_REC_LINK_DOWN, FISRIG_EVENT_REC_LINK_UP}));
   EXPECT_GT(lost, 0);
   EXPECT_GT(ok, 0);
   EXPECT_GE(d.stats().power_cycles, 1u);
@@ -634,7 +639,7 @@ TEST(ModelPower, CutRecordNamesTheSlotsStateAndTheLostCommandsAgree) {
   ASSERT_EQ(r.status, FISRIG_VM_DONE) << (r.error_text ? r.error_text : "");
   size_t at = r.records.size();
   for (size_t i = 0; i < r.records.size(); ++i)
-    if (r.records[i].cpl.user_tag == FISRIG_USER_TAG_EVENT) at = i;
+    if (r.records[i].kind == FISRIG_RECORD_POWER && r.records[i].cpl.slot == FISRIG_EVENT_REC_POWER_CUT) at = i;
   ASSERT_LT(at, r.records.size());
   const fisrig_run_record& cut = r.records[at];
   EXPECT_EQ(cut.cpl.slot, FISRIG_EVENT_REC_POWER_CUT);
@@ -680,7 +685,7 @@ TEST(ModelPower, CutAtATimeFallsItsDelayAfterTheArming) {
   int lost = 0;
   for (const auto& x : r.records) {
     if (x.kind == FISRIG_RECORD_POWER && x.cpl.user_tag != FISRIG_USER_TAG_EVENT) armed = x.cpl.ts_submit;
-    if (x.kind == FISRIG_RECORD_POWER && x.cpl.user_tag == FISRIG_USER_TAG_EVENT) cut = x.cpl.ts_status;
+    if (x.kind == FISRIG_RECORD_POWER && x.cpl.slot == FISRIG_EVENT_REC_POWER_CUT) cut = x.cpl.ts_status;
     if (x.kind == FISRIG_RECORD_COMMAND && x.cpl.result == FISRIG_RESULT_LINK_LOST) ++lost;
   }
   EXPECT_EQ(cut, armed + 30001);
@@ -703,7 +708,8 @@ TEST(ModelPower, PowerOffDisarmsACutNotYetFired) {
   p.raw(ProgramBuilder::desc(FISRIG_PROTO_DMA_IN, 0x25, 0, 8), ProgramBuilder::ok());
   ModelRun r = run(d, p.build());
   ASSERT_EQ(r.status, FISRIG_VM_DONE) << (r.error_text ? r.error_text : "");
-  for (const auto& x : r.records) EXPECT_NE(x.cpl.user_tag, FISRIG_USER_TAG_EVENT) << "a cut fired";
+  for (const auto& x : r.records)
+    EXPECT_FALSE(x.kind == FISRIG_RECORD_POWER && x.cpl.slot == FISRIG_EVENT_REC_POWER_CUT) << "a cut fired";
   EXPECT_EQ(d.stats().power_cycles, 1u);
 }
 
@@ -745,7 +751,7 @@ TEST(ModelEngine, CurrentSamplerTakesEveryPeriodFromItsStart) {
   std::vector<fisrig_run_record> power;
   const fisrig_run_record* flush = nullptr;
   for (const auto& x : r.records) {
-    if (x.kind == FISRIG_RECORD_POWER) power.push_back(x);
+    if (x.kind == FISRIG_RECORD_POWER && x.cpl.user_tag != FISRIG_USER_TAG_EVENT) power.push_back(x);
     if (x.kind == FISRIG_RECORD_COMMAND && x.command == 0xEA) flush = &x;
   }
   ASSERT_EQ(power.size(), 3u);

@@ -28,11 +28,6 @@ void apply_faults(fisrig::drive::DriveConfig& cfg, int& max_gen, const std::stri
     if (key == "max_gen") {
       if (value != "1" && value != "2" && value != "3") throw std::invalid_argument("max_gen: '" + value + "' is not 1, 2 or 3");
       max_gen = value[0] - '0';
-    } else if (key == "boot_us") {
-      size_t used = 0;
-      double us = std::stod(value, &used);
-      if (used != value.size() || us < 0) throw std::invalid_argument("boot_us: '" + value + "' is not a time in us");
-      cfg.power.boot_ns = fisrig::drive::SimTime(us * 1e3);
     } else {
       cfg.faults.set(key, value);
     }

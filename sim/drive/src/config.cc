@@ -273,6 +273,7 @@ void FaultKnobs::set(const std::string& name, const std::string& value) {
   else if (name == "hang_after_commands") hang_after_commands = uint64_t(num(0, 1e18));
   else if (name == "link_drop_after_commands") link_drop_after_commands = uint64_t(num(0, 1e18));
   else if (name == "seed") seed = uint64_t(num(0, 1.8e19));
+  else if (name == "boot_us") boot_ns = SimTime(num(0, 1e9) * 1e3);
   else if (name == "unc") unc = ranges();
   else if (name == "idnf") idnf = ranges();
   else throw std::invalid_argument("unknown fault knob '" + name + "'");
@@ -409,7 +410,7 @@ std::vector<std::string> profile_key_names() {
 std::vector<std::string> fault_knob_names() {
   return {"data_fis_crc_error_rate", "r_err_rate", "hold_storm_rate", "hold_storm_us",
           "busy_rate", "busy_us", "latency_outlier_rate", "latency_outlier_us",
-          "hang_after_commands", "link_drop_after_commands", "seed", "unc", "idnf"};
+          "hang_after_commands", "link_drop_after_commands", "seed", "unc", "idnf", "boot_us"};
 }
 
 std::vector<std::string> builtin_profile_names() {

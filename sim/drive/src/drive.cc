@@ -367,7 +367,7 @@ void Drive::power_on(SimTime t) {
   cache_enabled_ = cfg_.cache.enabled;
   security_enabled_ = false;
   commands_seen_ = 0;
-  ready_at_ = t + cfg_.power.boot_ns;
+  ready_at_ = t + (cfg_.faults.boot_ns != kNever ? cfg_.faults.boot_ns : cfg_.power.boot_ns);
   if (cfg_.power.shrinks_to_8mib_after_cycles && stats_.power_cycles >= cfg_.power.shrinks_to_8mib_after_cycles)
     visible_sectors_ = std::min<uint64_t>(cfg_.user_sectors, 8 * 1048576 / ata::kSectorBytes);
   // A drive the cuts killed never comes ready again: it answers nothing.

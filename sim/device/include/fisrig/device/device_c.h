@@ -28,8 +28,8 @@ extern "C" {
  * faults:  NULL or "key=value,key=value": the fault knobs of fisrig/drive/config.h
  *          (data_fis_crc_error_rate, r_err_rate, hold_storm_rate, hold_storm_us, busy_rate,
  *          busy_us, latency_outlier_rate, latency_outlier_us, unc, idnf,
- *          hang_after_commands, seed), boot_us (power-on to ready, the profile's
- *          power.boot_ms in us) and max_gen (the fastest SATA speed the device
+ *          hang_after_commands, link_drop_after_commands, seed, boot_us: power-on to
+ *          ready instead of the profile's power.boot_ms) and max_gen (the fastest SATA speed the device
  *          negotiates, 1..3; 3 unless given). Range lists keep their commas: "unc=1000+8,4096+1".
  * Returns NULL with a message in err (up to errlen bytes, NUL-terminated) when the
  * profile or a knob is bad.

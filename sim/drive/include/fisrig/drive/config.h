@@ -34,6 +34,9 @@ struct FaultKnobs {
   uint64_t hang_after_commands = 0;    // 0 = never; else the drive stops answering after N
   uint64_t link_drop_after_commands = 0;  // 0 = never; else after N it resets its link itself
   uint64_t seed = 1;
+  // Power-on to ready instead of the profile's power.boot_ms (kNever: the profile's). The
+  // rtl target boots its drive in 100 us: a profile's 200 ms is 30 M simulated cycles a cut.
+  SimTime boot_ns = kNever;
 
   // Sets one knob from its profile/CLI name, e.g. ("busy_ns", "20000") or
   // ("unc", "1000+8,4096+1"). Throws std::invalid_argument naming the knob.
