@@ -7,27 +7,31 @@ is named that the standard does not name for every command.
 """
 from __future__ import annotations
 
+from fisrig_hw import contract as _c
+
+from . import ata
+
 STATUS_BITS = {
-    0x80: "BSY",   # busy
-    0x40: "DRDY",  # device ready
-    0x20: "DF",    # device fault
-    0x08: "DRQ",   # data request
-    0x02: "SENSE",  # sense data available
-    0x01: "ERR",   # error
+    _c.FISRIG_ATA_STATUS_BSY: "BSY",    # busy
+    _c.FISRIG_ATA_STATUS_DRDY: "DRDY",  # device ready
+    _c.FISRIG_ATA_STATUS_DF: "DF",      # device fault
+    _c.FISRIG_ATA_STATUS_DRQ: "DRQ",    # data request
+    _c.FISRIG_ATA_STATUS_SENSE: "SENSE",  # sense data available
+    _c.FISRIG_ATA_STATUS_ERR: "ERR",    # error
 }
 ERROR_BITS = {
-    0x80: "ICRC",  # interface CRC error
-    0x40: "UNC",   # uncorrectable data
-    0x10: "IDNF",  # ID not found (LBA out of range)
-    0x04: "ABRT",  # command aborted
+    _c.FISRIG_ATA_ERROR_ICRC: "ICRC",  # interface CRC error
+    _c.FISRIG_ATA_ERROR_UNC: "UNC",    # uncorrectable data
+    _c.FISRIG_ATA_ERROR_IDNF: "IDNF",  # ID not found (LBA out of range)
+    _c.FISRIG_ATA_ERROR_ABRT: "ABRT",  # command aborted
 }
 # Log addresses (ACS-4 Table A.2) the simulated drive serves or a user is likely to ask for.
 LOG_NAMES = {
-    0x00: "General Purpose Log Directory",
-    0x04: "Device Statistics",
-    0x10: "NCQ Command Error",
-    0x11: "SATA Phy Event Counters",
-    0x13: "NCQ Send and Receive",
+    _c.FISRIG_LOG_DIRECTORY: "General Purpose Log Directory",
+    _c.FISRIG_LOG_DEVICE_STATISTICS: "Device Statistics",
+    _c.FISRIG_LOG_NCQ_ERROR: "NCQ Command Error",
+    _c.FISRIG_LOG_SATA_PHY_EVENTS: "SATA Phy Event Counters",
+    _c.FISRIG_LOG_NCQ_SEND_RECEIVE: "NCQ Send and Receive",
 }
 # SATA Phy Event Counter identifiers (SATA 3.x, 13.7.10), named as smartctl -l sataphy names them.
 PHY_EVENTS = {
@@ -36,7 +40,7 @@ PHY_EVENTS = {
     0x005: "R_ERR response for non-data FIS",
     0x00A: "Device-to-host register FISes sent due to a COMRESET",
 }
-READ_LOG_COMMANDS = {0x2F, 0x47}
+READ_LOG_COMMANDS = ata.READ_LOGS
 
 
 def bits(value: int, names: dict[int, str]) -> str:
@@ -78,21 +82,21 @@ def hexdump(data: bytes, limit: int | None = None) -> list[str]:
 
 def log_page(log: int, page: bytes) -> list[str]:
     """What a log page says, for the logs the simulated drive serves; [] for others."""
-    if log == 0x00:
+    if log == _c.FISRIG_LOG_DIRECTORY:
         out = [f"GPL version {int.from_bytes(page[0:2], 'little')}"]
         for addr in range(1, 256):
             n = int.from_bytes(page[2 * addr:2 * addr + 2], "little")
             if n:
                 out.append(f"log {addr:#04x} ({LOG_NAMES.get(addr, 'not named here')}): {n} page(s)")
         return out
-    if log == 0x10:
+    if log == _c.FISRIG_LOG_NCQ_ERROR:
         nq, tag = page[0] >> 7, page[0] & 0x1F
         lba = int.from_bytes(page[4:7] + page[8:11], "little")
         return [("NQ set: no queued command failed" if nq and not page[2] else
                  f"{'non-queued' if nq else f'tag {tag}'}: status {page[2]:#04x} ({status(page[2])}) "
                  f"error {page[3]:#04x} ({error(page[3])}) LBA {lba} count {int.from_bytes(page[12:14], 'little')}"),
                 f"checksum {'ok' if sum(page[:512]) % 256 == 0 else 'BAD'}"]
-    if log == 0x11:
+    if log == _c.FISRIG_LOG_SATA_PHY_EVENTS:
         out, off = [], 4
         while off + 2 <= 510:
             ident = int.from_bytes(page[off:off + 2], "little")

@@ -7,11 +7,10 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from . import drive_catalog, power_report, progress, pts, results
+from . import ata, drive_catalog, power_report, progress, pts, results
 from . import plan as plan_mod
 from . import trace as trace_mod
 from . import trace_gen
-from .compile import PROTOCOL_OF
 from .errors import InputError
 from . import run_dir as run_dir_mod
 from .run import ReportTooLarge, check, execute, prepare, rebuild, take_out
@@ -241,7 +240,7 @@ def parser() -> argparse.ArgumentParser:
                                    "target): its profile and faults are fixed at its first call and the commands it "
                                    "has had are replayed before each new one, so what it was sent stays on it; no "
                                    "time passes between calls (the drive's idle time is not simulated).")
-    w.add_argument("--command", type=_int, required=True, help=f"opcode, e.g. 0x25 (known: {', '.join(hex(c) for c in sorted(PROTOCOL_OF))})")
+    w.add_argument("--command", type=_int, required=True, help=f"opcode, e.g. 0x25 (known: {', '.join(hex(c) for c in sorted(ata.PROTOCOL_OF))})")
     w.add_argument("--lba", type=_int, default=0, help="48 bits")
     w.add_argument("--count", type=_int, default=0, help="16 bits (0 means 65536 sectors)")
     w.add_argument("--features", type=_int, default=0, help="16 bits (the sector count of an NCQ command)")

@@ -4,10 +4,9 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from . import drive_catalog, kept_drive, limits
+from . import ata, drive_catalog, kept_drive, limits
 from . import program_format as pf
 from . import plan as plan_mod
-from .compile import PROTOCOL_OF, SMART_PROTOCOL_OF
 from .data_out import problem as data_out_problem
 from .errors import InputError
 from .run import execute, prepare
@@ -56,7 +55,7 @@ def cmd_raw(a) -> int:
         step["timeout_ms"] = a.timeout_ms
     # The protocol the rig runs (--protocol, else the opcode's), and the one the drive answers
     # with (the opcode's, whatever --protocol says): data comes back if either brings it.
-    answer = SMART_PROTOCOL_OF.get(a.features & 0xFF) if a.command == 0xB0 else PROTOCOL_OF.get(a.command)
+    answer = ata.protocol_of(a.command, a.features)
     protocol = a.protocol or answer
     data_in = protocol in DATA_IN or answer in DATA_IN
     data_out = _raw_data_out(a, protocol)

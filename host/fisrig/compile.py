@@ -5,7 +5,7 @@ import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import limits
+from . import ata, limits
 from . import plan as plan_mod
 from . import program_format as pf
 from .data_out import MAX_SECTORS, SECTOR, problem as data_out_problem
@@ -15,18 +15,6 @@ from .plan import DATA_SOURCES, DEFAULT_QUEUE_DEPTH, Plan, PlanError, Step, phas
 from .compile_power import TRIM_SECTORS_PER_CMD, PowerSteps
 from .compile_traces import TraceSteps
 
-STATUS_ERR = 0x01
-
-# The protocol each known opcode needs; anything else must say `protocol = "..."`.
-PROTOCOL_OF = {
-    0x06: "dma_out", 0x25: "dma_in", 0x2F: "pio_in", 0x35: "dma_out", 0x3D: "dma_out",
-    0x47: "dma_in", 0x60: "fpdma_in", 0x61: "fpdma_out", 0x64: "fpdma_out", 0xB4: "non_data",
-    0xE7: "non_data", 0xEA: "non_data", 0xEC: "pio_in", 0xEF: "non_data", 0xF1: "pio_out",
-    0xF3: "non_data", 0xF4: "pio_out",
-}
-# SMART (B0h) runs the protocol of its subcommand (FEATURES 7:0): READ DATA and READ
-# THRESHOLDS bring a 512-byte page, the rest are non-data (as sim/device's ata_protocol.h).
-SMART_PROTOCOL_OF = {0xD0: "pio_in", 0xD1: "pio_in", 0xD8: "non_data", 0xD9: "non_data", 0xDA: "non_data"}
 _PASSWORD = (b"\0\0" + b"fisrig".ljust(32, b"\0")).ljust(512, b"\0")
 # A raw step's H2D fields and expectation: each is checked against its field's width.
 RAW_FIELDS = ("command", "features", "count", "lba", "device", "icc", "aux", "expect_status", "expect_error")
@@ -225,18 +213,19 @@ class _Compiler(PowerSteps, TraceSteps):
     # ---- one method per step kind ----
 
     def do_secure_erase(self, step: Step) -> None:
-        self.raw("pio_out", 0xF1, data_out=_PASSWORD)
-        self.raw("non_data", 0xF3)
-        self.raw("pio_out", 0xF4, data_out=_PASSWORD)
+        self.raw("pio_out", ata.SECURITY_SET_PASSWORD, data_out=_PASSWORD)
+        self.raw("non_data", ata.SECURITY_ERASE_PREPARE)
+        self.raw("pio_out", ata.SECURITY_ERASE_UNIT, data_out=_PASSWORD)
 
     def do_sanitize(self, step: Step) -> None:
-        self.raw("non_data", 0xB4, features=0x0012, lba=0x426B4572)
+        self.raw("non_data", ata.SANITIZE, features=ata.SANITIZE_BLOCK_ERASE,
+                 lba=ata.SANITIZE_BLOCK_ERASE_KEY)
 
     def do_flush(self, step: Step) -> None:
-        self.raw("non_data", 0xEA)
+        self.raw("non_data", ata.FLUSH_CACHE_EXT)
 
     def do_identify(self, step: Step) -> None:
-        self.raw("pio_in", 0xEC)
+        self.raw("pio_in", ata.IDENTIFY_DEVICE)
 
     def do_drain(self, step: Step) -> None:
         self.ops.append(pf.op_drain())
@@ -319,7 +308,7 @@ class _Compiler(PowerSteps, TraceSteps):
         for key in RAW_FIELDS:
             if key in a:
                 self.fits(step, key, key, a[key])
-        known = SMART_PROTOCOL_OF.get(a.get("features", 0) & 0xFF) if cmd == 0xB0 else PROTOCOL_OF.get(cmd)
+        known = ata.protocol_of(cmd, a.get("features", 0))
         protocol = a.get("protocol", known)
         if protocol is None:
             raise self.err(step, "command", f"command {cmd:#04x}: say which protocol (one of {', '.join(pf.PROTO)})")
@@ -327,16 +316,16 @@ class _Compiler(PowerSteps, TraceSteps):
         expect = a.get("expect", "ok")
         self.one_of(step, "expect", expect, ("ok", "error", "any"))
         status, error = a.get("expect_status"), a.get("expect_error")
-        if expect == "ok" and ((status is not None and status & STATUS_ERR) or error):
+        if expect == "ok" and ((status is not None and status & ata.STATUS_ERR) or error):
             raise self.err(step, "expect_status" if status is not None else "expect_error",
                            "expect = \"ok\" cannot match a status with ERR set or a non-zero error")
-        if expect == "error" and status is not None and not status & STATUS_ERR:
+        if expect == "error" and status is not None and not status & ata.STATUS_ERR:
             raise self.err(step, "expect_status", "expect = \"error\" cannot match a status without ERR (bit 0)")
         if expect == "any" and (status is not None or error is not None):
             raise self.err(step, "expect", "expect = \"any\" with expect_status/expect_error: say ok or error")
         lba, count = a.get("lba", 0), a.get("count", 0)
         sectors = (a.get("features", 0) if protocol.startswith("fpdma") else count) or MAX_SECTORS
-        moves_sectors = protocol in ("dma_in", "dma_out", "fpdma_in", "fpdma_out") and cmd not in (0x06, 0x64, 0x47)
+        moves_sectors = protocol in ("dma_in", "dma_out", "fpdma_in", "fpdma_out") and cmd not in (*ata.TRIMS, ata.READ_LOG_DMA_EXT)
         if moves_sectors and lba + sectors > self.capacity and expect == "ok":
             raise self.err(step, "lba", f"LBAs {lba}..{lba + sectors - 1} run past the drive's last LBA "
                                         f"{self.capacity - 1} (say expect = \"error\" or \"any\" to test that)")

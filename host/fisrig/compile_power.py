@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fisrig_hw import contract
 
-from . import limits
+from . import ata, limits
 from . import plan as plan_mod
 from . import program_format as pf
 from .estimate import EVENT_SLACK, Cost, workload_cost
@@ -177,7 +177,7 @@ class PowerSteps:
             pattern="uniform", queue_depth=qd, ncq=ncq, data="stamp", compress_pct=compress, read_pct=0,
             trim_pct=0, flush_pct=flush_pct, fua=fua, seed=seed, zipf_theta=0, lba_start=start, lba_span=span,
             stop_commands=commands, stop_bytes=0, stop_ticks=0, sizes=sizes)
-        cut_by = {"writes": b"", "flush": pf.op_raw(pf.desc("non_data", 0xEA)),
+        cut_by = {"writes": b"", "flush": pf.op_raw(pf.desc("non_data", ata.FLUSH_CACHE_EXT)),
                   "trim": pf.op_trim(start, span, False)}[cut_in]
         after = b"".join([
             pf.op_raw(pf.desc("power", pf.POWER_OFF)),  # if the cut has not fired, now
@@ -194,7 +194,7 @@ class PowerSteps:
                                            f"its size field holds at most {limits.top('program_bytes')}")
         # The state before the first cut, made durable first: what a cut then takes from a
         # sector no cycle wrote is data at rest (on an honest drive, never).
-        self.raw("non_data", 0xEA)
+        self.raw("non_data", ata.FLUSH_CACHE_EXT)
         self.ops.append(verify)
         for delay, seed in zip(delays, seeds):
             w = writes(seed)

@@ -20,7 +20,8 @@ import threading
 import numpy as np
 import pyarrow as pa
 
-from .results import FLUSHES, READS, TRIMS, WRITES, code_of, codes
+from .ata import FLUSHES, READS, TRIMS, WRITES
+from .results import code_of, codes
 
 # Rows a chunk for the element-wise passes: 8 MB of int64 temporaries, which malloc hands
 # back and reuses, where a whole 16-million-row phase's would be fresh pages each time.

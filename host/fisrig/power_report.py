@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import ata
 from . import power_verdicts as pv
 
 TIMELINE = "power_cut_timeline.png"
@@ -90,7 +91,7 @@ def _timeline(r: dict, verdicts, out: Path, caption: str) -> bool:
         writes = idx[(kind == "command") & (r["seq"][idx] > 0)]
         ok = writes[r["result"][writes] == "ok"]
         lost = writes[r["result"][writes] != "ok"]
-        flush = idx[(kind == "command") & np.isin(cmd, (0xE7, 0xEA)) & (res == "ok")]
+        flush = idx[(kind == "command") & np.isin(cmd, list(ata.FLUSHES)) & (res == "ok")]
         ax.scatter(t(ok), np.ones(len(ok)), marker="|", s=200, label=f"write acknowledged ({len(ok)})")
         ax.scatter((r["t_submit_ns"][lost].astype(np.int64) - int(edge)) / 1e3, np.full(len(lost), 0.6),
                    marker="x", label=f"write issued, never acknowledged ({len(lost)})")

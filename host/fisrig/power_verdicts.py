@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import ata
 from . import program_format as pf
 from . import results
 
@@ -48,8 +49,6 @@ CODE = {n: i for i, n in enumerate(NAMES)}
 # sector written part-way (shorn): a torn sector mixes two sectors' dwords, hundreds of bits.
 BIT_ERROR_MAX = 8
 _F = {n: i for i, n in enumerate(pf.FINDINGS)}
-_FLUSH = (0xE7, 0xEA)
-_DSM = (0x06,)
 COLUMNS = ["marker", "kind", "protocol", "command", "result", "tag", "lba", "lbas", "seq", "detail",
            "d2h_lba", "check_errors", "t_submit_ns", "t_h2d_ns", "t_status_ns"]
 # The slots at a cut (engine_if.h's struct fisrig_cut_record), as the cut's record carries
@@ -220,7 +219,7 @@ def _cycle_bounds(r: dict, mine: np.ndarray) -> list[int]:
     if not len(mine):
         return []
     kind, cmd = r["kind"][mine], r["command"][mine]
-    verify_row = (kind == "stamp") | (kind == "identify") | ((kind == "command") & (cmd == 0x25) & (r["seq"][mine] == 0))
+    verify_row = (kind == "stamp") | (kind == "identify") | ((kind == "command") & (cmd == ata.READ_DMA_EXT) & (r["seq"][mine] == 0))
     idents = np.flatnonzero(kind == "identify")
     ends = []
     for p in idents:
@@ -317,7 +316,7 @@ def _classify_cycle(r, idx, start, span, prev_what, prev_seq, ident, known):
     # The cycle's writes, in the order they were issued (their sequence).
     w = idx[(kind == "command") & (r["seq"][idx] > 0)]
     w = w[np.argsort(r["seq"][w], kind="stable")]
-    flushes = idx[(kind == "command") & np.isin(cmd, _FLUSH) & (result == "ok")]
+    flushes = idx[(kind == "command") & np.isin(cmd, list(ata.FLUSHES)) & (result == "ok")]
     flush_at = int(r["t_submit_ns"][flushes].max()) if len(flushes) else -1
     wa = np.maximum(r["lba"][w].astype(np.int64) - start, 0)
     wn = np.minimum(r["lba"][w].astype(np.int64) + r["lbas"][w].astype(np.int64) - start, span) - wa
@@ -342,7 +341,7 @@ def _classify_cycle(r, idx, start, span, prev_what, prev_seq, ident, known):
     if len(cyc_seq):
         acked_at = np.where(last_acked > 0, w_status[np.minimum(np.searchsorted(cyc_seq, last_acked), len(w) - 1)], 0)
     trimmed = np.zeros(span, dtype=bool)
-    for i in idx[(kind == "command") & np.isin(cmd, _DSM)]:
+    for i in idx[(kind == "command") & (cmd == ata.DATA_SET_MANAGEMENT)]:
         a = max(0, int(r["lba"][i]) - start)
         trimmed[a:min(span, a + int(r["lbas"][i]))] = True
     written = last_any > 0

@@ -33,10 +33,6 @@ RUN_JSON = "run.json"
 SUMMARY = "summary.json"
 
 _TS = ["ts_submit", "ts_h2d", "ts_accept", "ts_setup", "ts_data_first", "ts_data_last", "ts_status"]
-READS = {0x25, 0x60, 0x47, 0x2F}
-WRITES = {0x35, 0x3D, 0x61}
-TRIMS = {0x06, 0x64}
-FLUSHES = {0xE7, 0xEA}  # fio's "sync": FLUSH CACHE (EXT) is the drive's fsync
 
 
 def read_raw(path: Path) -> np.ndarray:

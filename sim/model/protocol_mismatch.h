@@ -60,7 +60,7 @@ constexpr bool sized(uint8_t p) {
 }
 
 // The protocol the drive answers `command` with (FEATURES: SMART's subcommand).
-constexpr uint8_t answer_of(uint8_t command, uint16_t features) {
+inline uint8_t answer_of(uint8_t command, uint16_t features) {
   return uint8_t(device::protocol_of(command, features));
 }
 

@@ -3,15 +3,17 @@
 #include <algorithm>
 #include <cstring>
 
+#include "fisrig/drive/ata.h"
+
 namespace fisrig::test {
 
 namespace {
-constexpr uint8_t kBsy = 0x80, kDrq = 0x08, kErr = 0x01;
+constexpr uint8_t kBsy = drive::ata::kStatusBsy, kDrq = drive::ata::kStatusDrq, kErr = drive::ata::kStatusErr;
 }
 
 std::vector<uint32_t> h2d_fis(const HostCommand& c) {
   return {
-      0x27u | 1u << 15 | uint32_t(c.command) << 16 | uint32_t(c.features & 0xFF) << 24,
+      FISRIG_FIS_REG_H2D | 1u << 15 | uint32_t(c.command) << 16 | uint32_t(c.features & 0xFF) << 24,
       uint32_t(c.lba & 0xFFFFFF) | uint32_t(c.device) << 24,
       uint32_t((c.lba >> 24) & 0xFFFFFF) | uint32_t(c.features >> 8) << 24,
       uint32_t(c.count),

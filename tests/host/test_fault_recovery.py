@@ -10,12 +10,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from fisrig_hw import contract as _c
+
 from fisrig import plan as plan_mod
 from fisrig import program_format as pf
 from fisrig.errors import InputError
 from fisrig.run import run_plan
 
-UNC, IDNF, ICRC, ABRT = 0x40, 0x10, 0x80, 0x04
+UNC, IDNF, ICRC, ABRT = _c.FISRIG_ATA_ERROR_UNC, _c.FISRIG_ATA_ERROR_IDNF, _c.FISRIG_ATA_ERROR_ICRC, _c.FISRIG_ATA_ERROR_ABRT
 FAULTY, AFTER = 64, 16  # commands: small enough for the gateware's simulation
 
 # The knob and what its commands must show: results seen in the faulty step (each at least

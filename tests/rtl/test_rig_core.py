@@ -4,9 +4,9 @@ device side at the transceiver pins (sim/rtl/rig_core_runner.cpp plays the ring 
 from fisrig_hw.sim import rig_sim
 from fisrig_hw.descriptor import *
 
-SEND_FPDMA = 0x64
-READ_DMA_EXT, WRITE_DMA_EXT, DSM, FLUSH_EXT, IDENTIFY = 0x25, 0x35, 0x06, 0xEA, 0xEC
-STATUS_ERR, ERROR_ABRT, ERROR_ICRC = 0x01, 0x04, 0x80
+from fisrig.ata import (DATA_SET_MANAGEMENT as DSM, FLUSH_CACHE_EXT as FLUSH_EXT, IDENTIFY_DEVICE as IDENTIFY,
+                        READ_DMA_EXT, SEND_FPDMA_QUEUED as SEND_FPDMA, STATUS_ERR, WRITE_DMA_EXT)
+from fisrig_hw.contract import FISRIG_ATA_ERROR_ABRT as ERROR_ABRT, FISRIG_ATA_ERROR_ICRC as ERROR_ICRC
 FISRIG_CURRENT_PIN_CYCLES = 128  # sim/device pins.h
 PHASE_ORDER = ["ts_submit", "ts_h2d", "ts_accept", "ts_setup", "ts_data_first", "ts_data_last",
                "ts_status"]

@@ -14,7 +14,7 @@ from fisrig_hw.soc import soc_build
 from fisrig.rig.bios_console import BiosConsole
 from fisrig_hw.descriptor import *
 
-IDENTIFY, WRITE_DMA_EXT, READ_DMA_EXT = 0xEC, 0x35, 0x25
+from fisrig.ata import IDENTIFY_DEVICE as IDENTIFY, READ_DMA_EXT, WRITE_DMA_EXT
 # Offsets in the ring RAM, which the CPU does not cache: through the BIOS console the
 # records are read by the CPU, which would see stale lines of cached main RAM.
 SQ, CQ, DATA = 0x0000, 0x1000, 0x4000

@@ -11,8 +11,8 @@ from fisrig_hw.descriptor import *
 
 from test_rig_core import link_up, queued, run_rig
 
-READ_DMA_EXT, WRITE_DMA_EXT, IDENTIFY = 0x25, 0x35, 0xEC
-REG_H2D, REG_D2H, DMA_ACTIVATE, DMA_SETUP, DATA, PIO_SETUP, SDB = 0x27, 0x34, 0x39, 0x41, 0x46, 0x5F, 0xA1
+from fisrig.ata import IDENTIFY_DEVICE as IDENTIFY, READ_DMA_EXT, WRITE_DMA_EXT
+from fisrig_hw.engine.fis import DATA, DMA_ACTIVATE, DMA_SETUP, PIO_SETUP, REG_D2H, REG_H2D, SET_DEVICE_BITS as SDB
 TRACE_FROM, TRACE_TO = 751_000, 1_000_000
 
 

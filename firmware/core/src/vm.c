@@ -1,6 +1,7 @@
 /* The program VM: instruction decoding, the workload generators, and the descriptor rings. */
 #include "fisrig/vm.h"
 
+#include "fisrig/ata.h"
 #include "fisrig/divide.h"
 #include "fisrig/pattern.h"
 
@@ -8,15 +9,6 @@
 #include <stddef.h>
 #include <string.h>
 
-#define ATA_READ_DMA_EXT 0x25u
-#define ATA_WRITE_DMA_EXT 0x35u
-#define ATA_WRITE_DMA_FUA_EXT 0x3Du
-#define ATA_READ_FPDMA 0x60u
-#define ATA_WRITE_FPDMA 0x61u
-#define ATA_SEND_FPDMA 0x64u
-#define ATA_DSM 0x06u
-#define ATA_FLUSH_EXT 0xEAu
-#define ATA_IDENTIFY 0xECu
 #define DSM_ENTRIES_PER_BLOCK 64u
 #define DSM_MAX_RANGE 0xFFFFu
 
@@ -335,7 +327,7 @@ static FISRIG_VM_WARM_COLD uint32_t dsm_lbas(const uint8_t *block, uint32_t byte
 
 /* LBAs a descriptor covers, for its run record: a DSM's ranges, a read's or write's count. */
 static uint32_t lbas_of(const struct fisrig_cmd_desc *d, const uint8_t *data, uint32_t data_bytes) {
-  if (d->command == ATA_DSM || d->command == ATA_SEND_FPDMA) return data ? dsm_lbas(data, data_bytes) : 0;
+  if (d->command == FISRIG_ATA_DATA_SET_MANAGEMENT || d->command == FISRIG_ATA_SEND_FPDMA_QUEUED) return data ? dsm_lbas(data, data_bytes) : 0;
   return fisrig_desc_dma_sectors(d);
 }
 
@@ -380,7 +372,7 @@ static FISRIG_VM_HOT void submit_entry(struct fisrig_vm *vm, struct fisrig_vm_in
   /* A write of the integrity stamp: its sequence and whether it was FUA, for a
      power-loss verdict (which writes were acknowledged durable). */
   f->tail.seq = d->data_source == FISRIG_DATA_STAMP ? d->data_word : 0;
-  f->tail.detail = (d->command == ATA_WRITE_DMA_FUA_EXT || (d->command == ATA_WRITE_FPDMA && (d->device & 0x80)))
+  f->tail.detail = (d->command == FISRIG_ATA_WRITE_DMA_FUA_EXT || (d->command == FISRIG_ATA_WRITE_FPDMA_QUEUED && (d->device & FISRIG_ATA_DEVICE_FUA)))
                        ? FISRIG_DETAIL_FUA : 0;
   d->user_tag = idx;
   if (data_bytes) stage(vm, d, data, data_bytes); /* it stays at idx's place while f is used */
@@ -588,12 +580,12 @@ static void trim_desc(struct fisrig_cmd_desc *d, int queued) {
   d->device = 0x40;
   if (queued) {
     d->protocol = FISRIG_PROTO_FPDMA_OUT;
-    d->command = ATA_SEND_FPDMA;
+    d->command = FISRIG_ATA_SEND_FPDMA_QUEUED;
     d->features = 1; /* one 512-byte block of ranges */
     d->aux = 1;      /* DSM subcommand (COUNT 12:8 = 0) with TRIM */
   } else {
     d->protocol = FISRIG_PROTO_DMA_OUT;
-    d->command = ATA_DSM;
+    d->command = FISRIG_ATA_DATA_SET_MANAGEMENT;
     d->features = 1; /* TRIM */
     d->count = 1;
   }
@@ -719,7 +711,7 @@ static FISRIG_VM_COLD enum fisrig_vm_status issue_flush(struct fisrig_vm *vm) {
   d.device = 0x40;
   d.timeout_ticks = vm->timeout_ticks;
   d.protocol = FISRIG_PROTO_NON_DATA;
-  d.command = ATA_FLUSH_EXT;
+  d.command = FISRIG_ATA_FLUSH_CACHE_EXT;
   submit(vm, &d, FISRIG_RECORD_COMMAND, NULL, 0);
   return FISRIG_VM_DONE;
 }
@@ -752,11 +744,11 @@ static FISRIG_VM_HOT uint64_t issue(struct fisrig_vm *vm, const struct issue_mod
   d->timeout_ticks = vm->timeout_ticks;
   if (op == FISRIG_TRACE_READ) {
     d->protocol = m->ncq ? FISRIG_PROTO_FPDMA_IN : FISRIG_PROTO_DMA_IN;
-    d->command = m->ncq ? ATA_READ_FPDMA : ATA_READ_DMA_EXT;
+    d->command = m->ncq ? FISRIG_ATA_READ_FPDMA_QUEUED : FISRIG_ATA_READ_DMA_EXT;
   } else {
     d->protocol = m->ncq ? FISRIG_PROTO_FPDMA_OUT : FISRIG_PROTO_DMA_OUT;
-    d->command = m->ncq ? ATA_WRITE_FPDMA : (m->fua ? ATA_WRITE_DMA_FUA_EXT : ATA_WRITE_DMA_EXT);
-    if (m->ncq && m->fua) d->device |= 0x80;
+    d->command = m->ncq ? FISRIG_ATA_WRITE_FPDMA_QUEUED : (m->fua ? FISRIG_ATA_WRITE_DMA_FUA_EXT : FISRIG_ATA_WRITE_DMA_EXT);
+    if (m->ncq && m->fua) d->device |= FISRIG_ATA_DEVICE_FUA;
     d->data_source = m->data_source;
     d->compress_pct = m->compress_pct;
     d->data_word = ++vm->write_seq;
@@ -960,7 +952,7 @@ static enum fisrig_vm_status emit_findings(struct fisrig_vm *vm, const struct fi
   r.cpl = *read;
   r.marker = vm->marker;
   r.kind = FISRIG_RECORD_STAMP;
-  r.command = ATA_READ_DMA_EXT;
+  r.command = FISRIG_ATA_READ_DMA_EXT;
   r.protocol = FISRIG_PROTO_DMA_IN;
   if (failed) {
     r.detail = FISRIG_FOUND_UNREADABLE;
@@ -1008,7 +1000,7 @@ static enum fisrig_vm_status run_verify(struct fisrig_vm *vm, struct cursor *c) 
     uint32_t crc = FISRIG_CRC_SEED, i;
     memset(&d, 0, sizeof d);
     d.protocol = FISRIG_PROTO_PIO_IN;
-    d.command = ATA_IDENTIFY;
+    d.command = FISRIG_ATA_IDENTIFY_DEVICE;
     d.count = 1;
     d.data_source = FISRIG_DATA_RAM;
     d.timeout_ticks = op->timeout_ticks;
@@ -1020,7 +1012,7 @@ static enum fisrig_vm_status run_verify(struct fisrig_vm *vm, struct cursor *c) 
     r.cpl = done;
     r.marker = vm->marker;
     r.kind = FISRIG_RECORD_IDENTIFY;
-    r.command = ATA_IDENTIFY;
+    r.command = FISRIG_ATA_IDENTIFY_DEVICE;
     r.protocol = FISRIG_PROTO_PIO_IN;
     if (done.result == FISRIG_RESULT_OK) {
       const uint8_t *w = vm->ops.data_window;
@@ -1035,7 +1027,7 @@ static enum fisrig_vm_status run_verify(struct fisrig_vm *vm, struct cursor *c) 
     uint32_t n = end - lba < op->sectors_per_read ? (uint32_t)(end - lba) : op->sectors_per_read;
     memset(&d, 0, sizeof d);
     d.protocol = FISRIG_PROTO_DMA_IN;
-    d.command = ATA_READ_DMA_EXT;
+    d.command = FISRIG_ATA_READ_DMA_EXT;
     d.device = 0x40;
     d.count = (uint16_t)n;
     d.data_source = FISRIG_DATA_RAM; /* at data_word 0: nothing else is in flight */

@@ -4,14 +4,13 @@ Fields are (dword, low bit, width) so that gateware slices a received FIS held a
 dword Signals, and the Python device models of the benches pack and unpack the same way.
 """
 
-REG_H2D = 0x27
-REG_D2H = 0x34
-DMA_ACTIVATE = 0x39
-DMA_SETUP = 0x41
-DATA = 0x46
-BIST = 0x58
-PIO_SETUP = 0x5F
-SET_DEVICE_BITS = 0xA1
+from fisrig_hw import contract as _c
+
+# The types and status bits are the firmware core's fisrig/ata.h (scripts/gen_contract.py).
+REG_H2D, REG_D2H = _c.FISRIG_FIS_REG_H2D, _c.FISRIG_FIS_REG_D2H
+DMA_ACTIVATE, DMA_SETUP = _c.FISRIG_FIS_DMA_ACTIVATE, _c.FISRIG_FIS_DMA_SETUP
+DATA, BIST = _c.FISRIG_FIS_DATA, _c.FISRIG_FIS_BIST
+PIO_SETUP, SET_DEVICE_BITS = _c.FISRIG_FIS_PIO_SETUP, _c.FISRIG_FIS_SET_DEVICE_BITS
 
 # Header length in dwords of each device-to-host FIS (Data: its first dword only).
 D2H_LENGTHS = {REG_D2H: 5, DMA_ACTIVATE: 1, DMA_SETUP: 7, PIO_SETUP: 5, SET_DEVICE_BITS: 2,
@@ -19,9 +18,7 @@ D2H_LENGTHS = {REG_D2H: 5, DMA_ACTIVATE: 1, DMA_SETUP: 7, PIO_SETUP: 5, SET_DEVI
 MAX_HEADER_DWORDS = 7
 MAX_DATA_DWORDS = 2048  # 8 KiB payload
 
-STATUS_BSY = 0x80
-STATUS_DRQ = 0x08
-STATUS_ERR = 0x01
+STATUS_BSY, STATUS_DRQ, STATUS_ERR = _c.FISRIG_ATA_STATUS_BSY, _c.FISRIG_ATA_STATUS_DRQ, _c.FISRIG_ATA_STATUS_ERR
 
 # (dword, low bit, width)
 TYPE = (0, 0, 8)

@@ -4,12 +4,12 @@ FPDMA command, or READ LOG EXT of log 10h, which a host sends after an NCQ error
 
 from migen import *
 
+from fisrig_hw import contract as _c
 from fisrig_hw.engine import fis
 from fisrig_hw.descriptor import PROTO_FPDMA_IN, PROTO_FPDMA_OUT, desc_field
 
 H2D_DWORDS = 5
-READ_LOG_EXT = 0x2F
-LOG_NCQ_ERROR = 0x10
+READ_LOG_EXT, LOG_NCQ_ERROR = _c.FISRIG_ATA_READ_LOG_EXT, _c.FISRIG_LOG_NCQ_ERROR
 
 
 def h2d_dword(out, idx, recovery, desc, tag):

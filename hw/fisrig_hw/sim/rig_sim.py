@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import fisrig_hw
 from fisrig_hw import ROOT, build_lock
+from fisrig_hw import contract as _c
 from fisrig_hw.sim.verilog import without_dates
 from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, EV_CURRENT, EV_POWER_CUT, FLAG_CHECK, LINK_WAIT_UP,
                                   PROTO_FPDMA_IN, PROTO_FPDMA_OUT, PROTO_LINK, USER_TAG_EVENT,
@@ -36,7 +37,7 @@ def native_libs(native_build, error):
     return libs
 
 
-READ_FPDMA_QUEUED, WRITE_FPDMA_QUEUED = 0x60, 0x61
+READ_FPDMA_QUEUED, WRITE_FPDMA_QUEUED = _c.FISRIG_ATA_READ_FPDMA_QUEUED, _c.FISRIG_ATA_WRITE_FPDMA_QUEUED
 
 
 class RigSimError(Exception):

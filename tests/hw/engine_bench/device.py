@@ -7,7 +7,7 @@ from cocotb.triggers import RisingEdge, Timer
 
 import pattern_ref
 
-REG_H2D, REG_D2H, DMA_ACT, DMA_SETUP, DATA, PIO_SETUP, SDB = 0x27, 0x34, 0x39, 0x41, 0x46, 0x5F, 0xA1
+from fisrig_hw.engine.fis import DATA, DMA_ACTIVATE as DMA_ACT, DMA_SETUP, PIO_SETUP, REG_D2H, REG_H2D, SET_DEVICE_BITS as SDB
 
 
 def d2h(status, error=0, lba=0, count=0):

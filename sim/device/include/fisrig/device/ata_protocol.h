@@ -6,7 +6,6 @@
 #include <cstdint>
 
 #include "fisrig/drive/ata.h"
-#include "fisrig/drive/smart.h"
 
 namespace fisrig::device {
 
@@ -20,36 +19,14 @@ enum class Protocol : uint8_t {
   kFpdmaOut,  // H2D, D2H; later DMA Setup, DMA Activate before each host Data FIS; SDB
 };
 
-// SMART's protocol depends on its subcommand (FEATURES 7:0): host/fisrig/compile.py's
-// PROTOCOL_OF and SMART_PROTOCOL_OF say the same for the host.
-constexpr Protocol protocol_of(uint8_t command, uint16_t features) {
-  namespace ata = drive::ata;
-  switch (command) {
-    case ata::kSmart:
-      return (features & 0xFF) == drive::smart::kReadData || (features & 0xFF) == drive::smart::kReadThresholds
-                 ? Protocol::kPioIn
-                 : Protocol::kNonData;
-    case ata::kIdentifyDevice:
-    case ata::kReadLogExt:
-      return Protocol::kPioIn;
-    case ata::kSecuritySetPassword:
-    case ata::kSecurityEraseUnit:
-      return Protocol::kPioOut;
-    case ata::kReadDmaExt:
-    case ata::kReadLogDmaExt:
-      return Protocol::kDmaIn;
-    case ata::kWriteDmaExt:
-    case ata::kWriteDmaFuaExt:
-    case ata::kDataSetManagement:
-      return Protocol::kDmaOut;
-    case ata::kReadFpdmaQueued:
-      return Protocol::kFpdmaIn;
-    case ata::kWriteFpdmaQueued:
-    case ata::kSendFpdmaQueued:
-      return Protocol::kFpdmaOut;
-    default:
-      return Protocol::kNonData;
-  }
+// The protocol of each opcode is fisrig/ata.h's, and Protocol's values are engine_if.h's.
+static_assert(uint8_t(Protocol::kNonData) == FISRIG_PROTO_NON_DATA && uint8_t(Protocol::kPioIn) == FISRIG_PROTO_PIO_IN &&
+                  uint8_t(Protocol::kPioOut) == FISRIG_PROTO_PIO_OUT && uint8_t(Protocol::kDmaIn) == FISRIG_PROTO_DMA_IN &&
+                  uint8_t(Protocol::kDmaOut) == FISRIG_PROTO_DMA_OUT && uint8_t(Protocol::kFpdmaIn) == FISRIG_PROTO_FPDMA_IN &&
+                  uint8_t(Protocol::kFpdmaOut) == FISRIG_PROTO_FPDMA_OUT,
+              "engine_if.h's enum fisrig_protocol");
+inline Protocol protocol_of(uint8_t command, uint16_t features) {
+  return Protocol(fisrig_ata_protocol(command, features));
 }
 
 constexpr bool is_queued(Protocol p) { return p == Protocol::kFpdmaIn || p == Protocol::kFpdmaOut; }

@@ -1,20 +1,24 @@
 // Frame Information Structures as the device side sends and receives them (Serial ATA
-// 3.x, 10.5): type codes, the Register H2D fields it reads and the device-to-host FISes
+// 3.x, 10.5): type codes (fisrig/ata.h's), the Register H2D fields it reads and the device-to-host FISes
 // it builds. Field positions are the same as the gateware's (hw/fisrig_hw/engine/fis.py).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+extern "C" {
+#include "fisrig/ata.h"
+}
+
 namespace fisrig::device::fis {
 
-constexpr uint8_t kRegH2D = 0x27;
-constexpr uint8_t kRegD2H = 0x34;
-constexpr uint8_t kDmaActivate = 0x39;
-constexpr uint8_t kDmaSetup = 0x41;
-constexpr uint8_t kData = 0x46;
-constexpr uint8_t kPioSetup = 0x5F;
-constexpr uint8_t kSetDeviceBits = 0xA1;
+constexpr uint8_t kRegH2D = FISRIG_FIS_REG_H2D;
+constexpr uint8_t kRegD2H = FISRIG_FIS_REG_D2H;
+constexpr uint8_t kDmaActivate = FISRIG_FIS_DMA_ACTIVATE;
+constexpr uint8_t kDmaSetup = FISRIG_FIS_DMA_SETUP;
+constexpr uint8_t kData = FISRIG_FIS_DATA;
+constexpr uint8_t kPioSetup = FISRIG_FIS_PIO_SETUP;
+constexpr uint8_t kSetDeviceBits = FISRIG_FIS_SET_DEVICE_BITS;
 
 constexpr uint32_t kMaxDataDwords = 2048;                // 8 KiB per Data FIS
 constexpr uint32_t kMaxFisDwords = 1 + kMaxDataDwords;  // a Data FIS with its header

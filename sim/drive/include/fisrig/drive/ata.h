@@ -10,41 +10,43 @@
 
 #include "fisrig/drive/sim_time.h"
 
+extern "C" {
+#include "fisrig/ata.h"
+}
+
 namespace fisrig::drive {
 
 namespace ata {
-// Command opcodes (ACS-3).
-constexpr uint8_t kDataSetManagement = 0x06;
-constexpr uint8_t kReadDmaExt = 0x25;
-constexpr uint8_t kReadLogExt = 0x2F;
-constexpr uint8_t kWriteDmaExt = 0x35;
-constexpr uint8_t kWriteDmaFuaExt = 0x3D;
-constexpr uint8_t kReadLogDmaExt = 0x47;
-constexpr uint8_t kReadFpdmaQueued = 0x60;
-constexpr uint8_t kWriteFpdmaQueued = 0x61;
-constexpr uint8_t kSendFpdmaQueued = 0x64;
-constexpr uint8_t kSmart = 0xB0;  // subcommand in FEATURES: smart.h
-constexpr uint8_t kSanitize = 0xB4;
-constexpr uint8_t kFlushCache = 0xE7;
-constexpr uint8_t kIdentifyDevice = 0xEC;
-constexpr uint8_t kFlushCacheExt = 0xEA;
-constexpr uint8_t kSetFeatures = 0xEF;
-constexpr uint8_t kSecuritySetPassword = 0xF1;
-constexpr uint8_t kSecurityErasePrepare = 0xF3;
-constexpr uint8_t kSecurityEraseUnit = 0xF4;
+// Command opcodes, status and error bits, log addresses: the firmware core's fisrig/ata.h.
+constexpr uint8_t kDataSetManagement = FISRIG_ATA_DATA_SET_MANAGEMENT;
+constexpr uint8_t kReadDmaExt = FISRIG_ATA_READ_DMA_EXT;
+constexpr uint8_t kReadLogExt = FISRIG_ATA_READ_LOG_EXT;
+constexpr uint8_t kWriteDmaExt = FISRIG_ATA_WRITE_DMA_EXT;
+constexpr uint8_t kWriteDmaFuaExt = FISRIG_ATA_WRITE_DMA_FUA_EXT;
+constexpr uint8_t kReadLogDmaExt = FISRIG_ATA_READ_LOG_DMA_EXT;
+constexpr uint8_t kReadFpdmaQueued = FISRIG_ATA_READ_FPDMA_QUEUED;
+constexpr uint8_t kWriteFpdmaQueued = FISRIG_ATA_WRITE_FPDMA_QUEUED;
+constexpr uint8_t kSendFpdmaQueued = FISRIG_ATA_SEND_FPDMA_QUEUED;
+constexpr uint8_t kSmart = FISRIG_ATA_SMART;  // subcommand in FEATURES: smart.h
+constexpr uint8_t kSanitize = FISRIG_ATA_SANITIZE;
+constexpr uint8_t kFlushCache = FISRIG_ATA_FLUSH_CACHE;
+constexpr uint8_t kIdentifyDevice = FISRIG_ATA_IDENTIFY_DEVICE;
+constexpr uint8_t kFlushCacheExt = FISRIG_ATA_FLUSH_CACHE_EXT;
+constexpr uint8_t kSetFeatures = FISRIG_ATA_SET_FEATURES;
+constexpr uint8_t kSecuritySetPassword = FISRIG_ATA_SECURITY_SET_PASSWORD;
+constexpr uint8_t kSecurityErasePrepare = FISRIG_ATA_SECURITY_ERASE_PREPARE;
+constexpr uint8_t kSecurityEraseUnit = FISRIG_ATA_SECURITY_ERASE_UNIT;
 
-// Status register bits.
-constexpr uint8_t kStatusBsy = 0x80;
-constexpr uint8_t kStatusDrdy = 0x40;
-constexpr uint8_t kStatusDf = 0x20;
-constexpr uint8_t kStatusDrq = 0x08;
-constexpr uint8_t kStatusErr = 0x01;
+constexpr uint8_t kStatusBsy = FISRIG_ATA_STATUS_BSY;
+constexpr uint8_t kStatusDrdy = FISRIG_ATA_STATUS_DRDY;
+constexpr uint8_t kStatusDf = FISRIG_ATA_STATUS_DF;
+constexpr uint8_t kStatusDrq = FISRIG_ATA_STATUS_DRQ;
+constexpr uint8_t kStatusErr = FISRIG_ATA_STATUS_ERR;
 
-// Error register bits.
-constexpr uint8_t kErrorIcrc = 0x80;
-constexpr uint8_t kErrorUnc = 0x40;
-constexpr uint8_t kErrorIdnf = 0x10;
-constexpr uint8_t kErrorAbrt = 0x04;
+constexpr uint8_t kErrorIcrc = FISRIG_ATA_ERROR_ICRC;
+constexpr uint8_t kErrorUnc = FISRIG_ATA_ERROR_UNC;
+constexpr uint8_t kErrorIdnf = FISRIG_ATA_ERROR_IDNF;
+constexpr uint8_t kErrorAbrt = FISRIG_ATA_ERROR_ABRT;
 
 // SET FEATURES subcommands.
 constexpr uint8_t kFeatureEnableWriteCache = 0x02;
@@ -54,14 +56,14 @@ constexpr uint8_t kFeatureDisableWriteCache = 0x82;
 constexpr uint8_t kFeatureDisableSataFeature = 0x90;
 
 // SANITIZE BLOCK ERASE EXT: feature and the LBA signature ACS-3 requires ("BkEr").
-constexpr uint16_t kSanitizeBlockErase = 0x0012;
-constexpr uint64_t kSanitizeBlockEraseKey = 0x426B4572;
+constexpr uint16_t kSanitizeBlockErase = FISRIG_ATA_SANITIZE_BLOCK_ERASE;
+constexpr uint64_t kSanitizeBlockEraseKey = FISRIG_ATA_SANITIZE_BLOCK_ERASE_KEY;
 
 // Log addresses served by READ LOG EXT.
-constexpr uint8_t kLogDirectory = 0x00;
-constexpr uint8_t kLogNcqError = 0x10;
-constexpr uint8_t kLogSataPhyEvents = 0x11;
-constexpr uint8_t kLogNcqSendReceive = 0x13;
+constexpr uint8_t kLogDirectory = FISRIG_LOG_DIRECTORY;
+constexpr uint8_t kLogNcqError = FISRIG_LOG_NCQ_ERROR;
+constexpr uint8_t kLogSataPhyEvents = FISRIG_LOG_SATA_PHY_EVENTS;
+constexpr uint8_t kLogNcqSendReceive = FISRIG_LOG_NCQ_SEND_RECEIVE;
 
 constexpr uint32_t kSectorBytes = 512;
 constexpr uint32_t kNcqDepth = 32;

@@ -14,14 +14,18 @@
 
 #include "fisrig/drive/sim_time.h"
 
+extern "C" {
+#include "fisrig/ata.h"
+}
+
 namespace fisrig::drive::smart {
 
 // Subcommands, in FEATURES(7:0).
-constexpr uint8_t kReadData = 0xD0;
-constexpr uint8_t kReadThresholds = 0xD1;  // obsolete since ACS-2, still what tools read
-constexpr uint8_t kEnableOperations = 0xD8;
-constexpr uint8_t kDisableOperations = 0xD9;
-constexpr uint8_t kReturnStatus = 0xDA;
+constexpr uint8_t kReadData = FISRIG_SMART_READ_DATA;
+constexpr uint8_t kReadThresholds = FISRIG_SMART_READ_THRESHOLDS;
+constexpr uint8_t kEnableOperations = FISRIG_SMART_ENABLE_OPERATIONS;
+constexpr uint8_t kDisableOperations = FISRIG_SMART_DISABLE_OPERATIONS;
+constexpr uint8_t kReturnStatus = FISRIG_SMART_RETURN_STATUS;
 // LBA(23:8): the key every SMART command carries, which RETURN STATUS also answers with
 // while no threshold is exceeded; and its answer when one is.
 constexpr uint32_t kKey = 0xC24F;
