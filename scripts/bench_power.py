@@ -15,8 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from fisrig import drive_catalog, plan
-from fisrig import power_verdicts as pv
+from fisrig.targets import drive_catalog
+from fisrig import plan
+from fisrig.analysis import power_verdicts as pv
 from fisrig.run import run_plan
 
 # The tests' short sweep and the lying profiles, one copy each.

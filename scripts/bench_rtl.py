@@ -153,9 +153,9 @@ def soc_speed(seconds=10):
     (soc_run.RingDrain's reads: a burst of whole records, as many as a UARTBone read takes)."""
     import time
     from fisrig_hw.soc.rig_soc import RING_RAM_BASE
-    from fisrig.rig import bridge, soc_run
+    from fisrig.targets.rig import bridge, soc_run
     from fisrig_hw.soc import soc_build
-    from fisrig.rig.bios_console import BiosConsole
+    from fisrig.targets.rig.bios_console import BiosConsole
     build_dir = soc_build.default_build_dir()
     print("bench: rtl: building the rig SoC (cached)", file=sys.stderr, flush=True)
     soc_build.build_quietly(build_dir)
@@ -200,9 +200,9 @@ def soc_instructions_by_callgrind(seconds=20):
     import signal
     import subprocess
     import time
-    from fisrig.rig import bridge, soc_run
+    from fisrig.targets.rig import bridge, soc_run
     from fisrig_hw.soc import soc_build
-    from fisrig.rig.bios_console import csr_map
+    from fisrig.targets.rig.bios_console import csr_map
     build_dir = soc_build.default_build_dir()
     regs, _ = csr_map(build_dir)
     with tempfile.TemporaryDirectory() as tmp:

@@ -38,7 +38,7 @@ import tempfile
 from pathlib import Path
 
 from fisrig import plan
-from fisrig.compare import compare
+from fisrig.report.compare import compare
 from fisrig.run import run_plan
 
 GOAL_PCT = 2.0

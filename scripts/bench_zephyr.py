@@ -23,8 +23,8 @@ import tempfile
 from pathlib import Path
 
 from fisrig import plan
-from fisrig.compare import compare
-from fisrig.rig import soc_run
+from fisrig.report.compare import compare
+from fisrig.targets.rig import soc_run
 from fisrig.run import run_plan
 from fisrig_hw import contract
 from fisrig_hw.soc import soc_build, zephyr_build

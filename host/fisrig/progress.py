@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import program_format as pf
+from fisrig import program_format as pf
 
 EVERY_S = 2.0  # wall seconds between lines unless FISRIG_PROGRESS_S says
 _COMMAND = pf.RECORD_KINDS.index("command")
@@ -40,7 +40,7 @@ def wanted(quiet: bool, stream=None, env=None) -> bool:
 def every_s(env=None) -> float:
     """FISRIG_PROGRESS_S, a number of seconds (0: a line for every batch of records), else
     EVERY_S; anything else is refused by name."""
-    from .errors import InputError
+    from fisrig.errors import InputError
     text = (os.environ if env is None else env).get("FISRIG_PROGRESS_S")
     if text is None:
         return EVERY_S

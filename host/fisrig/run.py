@@ -12,16 +12,20 @@ from pathlib import Path
 
 import numpy as np
 
-from . import __version__
-from . import plan as plan_mod
-from . import program_format as pf
-from . import drive_catalog
-from . import estimate as estimate_mod
-from . import current, fio_json, phase_stats, phase_work, power_verdicts, process_memory, progress, pts, report, results
-from . import run_dir as run_dir_mod, run_state
-from .compile import compile_plan
-from .errors import InputError
-from .targets import identify_fields, make_target
+from fisrig import __version__
+from fisrig import plan as plan_mod
+from fisrig import program_format as pf
+from fisrig.targets import drive_catalog
+from fisrig.compile import estimate as estimate_mod
+from fisrig.records import current, malloc_reuse, store as results
+from fisrig.report import fio_json, during_run as phase_work
+from fisrig.analysis import phase_stats, power_verdicts, pts
+from fisrig import progress
+from fisrig.report import build as report
+from fisrig.records import run_dir as run_dir_mod, run_state
+from fisrig.compile import compile_plan
+from fisrig.errors import InputError
+from fisrig.targets import RunSinks, identify_fields, make_target
 
 
 @dataclass
@@ -44,6 +48,10 @@ class Prepared:
     ident: dict
     compiled: object
     estimate: estimate_mod.Estimate
+    # What the caller may set before execute: progress lines (fisrig.progress.Progress), and
+    # where the bytes data-in commands return go (a target that captures_data_in).
+    progress: object = None
+    data_in: Path | None = None
 
 
 def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = None,
@@ -164,20 +172,18 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
     }
     results.write_json(out / results.RUN_JSON, meta)  # first: every file after it is this run's
     p.compiled.write(out / "program.bin")
-    stream = p.target.records_sink = results.ParquetStream(out, dict(p.compiled.markers), work=phase_work.PhaseWork(
+    stream = results.ParquetStream(out, dict(p.compiled.markers), work=phase_work.PhaseWork(
         meta, None if (free := memory_available()) is None else free // REPORT_BYTES_PER_RECORD), metadata=run_dir_mod.parquet_metadata(claim.run_id))
-    p.target.read_back = bool(p.compiled.power_loss)
-    p.target.records_expected = p.estimate.records_max
+    sinks = RunSinks(progress=p.progress, records=stream, data_in=p.data_in, read_back=bool(p.compiled.power_loss),
+                     records_expected=p.estimate.records_max)
     try:
-        outcome = p.target.run(out / "program.bin", out / results.RAW, quiet=quiet)
+        outcome = p.target.run(out / "program.bin", out / results.RAW, sinks, quiet=quiet)
     except BaseException as e:  # noqa: B902 - whatever stopped it, run.json says so, then it goes on up
         stream.abandon()  # `fisrig report` makes records.parquet from records.bin
         meta["status"] = "interrupted" if isinstance(e, KeyboardInterrupt) else "failed"
         meta["error"] = str(e) or type(e).__name__
         results.write_json(out / results.RUN_JSON, meta)
         raise
-    finally:
-        p.target.records_sink = None
     meta["status"] = outcome.status
     # The current sampler's records go to current.parquet, not records.parquet: run_state
     # counts them there once records.bin is gone.
@@ -231,7 +237,7 @@ def finish_stream(out: Path, stream: results.ParquetStream, keep_raw: bool) -> t
         stream.finish(raw_records, columns)
         if columns == results.CHECKED:  # not the report's: rebuild reads those, compacted, with this gone
             stream.table = None
-        process_memory.give_back()  # what the conversion kept: the report's arrays are mmap's
+        malloc_reuse.give_back()  # what the conversion kept: the report's arrays are mmap's
     except results.ParquetCheckError as e:
         stream.abandon()
         print(f"fisrig: {e}; making it again from {results.RAW}", file=sys.stderr)
@@ -300,7 +306,7 @@ def compacted_need(parquet: Path, rows: int) -> int:
     its rows apart, gathers them (REPORT_BYTES_PER_RECORD)."""
     import pyarrow.parquet as pq
 
-    from .phase_rows import command_runs
+    from fisrig.analysis.arrays import command_runs
     with results.reading_parquet(parquet):  # a damaged file: one line naming it
         t = pq.read_table(parquet, columns=["marker", "kind"])
     marker, _ = results.codes(t, "marker")

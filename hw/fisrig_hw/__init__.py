@@ -17,7 +17,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 def native_build():
     """The native build (the Drive, the device side) the simulations link and the host's
     targets run: FISRIG_BUILD's when set, else this checkout's build/. Read at each call, by
-    both (host/fisrig/targets.py build_dir), so a process that sets FISRIG_BUILD after its
+    both (host/fisrig/targets/ build_dir), so a process that sets FISRIG_BUILD after its
     imports (scripts/model_pgo_train.py) reaches them alike. The SoC of an rtl run with
     FISRIG_BUILD elsewhere once linked this checkout's build/ instead: a device side of other
     sources than the model it was compared with."""

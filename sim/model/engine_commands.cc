@@ -26,9 +26,9 @@ void EngineModel::range_list_from_generator(const fisrig_cmd_desc& d, drive::Ata
   uint32_t blocks = send ? d.features : d.count;
   blocks = blocks ? blocks : 65536;
   if (blocks > drive_.config().identity.dsm_max_blocks) return;
-  static_assert(FISRIG_DATA_ZEROS == FISRIG_PATTERN_ZEROS && FISRIG_DATA_STAMP == FISRIG_PATTERN_STAMP &&
-                FISRIG_DATA_LFSR == FISRIG_PATTERN_LFSR, "engine_if.h's data sources are pattern.h's kinds");
-  int kind = d.data_source == FISRIG_DATA_NONE ? FISRIG_PATTERN_ZEROS : d.data_source;
+  static_assert(int(FISRIG_DATA_ZEROS) == int(FISRIG_PATTERN_ZEROS) && int(FISRIG_DATA_STAMP) == int(FISRIG_PATTERN_STAMP) &&
+                int(FISRIG_DATA_LFSR) == int(FISRIG_PATTERN_LFSR), "engine_if.h's data sources are pattern.h's kinds");
+  int kind = d.data_source == FISRIG_DATA_NONE ? int(FISRIG_PATTERN_ZEROS) : int(d.data_source);
   range_list_.resize(size_t(blocks) * 512);
   uint32_t sector[FISRIG_SECTOR_DWORDS];
   for (uint32_t i = 0; i < blocks; ++i) {

@@ -14,8 +14,9 @@ import atheris
 # The plan's path (parse, check, compile, estimate) is instrumented; the trace generators
 # and readers are numpy inside, where atheris's comparison hook keeps the arrays an `==`
 # returns alive (the process grew to 4 GB in 240 s), and they take no plan text.
-with atheris.instrument_imports(include=["fisrig"], exclude=["fisrig.trace", "fisrig.trace_gen"]):
-    from fisrig import estimate, plan
+with atheris.instrument_imports(include=["fisrig"], exclude=["fisrig.traces"]):
+    from fisrig.compile import estimate
+    from fisrig import plan
     from fisrig.compile import compile_plan
     from fisrig.errors import InputError
     from fisrig.program_format import PROGRAM_MAGIC

@@ -11,9 +11,9 @@ waits on forever cost the rtl run little."""
 from __future__ import annotations
 
 from fisrig import plan as plan_mod
-from fisrig.compare import apart
+from fisrig.report.compare import apart
 
-# The protocols a command runs (host/fisrig/cli_raw.py PROTOCOLS but power and link, which
+# The protocols a command runs (host/fisrig/cli/raw.py PROTOCOLS but power and link, which
 # are not ATA protocols: a "command" sent as either is a power or link operation).
 PROTOCOLS = ("non_data", "pio_in", "pio_out", "dma_in", "dma_out", "fpdma_in", "fpdma_out")
 # A command of each protocol, as the drive answers it (and its LBA): FLUSH CACHE, IDENTIFY

@@ -162,7 +162,7 @@ def test_a_damaged_records_parquet_is_refused_naming_it(smoke_run, tmp_path, cap
     bit width larger than integer bit width", said without the file) is one line naming the
     file, exit 2, from `report` and `report --compare` (issue 58, section 6)."""
     import shutil
-    from fisrig import results
+    from fisrig.records import store as results
     runs = []
     for name in ("damaged", "whole"):
         d = tmp_path / name

@@ -13,7 +13,7 @@ import pytest
 
 from fisrig import plan
 from fisrig.cli import main
-from fisrig.compare import compare
+from fisrig.report.compare import compare
 from fisrig.errors import InputError
 from fisrig.run import run_plan
 
@@ -32,7 +32,7 @@ def agree_copy(agree_run, tmp_path_factory):
 
 def _edit(run_dir, dest, fn):
     """A copy of the run whose records.parquet `fn` changed (columns as numpy arrays), its
-    latency_ns made again from the stamps (results.py: status - submit)."""
+    latency_ns made again from the stamps (records/store.py: status - submit)."""
     shutil.copytree(run_dir, dest)
     t = pq.read_table(dest / "records.parquet")
     cols = {c: t.column(c) for c in t.column_names}

@@ -184,7 +184,7 @@ def test_record_dtype_reads_every_field_from_its_offset():
 
 def test_boot_image_and_record_ring(tmp_path):
     soc_build = pytest.importorskip("fisrig_hw.soc.soc_build")
-    from fisrig.rig import soc_run
+    from fisrig.targets.rig import soc_run
     firmware = tmp_path / "firmware.bin"
     firmware.write_bytes(b"\x13\x00\x00\x00")
     words = soc_build.main_ram_image(firmware, b"\xAA" * 5, soc_build.RECORDS_TO_UART).split()
@@ -204,7 +204,7 @@ def test_the_host_places_the_record_ring_as_the_firmware_does():
     program is empty); every board run also checks the firmware's ring against it
     (board_run.run refuses a ring of another size: tests/rtl/test_board_target.py)."""
     pytest.importorskip("fisrig_hw.soc.soc_build")  # soc_run imports LiteX, as above
-    from fisrig.rig import soc_run
+    from fisrig.targets.rig import soc_run
     rec = soc_run.RECORD_BYTES
     assert soc_run.ring_entries(0, 300 * rec) == 256        # 299 fit once aligned
     assert soc_run.ring_entries(56, 56 + 256 * rec) == 256  # ends on the boundary: exactly 256

@@ -9,7 +9,8 @@ import json
 import numpy as np
 import pandas as pd
 
-from fisrig import plan, run_state
+from fisrig import plan
+from fisrig.records import run_state
 from fisrig.run import run_plan
 
 IDLE_MA = 60  # tiny-1gb's power.idle_ma

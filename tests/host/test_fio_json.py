@@ -7,7 +7,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from fisrig import fio_json as fisrig_fio_json
+from fisrig.report import fio_json as fisrig_fio_json
 
 FIO = shutil.which("fio")
 needs_fio = pytest.mark.skipif(FIO is None, reason="fio is not installed")
@@ -131,7 +131,7 @@ def test_samples_as_fio_takes_them():
 def test_a_directions_samples_through_its_mask_are_those_of_its_commands_taken_out():
     """_samples reads a direction's commands through its mask, a chunk at a time (the JEDEC
     pass's writes among its TRIMs), and gives what it gives of those commands taken out."""
-    from fisrig.phase_rows import CHUNK
+    from fisrig.analysis.arrays import CHUNK
     rng = np.random.default_rng(3)
     n = 2 * CHUNK + 12345  # chunks cut the mask's runs anywhere
     done = np.sort(rng.integers(0, 7_300 * 1_000_000, n))
@@ -170,9 +170,10 @@ def test_from_values_in_order_the_same_percentiles_bins_and_latency_maps():
     """The report takes a phase's percentiles, json+ bins and latency_ns/us/ms maps from its
     latencies sorted once (phase_rows.PhaseRows.sorted_latency): each the same as from the
     values as they come (numpy's inverted_cdf, the per-value bucketing)."""
+    from fisrig.analysis import arrays
     f = fisrig_fio_json
     rng = np.random.default_rng(7)
-    pcts = (*f.PERCENTILES, 0, 100, 33.3, 1e-4, 99.99999)
+    pcts = (*arrays.PERCENTILES, 0, 100, 33.3, 1e-4, 99.99999)
     for n in [*range(1, 40), 99, 1000, 12345]:
         for lat in (rng.integers(0, 200, n), rng.integers(0, 1 << 39, n), np.full(n, 4096),
                     rng.lognormal(11, 2.5, n).astype(np.int64), np.zeros(n, dtype=np.int64)):

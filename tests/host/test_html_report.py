@@ -12,7 +12,7 @@ import subprocess
 import pytest
 from PIL import Image
 
-from fisrig import figure_text
+from fisrig.analysis import figure_text
 from fisrig.run import run_plan
 
 from test_bad_inputs import fisrig

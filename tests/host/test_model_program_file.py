@@ -7,7 +7,7 @@ import pytest
 
 from fisrig import plan
 from fisrig.run import prepare
-from fisrig.native_tools import build_dir
+from fisrig.targets.native_tools import build_dir
 
 MODEL = build_dir() / "bin" / "fisrig-model"
 

@@ -9,8 +9,7 @@ import pytest
 
 from fisrig import plan
 from fisrig.run import prepare
-from fisrig.native_tools import build_dir
-from fisrig.targets import REPO
+from fisrig.targets.native_tools import build_dir
 
 BUILD = build_dir()
 DATA = BUILD / "pgo" / "data"
@@ -44,7 +43,7 @@ def test_every_profile_file_names_an_object_of_the_build():
 def test_profiled_model_gives_the_instrumented_models_records(tmp_path):
     """The profile changes how the model's code is laid out, never what it computes: the
     smoke plan's records from build/ equal the instrumented build's byte for byte."""
-    prep = prepare(plan.load(REPO / "host" / "fisrig" / "plans" / "smoke-tiny.toml"), "model")
+    prep = prepare(plan.load(plan.find("smoke-tiny")), "model")
     program = tmp_path / "program.bin"
     program.write_bytes(prep.compiled.program)
     env = dict(os.environ, GCOV_PREFIX=str(tmp_path / "gcda"))  # the build's profile stays as it is

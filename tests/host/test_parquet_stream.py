@@ -9,7 +9,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from fisrig import plan, results
+from fisrig import plan
+from fisrig.records import store as results
 from fisrig.run import run_plan
 from fisrig.targets import ModelTarget
 
@@ -73,9 +74,9 @@ def test_a_stream_that_does_not_check_falls_back_to_records_bin(tmp_path, monkey
 
 
 def test_a_run_that_fails_leaves_no_half_made_parquet(tmp_path, monkeypatch):
-    def dies(self, program, records, quiet=False):
+    def dies(self, program, records, sinks, quiet=False):
         records.write_bytes(b"")
-        self.records_sink.take(b"\0" * 100)  # part of a record, then the model dies
+        sinks.records.take(b"\0" * 100)  # part of a record, then the model dies
         raise RuntimeError("fisrig-model failed (exit 139)")
     monkeypatch.setattr(ModelTarget, "run", dies)
     with pytest.raises(RuntimeError):

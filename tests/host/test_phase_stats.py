@@ -8,8 +8,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fisrig import figure_text, phase_stats, report
-from fisrig.phase_stats import queue_depth_held
+from fisrig.analysis import figure_text
+from fisrig.analysis import phase_stats
+from fisrig.report import build as report
+from fisrig.analysis.phase_stats import queue_depth_held
 
 
 def test_queue_depth_held_by_hand():

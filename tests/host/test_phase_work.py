@@ -4,7 +4,10 @@ run of rows it was made from, and a run whose report columns outgrow memory drop
 import numpy as np
 import pyarrow.parquet as pq
 
-from fisrig import fio_json, phase_stats, phase_work, plots, report, results, run_state
+from fisrig.report import fio_json, during_run as phase_work, plots
+from fisrig.analysis import phase_stats
+from fisrig.report import build as report
+from fisrig.records import store as results, run_state
 
 
 def _records(run_dir):

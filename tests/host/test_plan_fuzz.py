@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from fisrig import estimate
+from fisrig.compile import estimate
 from fisrig.compile import compile_plan
 from fisrig.plan import PLAN_KEYS, STEP_KEYS, PlanError, from_dict
 

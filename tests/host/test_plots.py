@@ -11,7 +11,10 @@ import pyarrow as pa
 import pytest
 from PIL import Image
 
-from fisrig import phase_stats, plan, plots, report
+from fisrig.analysis import phase_stats
+from fisrig import plan
+from fisrig.report import build as report
+from fisrig.report import plots
 from fisrig.run import run_plan
 
 ALL_CHARTS = ["iops_over_time.png", "iops_per_100k.png", "mbps_across_lba.png", "latency_percentiles.png", "latency_over_time.png",
@@ -147,7 +150,7 @@ def test_the_main_jobs_shape_draws_no_transfer_size_chart(tmp_path):
 def test_docs_name_every_chart():
     from pathlib import Path
 
-    from fisrig import report_compare
+    from fisrig.report import compare_html as report_compare
     doc = (Path(__file__).resolve().parents[2] / "docs" / "report.md").read_text()
     missing = [name for name in [*report.PLOTS, *report_compare.PLOTS, "report.html", "compare.html"]
                if f"`{name}`" not in doc]

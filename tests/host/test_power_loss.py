@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from fisrig import drive_catalog
+from fisrig.targets import drive_catalog
 from fisrig import plan as plan_mod
-from fisrig import power_verdicts as pv
+from fisrig.analysis import power_verdicts as pv
 from fisrig import program_format as pf
 from fisrig.run import run_plan
 

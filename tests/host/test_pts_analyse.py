@@ -8,7 +8,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fisrig import pts, pts_matrix
+from fisrig.analysis import pts
+from fisrig.report import pts_figure
+from fisrig.plan import pts_matrix
 
 BASE = "IOPS"
 STEP = {"do": "pts_iops", "label": BASE, "block_sizes_kib": [8, 4], "read_pcts": [0], "window": 2}
@@ -76,14 +78,14 @@ def test_each_cell_counts_in_the_round_its_loop_pass_closes():
 
 
 def test_report_reads_only_the_columns_the_table_lacks(tmp_path):
-    """pts.report with the report's table (no status column) says what it says from the file."""
+    """pts_figure.report with the report's table (no status column) says what it says from the file."""
     table = records(5)
     pq.write_table(table, tmp_path / "records.parquet")
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     for d in ("a", "b"):
         (tmp_path / d / "records.parquet").symlink_to(tmp_path / "records.parquet")
-    pts.report(tmp_path / "a", META, "caption")
-    pts.report(tmp_path / "b", META, "caption", table.drop_columns(["status", "lbas"]))
+    pts_figure.report(tmp_path / "a", META, "caption")
+    pts_figure.report(tmp_path / "b", META, "caption", table.drop_columns(["status", "lbas"]))
     a, b = (json.loads((tmp_path / d / pts.JSON).read_text()) for d in ("a", "b"))
     assert a == b and a[0]["steady_state_reached"]

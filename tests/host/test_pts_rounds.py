@@ -49,7 +49,7 @@ def test_the_rounds_are_the_seeds(tmp_path):
 
 def test_the_report_says_why_a_verdict_is_not_the_pts_one():
     """Short cells are the one reason left (pts.caveats): 60-second cells give the PTS's verdict."""
-    from fisrig import pts
+    from fisrig.analysis import pts
     short = pts.caveats({"seconds_per_cell": 2})
     assert len(short) == 1 and "cells of 2 s, not the PTS's 60 s" in short[0]
     assert pts.caveats({"seconds_per_cell": 60}) == []

@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fisrig import ata_decode
+from fisrig.sata import decode as ata_decode
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fisrig import plan as plan_mod
-from fisrig.data_out import problem
+from fisrig.plan.data_out import problem
 from fisrig.run import execute, prepare
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +42,7 @@ def test_a_plan_writes_the_files_bytes_and_reads_them_back(tmp_path):
         {"do": "raw", "command": 0x25, "lba": 100, "count": 1},
         {"do": "raw", "command": 0x25, "lba": 200, "count": 1}]}, "<plan>")
     p = prepare(plan)
-    p.target.data_in = tmp_path / "in.bin"
+    p.data_in = tmp_path / "in.bin"
     assert execute(p, tmp_path / "run", quiet=True).status == "done"
     assert (tmp_path / "in.bin").read_bytes() == SECTOR * 2  # the drive kept the bytes, not a pattern
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from fisrig import run_dir
+from fisrig.records import run_dir
 
 from cli_in_process import fisrig
 

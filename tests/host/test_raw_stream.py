@@ -9,7 +9,7 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from fisrig import results
+from fisrig.records import store as results
 from fisrig.run import rebuild
 
 

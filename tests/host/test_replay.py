@@ -51,7 +51,7 @@ def test_trace_line_past_the_end_is_refused_with_its_line(tmp_path, tiny_capacit
 
 
 def test_fast_and_careful_readers_agree(tmp_path, tiny_capacity):
-    from fisrig import trace
+    from fisrig import traces as trace
     lines = write_trace(tmp_path / "t.csv", 5000, tiny_capacity)
     fast = trace._fast(tmp_path / "t.csv", tiny_capacity)
     assert fast is None  # the header comment sends it to the careful reader
@@ -69,6 +69,6 @@ def test_fast_and_careful_readers_agree(tmp_path, tiny_capacity):
 def test_fast_reader_hands_bad_lines_to_the_careful_one(tmp_path, tiny_capacity):
     (tmp_path / "bad.csv").write_text("R,0,8\nR,8,8\nX,16,8\n")
     with pytest.raises(PlanError) as e:
-        from fisrig import trace
+        from fisrig import traces as trace
         trace.load(tmp_path / "bad.csv", tiny_capacity)
     assert e.value.line == 3

@@ -8,7 +8,8 @@ import shutil
 import pytest
 from PIL import Image
 
-from fisrig import plan, report_compare
+from fisrig import plan
+from fisrig.report import compare_html as report_compare
 from fisrig.run import run_plan
 
 from test_bad_inputs import fisrig, refused
@@ -58,7 +59,7 @@ def test_the_legends_name_run_and_phase(runs):
     loaded = [report_compare.load(d) for d in runs]
     report_compare.name_runs(loaded)
     assert [r.name for r in loaded] == ["trim-on (fdf-trim-on)", "trim-off (fdf-trim-off)"]
-    from fisrig import plots
+    from fisrig.report import plots
     s = plots.Series(loaded[0].phases, loaded[0].meta, loaded[0].name)
     assert s.label("fill 2 (TRIM on)") == "trim-on (fdf-trim-on): fill 2 (TRIM on)"
 

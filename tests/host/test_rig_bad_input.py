@@ -9,8 +9,8 @@ gateware (`CASES`, `outcome_of`)."""
 import pytest
 
 from fisrig import program_format as pf
-from fisrig import results
-from fisrig.targets import make_target
+from fisrig.records import store as results
+from fisrig.targets import RunSinks, make_target
 
 CAPACITY = 1953120  # tiny-1gb's LBAs, as the program header says
 IDENTIFY = pf.op_raw(pf.desc("pio_in", 0xEC, count=1, data="ram"), result=pf.RESULT["ok"])
@@ -52,7 +52,7 @@ def outcome_of(target_name: str, case: str, tmp_path) -> tuple:
     ops, *_ = CASES[case]
     program, raw = tmp_path / "program.bin", tmp_path / "records.bin"
     program.write_bytes(pf.program(ops, CAPACITY))
-    outcome = make_target(target_name, "tiny-1gb").run(program, raw, quiet=True)
+    outcome = make_target(target_name, "tiny-1gb").run(program, raw, RunSinks(), quiet=True)
     rec = results.read_raw(raw)
     kinds = [pf.RECORD_KINDS[k] for k in rec["kind"]]
     assert kinds[-1] == "end" and kinds.count("end") == 1, kinds  # one END, the last

@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fisrig import program_format as pf
-from fisrig import results
+from fisrig.records import store as results
 from fisrig.run import rebuild
 
 
@@ -118,7 +118,7 @@ def test_the_rtl_outcome_says_when_the_run_was_not_the_one_asked():
     """The rig SoC's firmware reports a late start and its waits for the host in its outcome
     line (firmware/baremetal/main.c); the rtl target turns them into the run's notes, and a
     clean outcome into none (the waits themselves: tests/rtl/test_rtl_target.py)."""
-    from fisrig.targets import rtl_notes
+    from fisrig.targets.rtl import rtl_notes
     assert rtl_notes({"status": "done", "start_late_ticks": 0, "ring_waits": 0, "ring_wait_ticks": 0}) == []
     late, = rtl_notes({"start_late_ticks": 1500, "ring_waits": 0})
     assert late.startswith("the program started 10.0 us after its start tick (8 ms)"), late

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from fisrig import run_dir, run_state
+from fisrig.records import run_dir, run_state
 from fisrig.errors import InputError
 
 from test_bad_inputs import fisrig

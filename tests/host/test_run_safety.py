@@ -10,7 +10,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from fisrig import cli, estimate, plan, results, run_state
+from fisrig import cli, plan
+from fisrig.compile import estimate
+from fisrig.records import store as results, run_state
 from fisrig import program_format as pf
 from fisrig.compile import compile_plan
 from fisrig.errors import InputError
@@ -78,7 +80,7 @@ def test_a_killed_run_is_reported_as_killed(smoke_run, tmp_path):
 
 
 def test_a_failed_run_says_failed_and_why(tmp_path, monkeypatch):
-    def boom(self, program, records, quiet=False):
+    def boom(self, program, records, sinks, quiet=False):
         records.write_bytes(b"")
         raise RuntimeError("fisrig-model failed (exit 139): segmentation fault")
     monkeypatch.setattr(ModelTarget, "run", boom)
@@ -195,7 +197,7 @@ def test_a_model_that_cannot_write_its_records_does_not_end_done(tmp_path):
     (exit 3), naming the file and why."""
     import subprocess
 
-    from fisrig.native_tools import _tool
+    from fisrig.targets.native_tools import _tool
     program = tmp_path / "program.bin"
     program.write_bytes(prepare(plan.load(plan.find("smoke-tiny"))).compiled.program)
     r = subprocess.run([str(_tool("fisrig-model")), "--program", str(program), "--records", "/dev/full",
@@ -233,6 +235,6 @@ def test_a_model_killed_by_the_file_size_limit_says_so_and_names_the_file(tmp_pa
     meta = json.loads((out / results.RUN_JSON).read_text())
     assert meta["status"] == "failed" and meta["error"] == reason
     assert (out / results.RAW).stat().st_size == limit
-    from fisrig.native_tools import exit_text  # any signal by its name, never a bare negative code
+    from fisrig.targets.native_tools import exit_text  # any signal by its name, never a bare negative code
     assert exit_text(-signal.SIGSEGV) == "killed by SIGSEGV: it crashed (a bug in it)"
     assert exit_text(-signal.SIGUSR1) == "killed by SIGUSR1" and exit_text(1) == "exit 1"

@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fisrig.ata import SMART_PROTOCOL_OF
+from fisrig.sata.ata import SMART_PROTOCOL_OF
 
 REPO = Path(__file__).resolve().parents[2]
 KEY_LBA = "0xc24f00"  # LBA 23:8 = C24Fh, which every SMART command carries

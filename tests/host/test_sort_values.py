@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fisrig.phase_rows import COUNT_SORT_MIN, sort_values
+from fisrig.analysis.arrays import COUNT_SORT_MIN, sort_values
 
 rng = np.random.default_rng(7)
 N = COUNT_SORT_MIN * 3

@@ -10,7 +10,9 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from fisrig import figure_text, phase_stats, report
+from fisrig.analysis import figure_text
+from fisrig.analysis import phase_stats
+from fisrig.report import build as report
 from fisrig import program_format as pf
 
 from test_bad_inputs import fisrig

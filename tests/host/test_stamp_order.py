@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fisrig import plan as plan_mod
-from fisrig.ata import PROTOCOL_OF
+from fisrig.sata.ata import PROTOCOL_OF
 from fisrig.run import run_plan
 
 import plan_records

@@ -5,7 +5,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from fisrig.phase_rows import take_rows
+from fisrig.analysis.arrays import take_rows
 
 
 def chunked(values: pa.Array, sizes: list[int]) -> pa.ChunkedArray:

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from cli_in_process import fisrig
-from fisrig import trace, trace_gen
+from fisrig import traces as trace
+from fisrig.traces import generate as trace_gen
 
 REPO = Path(__file__).resolve().parents[2]
 CAP = 1 << 22  # sectors: 2 GiB

@@ -16,7 +16,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from fisrig import trace, trace_blkparse
+from fisrig import traces as trace
+from fisrig.traces import blkparse as trace_blkparse
 from fisrig.plan import PlanError
 
 R, W, T, F = (trace.pf.TRACE_OPS[k] for k in "RWTF")
@@ -385,7 +386,7 @@ def test_not_a_text_file(tmp_path):
 
 
 def test_written_traces_read_back(tmp_path):
-    from fisrig import trace_gen
+    from fisrig.traces import generate as trace_gen
     entries = trace_gen.generate("client", 1 << 22, 5000, seed=3)
     p = tmp_path / "g.trace"
     trace.write(p, entries)

@@ -9,7 +9,8 @@ import hashlib
 import numpy as np
 import pytest
 
-from fisrig import trace, trace_gen
+from fisrig import traces as trace
+from fisrig.traces import generate as trace_gen
 
 R, W, T, F = (trace.pf.TRACE_OPS[k] for k in "RWTF")
 SCALE = 32

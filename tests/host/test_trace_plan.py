@@ -7,7 +7,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from fisrig import plan, trace, trace_gen
+from fisrig import plan, traces as trace
+from fisrig.traces import generate as trace_gen
 from fisrig import program_format as pf
 from fisrig.compile import compile_plan
 from fisrig.plan import PlanError

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from fisrig.ata import PROTOCOL_OF
+from fisrig.sata.ata import PROTOCOL_OF
 
 ROOT = Path(__file__).resolve().parents[2]
 ATA_H = ROOT / "firmware" / "core" / "include" / "fisrig" / "ata.h"

@@ -1,7 +1,7 @@
 """`--target board --url HOST:PORT` against the simulated SoC standing in for a board (issue 17,
 section 3): the firmware booted resident (no program: it serves the bridge's mailbox,
 baremetal_if.h), LiteX's own litex_server in front of the simulation's bridge, and the host
-reaching the rig only through the server (LiteX's RemoteClient; fisrig.rig.board_run). The
+reaching the rig only through the server (LiteX's RemoteClient; fisrig.targets.rig.board_run). The
 built-in plan targets-agree run so gives the records `--target rtl` gives: the same commands,
 answers and phases record by record, every phase's latency and IOPS within 2% (fisrig.compare, as
 tests/rtl/test_targets_agree.py holds the model to the rtl; a latency also within an ALIGN pair
@@ -22,9 +22,9 @@ import pytest
 from cli_in_process import fisrig
 
 from fisrig import plan
-from fisrig.compare import compare
-from fisrig.rig import board_run, soc_run
-from fisrig.rig.bios_console import BiosConsole
+from fisrig.report.compare import compare
+from fisrig.targets.rig import board_run, soc_run
+from fisrig.targets.rig.bios_console import BiosConsole
 from fisrig.run import run_plan
 from fisrig_hw import contract
 from fisrig_hw.soc import soc_build
@@ -105,7 +105,7 @@ def test_the_board_target_gives_the_rtl_targets_records(runs):
         c = compare(runs[board].run_dir, runs["rtl"].run_dir)
         assert c.records[0] == c.records[1] > 300, c.records
         assert not c.mismatches, c.mismatches[:5]
-        # A tick and an ALIGN pair each way (compare.py allows one pair: an rtl run's commands
+        # A tick and an ALIGN pair each way (report/compare.py allows one pair: an rtl run's commands
         # come at the same ticks after boot, so both ends' ALIGN periods meet them alike run
         # after run). The resident firmware starts a plan when the host's GO reaches it, at no
         # set point of either end's 256-dword ALIGN period, so a short command's window may

@@ -14,8 +14,8 @@ import pytest
 
 from fisrig_hw.soc.rig_soc import RING_RAM_BASE
 
-from fisrig.rig import bridge, soc_run
-from fisrig.rig.bios_console import BiosConsole
+from fisrig.targets.rig import bridge, soc_run
+from fisrig.targets.rig.bios_console import BiosConsole
 from test_sim_soc import soc_dir  # noqa: F401  (the SoC built once for both files)
 
 SIOCGIFADDR = 0x8915  # Linux: an interface's IPv4 address

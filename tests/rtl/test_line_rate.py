@@ -34,8 +34,8 @@ import pandas as pd
 import pytest
 
 from fisrig import plan
-from fisrig.compare import compare
-from fisrig.phase_stats import queue_depth_held
+from fisrig.report.compare import compare
+from fisrig.analysis.phase_stats import queue_depth_held
 from fisrig.run import run_plan
 
 GOAL_PCT = 2.0  # IOPS and latency: see above

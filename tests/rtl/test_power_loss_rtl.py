@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from fisrig import plan
-from fisrig import power_verdicts as pv
+from fisrig.analysis import power_verdicts as pv
 from fisrig.run import run_plan
 
 PLAN = {

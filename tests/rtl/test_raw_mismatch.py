@@ -20,7 +20,7 @@ dma_out, the same FISes)."""
 import pyarrow.parquet as pq
 import pytest
 
-from fisrig.compare import apart
+from fisrig.report.compare import apart
 from fisrig.run import run_plan
 
 import raw_mismatch as rm

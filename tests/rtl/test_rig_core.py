@@ -4,8 +4,7 @@ device side at the transceiver pins (sim/rtl/rig_core_runner.cpp plays the ring 
 from fisrig_hw.sim import rig_sim
 from fisrig_hw.descriptor import *
 
-from fisrig.ata import (DATA_SET_MANAGEMENT as DSM, FLUSH_CACHE_EXT as FLUSH_EXT, IDENTIFY_DEVICE as IDENTIFY,
-                        READ_DMA_EXT, SEND_FPDMA_QUEUED as SEND_FPDMA, STATUS_ERR, WRITE_DMA_EXT)
+from fisrig.sata.ata import DATA_SET_MANAGEMENT as DSM, FLUSH_CACHE_EXT as FLUSH_EXT, IDENTIFY_DEVICE as IDENTIFY, READ_DMA_EXT, SEND_FPDMA_QUEUED as SEND_FPDMA, STATUS_ERR, WRITE_DMA_EXT
 from fisrig_hw.contract import FISRIG_ATA_ERROR_ABRT as ERROR_ABRT, FISRIG_ATA_ERROR_ICRC as ERROR_ICRC
 FISRIG_CURRENT_PIN_CYCLES = 128  # sim/device pins.h
 PHASE_ORDER = ["ts_submit", "ts_h2d", "ts_accept", "ts_setup", "ts_data_first", "ts_data_last",

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fisrig import plan
-from fisrig.results import read_meta
+from fisrig.records.store import read_meta
 from fisrig.run import run_plan
 
 PLAN = {

@@ -9,12 +9,12 @@ import time
 
 import pytest
 
-from fisrig.rig import bridge, soc_run
+from fisrig.targets.rig import bridge, soc_run
 from fisrig_hw.soc import soc_build
-from fisrig.rig.bios_console import BiosConsole
+from fisrig.targets.rig.bios_console import BiosConsole
 from fisrig_hw.descriptor import *
 
-from fisrig.ata import IDENTIFY_DEVICE as IDENTIFY, READ_DMA_EXT, WRITE_DMA_EXT
+from fisrig.sata.ata import IDENTIFY_DEVICE as IDENTIFY, READ_DMA_EXT, WRITE_DMA_EXT
 # Offsets in the ring RAM, which the CPU does not cache: through the BIOS console the
 # records are read by the CPU, which would see stale lines of cached main RAM.
 SQ, CQ, DATA = 0x0000, 0x1000, 0x4000

@@ -6,7 +6,7 @@ past the end and SECURITY SET PASSWORD, a PIO data-out) runs on both targets, an
 - record by record, in completion order: the same commands (opcode, LBA, LBAs covered), the
   same result, status, error, D2H LBA, sectors and data dwords, the same phases stamped;
 - per plan phase, the latency (ts_status - ts_h2d) at the median and the p99: within 2% of
-  the gateware's, or within an ALIGN pair and a tick (compare.py says why), for every phase. Every stamp relative to ts_h2d is
+  the gateware's, or within an ALIGN pair and a tick (report/compare.py says why), for every phase. Every stamp relative to ts_h2d is
   compared and printed too;
 - per plan phase, its IOPS (commands over first submit to last status), within 2% where
   the phases' spans are more than an ALIGN pair and a tick apart: the rig's CPU's time
@@ -16,7 +16,7 @@ past the end and SECURITY SET PASSWORD, a PIO data-out) runs on both targets, an
   summary.json give them, within 2% (or a tick and an ALIGN pair: compare.Figure);
   tests/rtl/test_line_rate.py holds targets-agree-qd32 to the same.
 
-Why ts_h2d and not ts_submit is the baseline is in host/fisrig/compare.py: the time from
+Why ts_h2d and not ts_submit is the baseline is in host/fisrig/report/compare.py: the time from
 taking the descriptor to the H2D is the engine's fetch over the bus it shares with the
 rig's CPU, which the model does not have; it is printed with the table, not gated.
 
@@ -29,7 +29,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fisrig import plan
-from fisrig.compare import compare
+from fisrig.report.compare import compare
 from fisrig.run import run_plan
 
 TOLERANCE_PCT = 2.0

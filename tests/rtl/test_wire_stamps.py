@@ -11,7 +11,7 @@ from fisrig_hw.descriptor import *
 
 from test_rig_core import link_up, queued, run_rig
 
-from fisrig.ata import IDENTIFY_DEVICE as IDENTIFY, READ_DMA_EXT, WRITE_DMA_EXT
+from fisrig.sata.ata import IDENTIFY_DEVICE as IDENTIFY, READ_DMA_EXT, WRITE_DMA_EXT
 from fisrig_hw.engine.fis import DATA, DMA_ACTIVATE, DMA_SETUP, PIO_SETUP, REG_D2H, REG_H2D, SET_DEVICE_BITS as SDB
 TRACE_FROM, TRACE_TO = 751_000, 1_000_000
 

@@ -12,8 +12,8 @@ from test_board_target import litex_server, stop
 from test_sim_soc import soc_dir  # noqa: F401  (the SoC built once for the files that use it)
 
 from fisrig import plan
-from fisrig.compare import compare
-from fisrig.rig import board_run, soc_run
+from fisrig.report.compare import compare
+from fisrig.targets.rig import board_run, soc_run
 from fisrig.run import prepare, run_plan
 from fisrig_hw import contract
 from fisrig_hw.soc import soc_build, zephyr_build

@@ -295,7 +295,7 @@ RECORDS_TO_UART, RECORDS_TO_RING = contract.FISRIG_RECORDS_TO_UART, contract.FIS
 def boot_block(program, records_to=RECORDS_TO_RING):
     """What goes at PROGRAM_OFFSET in main RAM: struct fisrig_boot_header (the program's size,
     where the records go, two 32-bit words), then the program. At boot (main_ram_image) and,
-    for a resident firmware, through the bridge (fisrig.rig.board_run)."""
+    for a resident firmware, through the bridge (fisrig.targets.rig.board_run)."""
     return len(program).to_bytes(4, "little") + records_to.to_bytes(4, "little") + program
 
 

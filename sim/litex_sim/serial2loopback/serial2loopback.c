@@ -32,7 +32,7 @@
  * whole) or a send's worth has gathered, on a socket without Nagle's algorithm. Sent a byte
  * at a time, an answer's later bytes waited for the host's delayed ACK of its first: every
  * bridge read took 40 ms whatever its length, and a ring drain carried 102 records a wall
- * second; whole answers (and the host's requests in one piece, fisrig.rig.bridge) 3,777
+ * second; whole answers (and the host's requests in one piece, fisrig.targets.rig.bridge) 3,777
  * (rtl.bridge_records_per_s).
  */
 #define QUIET_CYCLES 32

@@ -1,7 +1,7 @@
 /*
  * The bare-metal firmware's interface with the host that boots it on the rig SoC
  * (firmware/baremetal/main.c on one side, hw/fisrig_hw/soc/soc_build.py and
- * host/fisrig/rig/soc_run.py on the other): where the host puts the program in main RAM, and
+ * host/fisrig/targets/rig/soc_run.py on the other): where the host puts the program in main RAM, and
  * the ring the firmware hands the run records back through. Little-endian, 32-bit words.
  */
 #ifndef FISRIG_BAREMETAL_IF_H
@@ -45,7 +45,7 @@ enum fisrig_records_to {
  * it counts the ticks it waited, and the run's outcome reports them (ring_wait_ticks), since
  * the commands after a wait were issued when the host's pace let them.
  *
- * Where the records go (fisrig.rig.soc_run.ring_entries computes the same): from the
+ * Where the records go (fisrig.targets.rig.soc_run.ring_entries computes the same): from the
  * program's end (the boot header's end plus program_bytes) rounded up to
  * FISRIG_RECORD_RING_ALIGN, as many records as the power of two that fits below main RAM's
  * end. In the simulated SoC's 512 KiB that is 2,048 records for a program under 100 KiB: a

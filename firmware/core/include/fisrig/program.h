@@ -4,7 +4,7 @@
  * A program is a header followed by instructions. Every instruction starts with a 4-byte
  * head (opcode, reserved, total size in bytes, little-endian) so that a VM can refuse an
  * instruction it does not know by name instead of misreading the rest. The host's
- * compiler (host/fisrig/compile.py) is the only writer; the layouts below are its contract.
+ * compiler (host/fisrig/compile/) is the only writer; the layouts below are its contract.
  */
 #ifndef FISRIG_PROGRAM_H
 #define FISRIG_PROGRAM_H
