@@ -32,9 +32,9 @@ test: native
 	.venv/bin/python -m pytest -q -rs -p no:cacheprovider -n $(JOBS) --dist loadgroup tests/host tests/link tests/hw tests/rtl
 
 bench: native
-	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-model-bench && .venv/bin/python scripts/bench_plan.py \
+	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-model-bench && .venv/bin/python scripts/bench_main_job.py \
 	  && .venv/bin/python scripts/bench_rtl.py && .venv/bin/python scripts/bench_litesata_host.py \
-	  && .venv/bin/python scripts/bench_targets.py && .venv/bin/python scripts/bench_plans.py \
+	  && .venv/bin/python scripts/bench_targets.py && .venv/bin/python scripts/bench_builtin_plans.py \
 	  && .venv/bin/python scripts/bench_jedec.py && .venv/bin/python scripts/bench_power.py \
 	  && .venv/bin/python scripts/bench_boards.py && .venv/bin/python scripts/bench_zephyr.py \
 	  && .venv/bin/python scripts/fuzz.py --seconds 120; } \

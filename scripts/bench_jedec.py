@@ -3,7 +3,7 @@
 consumer-256gb), as JSON lines for scripts/bench_collect.py:
 
 - plans.jedec_pass_s: wall seconds of one full-length NCQ + TRIM pass of the synthetic client
-  trace (fisrig.trace_gen "client": 37.66 M commands on 256 GB), end to end as a user waits for
+  trace (fisrig.traces.generate "client": 37.66 M commands on 256 GB), end to end as a user waits for
   it: the plan's secure erase and preparatory fill, generating the trace and compiling, the
   run, records.parquet and the report;
 - plans.jedec_iops_trim_vs_notrim: the last 100,000-command window's IOPS of the NCQ pass with

@@ -134,4 +134,24 @@ long long count_instructions(Run&& run, const std::vector<std::string>& self_arg
   return callgrind_count(self_argv);
 }
 
+// A bench's figure as a JSON line for scripts/bench_collect.py: its name, value, unit and
+// what it is.
+inline void emit(const std::string& name, double value, const char* unit, const std::string& what) {
+  std::printf("{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"what\": \"%s\"}\n", name.c_str(),
+              value, unit, what.c_str());
+  std::fflush(stdout);
+}
+
+// An instructions-per-command figure of a reduced run (`as`: the rate figure whose workload
+// it runs), from `n` instructions over `counted` commands after `warmup`, by `counter`.
+inline void emit_instructions_per_command(const std::string& name, long long n, uint64_t warmup, uint64_t counted,
+                                          const std::string& as, const std::string& counter, double goal) {
+  char what[480];
+  std::snprintf(what, sizeof what,
+                "instructions retired per command, as %s on a reduced run: 2 GB drive filled, %llu writes, "
+                "%llu counted; by %s; deterministic; goal: at most %.0f",
+                as.c_str(), (unsigned long long)warmup, (unsigned long long)counted, counter.c_str(), goal);
+  emit(name, double(n) / double(counted), "instructions", what);
+}
+
 }  // namespace fisrig::bench

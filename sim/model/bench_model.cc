@@ -84,11 +84,7 @@ fisrig_vm_status run(model::EngineModel& e, const std::vector<uint8_t>& prog, Co
   return fisrig_vm_run(&vm, prog.data(), uint32_t(prog.size()));
 }
 
-void emit(const char* name, double v, const char* unit, const std::string& what) {
-  std::printf("{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"what\": \"%s\"}\n", name, v, unit,
-              what.c_str());
-  std::fflush(stdout);
-}
+using bench::emit;
 
 // model.cmds_per_s's workload on a reduced, fixed run: a 2 GB drive filled through the VM,
 // 100k random writes to bring garbage collection in, then 200k counted (0.2 to 0.6 drive
@@ -122,13 +118,9 @@ void bench_instructions() {
       },
       {"/proc/self/exe", "--instructions"}, counter);
   if (n <= 0) return;
-  char what[400];
-  std::snprintf(what, sizeof what,
-                "instructions retired per command, as model.cmds_per_s (program VM + engine model + drive, "
-                "4 KiB random NCQ writes at QD32) on a reduced run: 2 GB drive filled, %llu writes, %llu "
-                "counted; by %s; deterministic; goal: at most %.0f",
-                (unsigned long long)kWarmup, (unsigned long long)kCounted, counter.c_str(), kInstructionsGoal);
-  emit("model.instructions_per_cmd", double(n) / kCounted, "instructions", what);
+  bench::emit_instructions_per_command("model.instructions_per_cmd", n, kWarmup, kCounted,
+                                       "model.cmds_per_s (program VM + engine model + drive, 4 KiB random NCQ "
+                                       "writes at QD32)", counter, kInstructionsGoal);
 }
 
 }  // namespace

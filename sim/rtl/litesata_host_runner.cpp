@@ -36,6 +36,7 @@
 #include "Vlitesata_host.h"
 #include "device_pins.h"
 #include "fisrig/device/device_c.h"
+#include "runner_start.h"
 
 namespace {
 
@@ -57,24 +58,16 @@ constexpr unsigned kIdentifyQuietCycles = 8;
 const char* kind_name(Op::Kind k) { return k == Op::IDENTIFY ? "identify" : k == Op::WRITE ? "write" : "read"; }
 
 bool read_script(const char* path, Script& s, std::string& why) {
-  std::ifstream in(path);
-  if (!in) {
-    why = std::string("cannot read ") + path;
-    return false;
-  }
-  std::string line;
-  for (int no = 1; std::getline(in, line); ++no) {
-    std::istringstream f(line);
-    std::string word, rest;
-    if (!(f >> word) || word[0] == '#') continue;
-    bool ok = true;
-    std::string problem = "cannot read";
+  return fisrig::rtl::read_script_lines(path, why, [&s](const std::string& word, std::istringstream& f,
+                                                        std::string& problem) {
     if (word == "identify") {
       s.ops.push_back(Op{Op::IDENTIFY});
-    } else if (word == "write" || word == "read") {
+      return true;
+    }
+    if (word == "write" || word == "read") {
       Op op{word == "write" ? Op::WRITE : Op::READ};
       std::string pattern;
-      ok = bool(f >> op.lba >> op.count);
+      bool ok = bool(f >> op.lba >> op.count);
       if (ok && f >> pattern) {
         ok = pattern == "random";
         op.random = ok;
@@ -84,41 +77,20 @@ bool read_script(const char* path, Script& s, std::string& why) {
         problem = "count must be 1..65535 and lba under 2^48 in";
       }
       s.ops.push_back(op);
-    } else if (word == "max_cycles") {
-      ok = bool(f >> s.max_cycles);
-    } else if (word == "trace") {
-      ok = bool(f >> s.trace_from >> s.trace_to);
-    } else {
-      ok = false;
+      return ok;
     }
-    if (ok && f >> rest) ok = false;  // nothing may follow an item
-    if (!ok) {
-      why = std::string(path) + ":" + std::to_string(no) + ": " + problem + " '" + line + "'";
-      return false;
-    }
-  }
-  return true;
+    if (word == "max_cycles") return bool(f >> s.max_cycles);
+    if (word == "trace") return bool(f >> s.trace_from >> s.trace_to);
+    return false;
+  });
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: %s PROFILE FAULTS|- SCRIPT\n", argv[0]);
-    return 2;
-  }
   Script script;
-  std::string why;
-  if (!read_script(argv[3], script, why)) {
-    std::fprintf(stderr, "%s\n", why.c_str());
-    return 2;
-  }
-  char err[256];
-  void* dev = fisrig_device_new(argv[1], std::strcmp(argv[2], "-") ? argv[2] : nullptr, err, sizeof err);
-  if (!dev) {
-    std::fprintf(stderr, "device: %s\n", err);
-    return 2;
-  }
+  void* dev = fisrig::rtl::start_runner(argc, argv, script, read_script);
+  if (!dev) return 2;
 
   Vlitesata_host top;
   top.sys_rst = 1;

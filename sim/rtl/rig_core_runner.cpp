@@ -18,11 +18,6 @@
 // Prints "rec <160 hex digits>" per record in the order written (events included), then
 // "dump", "cycles", "wall_s", "host_instructions", "ram_out_of_range" lines and the device's
 // counters.
-#include <linux/perf_event.h>
-#include <valgrind/callgrind.h>
-#include <sys/ioctl.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -37,6 +32,8 @@
 #include "Vrig_core.h"
 #include "device_pins.h"
 #include "fisrig/device/device_c.h"
+#include "instruction_count.h"
+#include "runner_start.h"
 #include "fisrig/engine_if.h"
 
 namespace {
@@ -67,102 +64,51 @@ bool parse_hex_bytes(const std::string& hex, uint8_t* out, size_t n) {
 }
 
 bool read_script(const char* path, Script& s, std::string& why) {
-  std::ifstream in(path);
-  if (!in) {
-    why = std::string("cannot read ") + path;
-    return false;
-  }
-  std::string line;
-  for (int no = 1; std::getline(in, line); ++no) {
-    std::istringstream f(line);
-    std::string word;
-    if (!(f >> word) || word[0] == '#') continue;
-    bool ok = true;
+  return fisrig::rtl::read_script_lines(path, why, [&s](const std::string& word, std::istringstream& f,
+                                                        std::string&) {
     if (word == "desc") {
       Item it{Item::DESC, {}};
       std::string hex;
-      ok = bool(f >> hex) && parse_hex_bytes(hex, reinterpret_cast<uint8_t*>(&it.desc), sizeof it.desc);
+      bool ok = bool(f >> hex) && parse_hex_bytes(hex, reinterpret_cast<uint8_t*>(&it.desc), sizeof it.desc);
       s.items.push_back(it);
-    } else if (word == "wait") {
+      return ok;
+    }
+    if (word == "wait") {
       s.items.push_back(Item{Item::WAIT, {}});
-    } else if (word == "hold_records") {
+      return true;
+    }
+    if (word == "hold_records") {
       Item it{Item::HOLD, {}};
-      ok = bool(f >> it.cycles);
+      bool ok = bool(f >> it.cycles);
       s.items.push_back(it);
-    } else if (word == "ram") {
+      return ok;
+    }
+    if (word == "ram") {
       uint32_t at;
       std::string hex;
-      ok = bool(f >> at);
+      bool ok = bool(f >> at);
       while (ok && f >> hex) s.ram.emplace_back(at++, uint32_t(std::stoul(hex, nullptr, 16)));
-    } else if (word == "dump") {
+      return ok;
+    }
+    if (word == "dump") {
       uint32_t at, n;
-      ok = bool(f >> at >> n);
+      bool ok = bool(f >> at >> n);
       s.dumps.emplace_back(at, n);
-    } else if (word == "max_cycles") {
-      ok = bool(f >> s.max_cycles);
-    } else if (word == "trace") {
-      ok = bool(f >> s.trace_from >> s.trace_to);
-    } else if (word == "ram_wr_gap") {
-      ok = bool(f >> s.ram_wr_gap);
-    } else {
-      ok = false;
+      return ok;
     }
-    if (!ok) {
-      why = std::string(path) + ":" + std::to_string(no) + ": cannot read '" + line + "'";
-      return false;
-    }
-  }
-  return true;
+    if (word == "max_cycles") return bool(f >> s.max_cycles);
+    if (word == "trace") return bool(f >> s.trace_from >> s.trace_to);
+    if (word == "ram_wr_gap") return bool(f >> s.ram_wr_gap);
+    return false;
+  });
 }
-
-// Counts the host instructions this process retires in user space: the simulation's cost
-// in a unit that, unlike wall time, does not move with the machine's load or clock.
-class InstructionCounter {
- public:
-  InstructionCounter() {
-    perf_event_attr a{};
-    a.type = PERF_TYPE_HARDWARE;
-    a.size = sizeof a;
-    a.config = PERF_COUNT_HW_INSTRUCTIONS;
-    a.disabled = 1;
-    a.exclude_kernel = 1;
-    a.exclude_hv = 1;
-    fd_ = static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
-    if (fd_ >= 0) ioctl(fd_, PERF_EVENT_IOC_ENABLE, 0);
-  }
-  ~InstructionCounter() {
-    if (fd_ >= 0) close(fd_);
-  }
-  // -1 where the kernel or a virtual machine gives no counter.
-  long long read() const {
-    long long n = -1;
-    if (fd_ < 0 || ::read(fd_, &n, sizeof n) != sizeof n) return -1;
-    return n;
-  }
-
- private:
-  int fd_ = -1;
-};
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: %s PROFILE FAULTS|- SCRIPT\n", argv[0]);
-    return 2;
-  }
   Script script;
-  std::string why;
-  if (!read_script(argv[3], script, why)) {
-    std::fprintf(stderr, "%s\n", why.c_str());
-    return 2;
-  }
-  char err[256];
-  void* dev = fisrig_device_new(argv[1], std::strcmp(argv[2], "-") ? argv[2] : nullptr, err, sizeof err);
-  if (!dev) {
-    std::fprintf(stderr, "device: %s\n", err);
-    return 2;
-  }
+  void* dev = fisrig::rtl::start_runner(argc, argv, script, read_script);
+  if (!dev) return 2;
   std::vector<uint32_t> ram(1u << 20);  // 4 MiB data window
   uint64_t ram_out_of_range = 0;
   for (auto [at, v] : script.ram) {
@@ -185,10 +131,12 @@ int main(int argc, char** argv) {
   fisrig_pins_out out{};
   out.rx_idle = 1;
   auto wall0 = std::chrono::steady_clock::now();
-  InstructionCounter instructions;
-  // Where the CPU gives no counter, bench_rtl.py runs this under callgrind, collecting from
-  // here to the read below only (a no-op outside valgrind).
-  CALLGRIND_TOGGLE_COLLECT;
+  // The host instructions this process retires in user space: the simulation's cost in a
+  // unit that, unlike wall time, does not move with the machine's load or clock. Where the
+  // CPU gives no counter, bench_rtl.py runs this under callgrind, which counts from here to
+  // the end of the region only.
+  fisrig::bench::Region instructions;
+  instructions.begin();
   uint64_t hold_until = 0;
   for (; cycle < script.max_cycles; ++cycle) {
     while (!script.items.empty() && script.items.front().kind == Item::WAIT && completed == submitted)
@@ -246,8 +194,8 @@ int main(int argc, char** argv) {
       std::printf("\n");
     }
   }
-  long long host_instructions = instructions.read();
-  CALLGRIND_TOGGLE_COLLECT;
+  long long host_instructions = instructions.cpu_count();
+  instructions.end();
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
   for (auto [at, n] : script.dumps) {
     std::printf("dump %u", at);

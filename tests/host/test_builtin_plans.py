@@ -4,7 +4,7 @@ review reports (which state is faster, which recovers), not its numbers.
 Shortened means a drive 1/32 the size (its profile with user_gb and blocks per plane
 divided, so its spare share and its channels, dies and timings are the review drive's),
 and every amount of work divided with it: timed workloads, sweep zones, gigabytes, LBA
-ranges, PTS cells. The whole-length figures are bench figures (scripts/bench_plans.py)."""
+ranges, PTS cells. The whole-length figures are bench figures (scripts/bench_builtin_plans.py)."""
 from __future__ import annotations
 
 import json

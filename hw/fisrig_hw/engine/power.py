@@ -115,3 +115,18 @@ class PowerController(Module):
                     self.pins[i].eq(Mux(going_off, off_value, on_value)), pending[i].eq(0),
                 )
             )
+
+
+def wire_engine(power, engine, tap_events):
+    """What ties the power controller to the engine and the wire's FIS events, wherever the
+    engine is built (the rig core, the engine's bench): the events counted, the cut and its
+    trigger back to the engine, the pins' staging. Rails off, on and the arming are each
+    builder's: the rig core's CSRs take part in them."""
+    return [
+        power.event.eq(tap_events.event), power.event_kind.eq(tap_events.kind),
+        power.event_time.eq(tap_events.time),
+        engine.power_cut.eq(power.cut), engine.power_trigger.eq(power.trigger_time),
+        power.stage.eq(engine.power_stage), power.stage_pin.eq(engine.power_stage_pin),
+        power.stage_used.eq(engine.power_stage_used), power.stage_off.eq(engine.power_stage_off),
+        power.stage_on.eq(engine.power_stage_on),
+    ]

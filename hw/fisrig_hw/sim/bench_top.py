@@ -5,7 +5,7 @@ from migen import *
 from fisrig_hw.sim.verilog import write_harness  # LiteX's convert: one always block per signal, Icarus-safe
 
 from fisrig_hw.engine import RawCommandEngine
-from fisrig_hw.engine.power import PowerController
+from fisrig_hw.engine.power import PowerController, wire_engine
 from fisrig_hw.engine.wire_tap import FrameTap, TapEvents
 
 
@@ -36,12 +36,7 @@ class EngineBenchTop(Module):
             power.off.eq(engine.power_off), power.on.eq(engine.power_on),
             power.arm.eq(engine.power_arm), power.arm_event.eq(engine.power_arm_event),
             power.arm_count.eq(engine.power_arm_count), power.arm_delay.eq(engine.power_arm_delay),
-            power.event.eq(tap_events.event), power.event_kind.eq(tap_events.kind),
-            power.event_time.eq(tap_events.time),
-            engine.power_cut.eq(power.cut), engine.power_trigger.eq(power.trigger_time),
-            power.stage.eq(engine.power_stage), power.stage_pin.eq(engine.power_stage_pin),
-            power.stage_used.eq(engine.power_stage_used), power.stage_off.eq(engine.power_stage_off),
-            power.stage_on.eq(engine.power_stage_on),
+            *wire_engine(power, engine, tap_events),
             self.rails.eq(power.rails),
         ]
         self.ports = dict(wire_ports)

@@ -21,9 +21,11 @@ from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, EV_CURRENT, EV_POWER_CU
                                   pack_desc, unpack_cpl, unpack_current, unpack_cut)
 
 RUNNER = os.path.join(ROOT, "sim", "rtl", "rig_core_runner.cpp")
-PINS_HEADER = os.path.join(ROOT, "sim", "rtl", "device_pins.h")  # the runner includes it
+# What the runners include beside them (their builds depend on these too).
+RUNNER_HEADERS = [os.path.join(ROOT, "sim", "rtl", h) for h in ("device_pins.h", "runner_start.h")] + \
+    [os.path.join(ROOT, "sim", "bench", "instruction_count.h")]
 NATIVE_LIBS = ["sim/device/libfisrig_device.a", "sim/libfisrig_drive.a", "sim/link/libfisrig_link.a"]
-INCLUDES = ["sim/device/include", "sim/drive/include", "sim/link/include", "firmware/core/include"]
+INCLUDES = ["sim/device/include", "sim/drive/include", "sim/link/include", "firmware/core/include", "sim/bench"]
 
 
 def native_libs(native_build, error):
@@ -128,7 +130,7 @@ def _verilate(verilog, runner, out_dir, libs, error, train=None):
     parts = {"command": " ".join(cmd)}
     if train:  # what it is trained on
         parts["training"] = inspect.getsource(train)
-    for path in [verilog, runner, PINS_HEADER] + libs:
+    for path in [verilog, runner, *RUNNER_HEADERS] + libs:
         with open(path, "rb") as f:
             content = f.read()
         if path == verilog:

@@ -12,7 +12,7 @@ from fisrig_hw.sim.verilog import write_harness
 
 from fisrig_hw.engine import RawCommandEngine
 from fisrig_hw.phy.link import RigSATALink
-from fisrig_hw.engine.power import PowerController
+from fisrig_hw.engine.power import PowerController, wire_engine
 from fisrig_hw.phy.sim_phy import SimSATAPHY
 from fisrig_hw.engine.transport import LinkTxResult
 from fisrig_hw.engine.wire_tap import FrameTap, TapEvents
@@ -92,12 +92,7 @@ class RigCore(Module):
                 power.arm_count.eq(engine.power_arm_count),
                 power.arm_delay.eq(engine.power_arm_delay),
             ),
-            power.event.eq(tap_events.event), power.event_kind.eq(tap_events.kind),
-            power.event_time.eq(tap_events.time),
-            engine.power_cut.eq(power.cut), engine.power_trigger.eq(power.trigger_time),
-            power.stage.eq(engine.power_stage), power.stage_pin.eq(engine.power_stage_pin),
-            power.stage_used.eq(engine.power_stage_used), power.stage_off.eq(engine.power_stage_off),
-            power.stage_on.eq(engine.power_stage_on),
+            *wire_engine(power, engine, tap_events),
             phy.power.eq(power.pins),
             engine.current_ma.eq(phy.current_ma),
         ]

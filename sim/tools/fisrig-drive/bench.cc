@@ -19,11 +19,7 @@ namespace fisrig::tools {
 
 namespace {
 
-void emit(const std::string& name, double value, const char* unit, const std::string& what) {
-  std::printf("{\"name\": \"%s\", \"value\": %.6g, \"unit\": \"%s\", \"what\": \"%s\"}\n", name.c_str(),
-              value, unit, what.c_str());
-  std::fflush(stdout);
-}
+using bench::emit;
 
 void progress(const char* msg) {
   std::fprintf(stderr, "bench: %s\n", msg);
@@ -112,14 +108,9 @@ void bench_cmdapi_instructions() {
       },
       {"/proc/self/exe", "bench", "--only", "drive.cmdapi_instructions_per_cmd"}, counter);
   if (n <= 0) return;
-  char what[400];
-  std::snprintf(what, sizeof what,
-                "instructions retired per command, as drive.cmdapi_cmds_per_s (4 KiB random NCQ writes "
-                "at QD32 through the transaction API) on a reduced run: 2 GB drive filled, %llu writes, "
-                "%llu counted; by %s; deterministic; goal: at most %.0f",
-                (unsigned long long)kCmdapiWarmup, (unsigned long long)kCmdapiCounted, counter.c_str(),
-                kCmdapiInstructionsGoal);
-  emit("drive.cmdapi_instructions_per_cmd", double(n) / kCmdapiCounted, "instructions", what);
+  bench::emit_instructions_per_command("drive.cmdapi_instructions_per_cmd", n, kCmdapiWarmup, kCmdapiCounted,
+                                       "drive.cmdapi_cmds_per_s (4 KiB random NCQ writes at QD32 through the "
+                                       "transaction API)", counter, kCmdapiInstructionsGoal);
 }
 
 // Steady-state write amplification of uniform random 4 KiB writes, greedy GC.

@@ -1,0 +1,62 @@
+// What both Verilator runners (rig_core_runner.cpp, litesata_host_runner.cpp) do first:
+// their arguments (PROFILE FAULTS|- SCRIPT), their script read (a line an item, by the
+// runner's own words), and the simulated drive's device side made; a runner given bad ones
+// exits 2 having said why.
+#pragma once
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "fisrig/device/device_c.h"
+
+namespace fisrig::rtl {
+
+// Reads a script: each line's first word (blank lines and # comments skipped) and the rest
+// of it go to item(word, fields, problem), which takes what it needs from fields and says
+// false for a line it cannot read (problem: how, "cannot read" unless it says); nothing may
+// follow an item. False with `why` (the file, line and problem) on the first bad line.
+template <class Item>
+bool read_script_lines(const char* path, std::string& why, Item item) {
+  std::ifstream in(path);
+  if (!in) {
+    why = std::string("cannot read ") + path;
+    return false;
+  }
+  std::string line;
+  for (int no = 1; std::getline(in, line); ++no) {
+    std::istringstream fields(line);
+    std::string word, rest;
+    if (!(fields >> word) || word[0] == '#') continue;
+    std::string problem = "cannot read";
+    bool ok = item(word, fields, problem);
+    if (ok && fields >> rest) ok = false;
+    if (!ok) {
+      why = std::string(path) + ":" + std::to_string(no) + ": " + problem + " '" + line + "'";
+      return false;
+    }
+  }
+  return true;
+}
+
+// The device, or nullptr with the reason on stderr. read_script(path, script, why) -> bool.
+template <class Script, class ReadScript>
+void* start_runner(int argc, char** argv, Script& script, ReadScript read_script) {
+  if (argc != 4) {
+    std::fprintf(stderr, "usage: %s PROFILE FAULTS|- SCRIPT\n", argv[0]);
+    return nullptr;
+  }
+  std::string why;
+  if (!read_script(argv[3], script, why)) {
+    std::fprintf(stderr, "%s\n", why.c_str());
+    return nullptr;
+  }
+  char err[256];
+  void* dev = fisrig_device_new(argv[1], std::strcmp(argv[2], "-") ? argv[2] : nullptr, err, sizeof err);
+  if (!dev) std::fprintf(stderr, "device: %s\n", err);
+  return dev;
+}
+
+}  // namespace fisrig::rtl
