@@ -47,10 +47,8 @@ struct Op {
   bool random = false;
 };
 
-struct Script {
+struct Script : fisrig::rtl::ScriptLimits {
   std::deque<Op> ops;
-  uint64_t max_cycles = 100'000'000;
-  uint64_t trace_from = 0, trace_to = 0;
 };
 
 constexpr unsigned kIdentifyQuietCycles = 8;
@@ -58,7 +56,7 @@ constexpr unsigned kIdentifyQuietCycles = 8;
 const char* kind_name(Op::Kind k) { return k == Op::IDENTIFY ? "identify" : k == Op::WRITE ? "write" : "read"; }
 
 bool read_script(const char* path, Script& s, std::string& why) {
-  return fisrig::rtl::read_script_lines(path, why, [&s](const std::string& word, std::istringstream& f,
+  return fisrig::rtl::read_script_lines(path, why, s, [&s](const std::string& word, std::istringstream& f,
                                                         std::string& problem) {
     if (word == "identify") {
       s.ops.push_back(Op{Op::IDENTIFY});
@@ -79,8 +77,6 @@ bool read_script(const char* path, Script& s, std::string& why) {
       s.ops.push_back(op);
       return ok;
     }
-    if (word == "max_cycles") return bool(f >> s.max_cycles);
-    if (word == "trace") return bool(f >> s.trace_from >> s.trace_to);
     return false;
   });
 }

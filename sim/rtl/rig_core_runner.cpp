@@ -44,12 +44,10 @@ struct Item {
   uint64_t cycles = 0;  // HOLD: the record port is held this long (a host that takes none)
 };
 
-struct Script {
+struct Script : fisrig::rtl::ScriptLimits {
   std::deque<Item> items;
   std::vector<std::pair<uint32_t, uint32_t>> ram;    // word, value
   std::vector<std::pair<uint32_t, uint32_t>> dumps;  // word, count
-  uint64_t max_cycles = 100'000'000;
-  uint64_t trace_from = 0, trace_to = 0;
   uint32_t ram_wr_gap = 0;  // the host's memory takes a write every (gap + 1) cycles
 };
 
@@ -64,7 +62,7 @@ bool parse_hex_bytes(const std::string& hex, uint8_t* out, size_t n) {
 }
 
 bool read_script(const char* path, Script& s, std::string& why) {
-  return fisrig::rtl::read_script_lines(path, why, [&s](const std::string& word, std::istringstream& f,
+  return fisrig::rtl::read_script_lines(path, why, s, [&s](const std::string& word, std::istringstream& f,
                                                         std::string&) {
     if (word == "desc") {
       Item it{Item::DESC, {}};
@@ -96,8 +94,6 @@ bool read_script(const char* path, Script& s, std::string& why) {
       s.dumps.emplace_back(at, n);
       return ok;
     }
-    if (word == "max_cycles") return bool(f >> s.max_cycles);
-    if (word == "trace") return bool(f >> s.trace_from >> s.trace_to);
     if (word == "ram_wr_gap") return bool(f >> s.ram_wr_gap);
     return false;
   });

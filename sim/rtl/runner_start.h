@@ -4,6 +4,7 @@
 // exits 2 having said why.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -14,12 +15,19 @@
 
 namespace fisrig::rtl {
 
-// Reads a script: each line's first word (blank lines and # comments skipped) and the rest
+// What every runner's script says besides its own items: how long to run, and which cycles
+// to trace.
+struct ScriptLimits {
+  uint64_t max_cycles = 100'000'000;
+  uint64_t trace_from = 0, trace_to = 0;
+};
+
+// Reads a script: `max_cycles N` and `trace FROM TO` into `limits`, and each other line's first word (blank lines and # comments skipped) and the rest
 // of it go to item(word, fields, problem), which takes what it needs from fields and says
 // false for a line it cannot read (problem: how, "cannot read" unless it says); nothing may
 // follow an item. False with `why` (the file, line and problem) on the first bad line.
 template <class Item>
-bool read_script_lines(const char* path, std::string& why, Item item) {
+bool read_script_lines(const char* path, std::string& why, ScriptLimits& limits, Item item) {
   std::ifstream in(path);
   if (!in) {
     why = std::string("cannot read ") + path;
@@ -31,7 +39,9 @@ bool read_script_lines(const char* path, std::string& why, Item item) {
     std::string word, rest;
     if (!(fields >> word) || word[0] == '#') continue;
     std::string problem = "cannot read";
-    bool ok = item(word, fields, problem);
+    bool ok = word == "max_cycles" ? bool(fields >> limits.max_cycles)
+              : word == "trace"    ? bool(fields >> limits.trace_from >> limits.trace_to)
+                                     : item(word, fields, problem);
     if (ok && fields >> rest) ok = false;
     if (!ok) {
       why = std::string(path) + ":" + std::to_string(no) + ": " + problem + " '" + line + "'";
