@@ -71,8 +71,8 @@ _BRAM = {"RAMB36E1": 1.0, "RAMB18E1": 0.5}
 # distributed RAM configurations): a RAM32M or RAM64M is four LUTs, a RAM128X1D or RAM256X1S
 # four, a RAM32X1D, RAM64X1D or RAM128X1S two, a single-port 32 or 64 deep one, a shift
 # register one. yosys's 7-series map uses these (lutrams_xc5v_map.v); a distributed RAM or
-# shift register the table does not know is refused, not counted as nothing (RAM128X1S was
-# missing until 2026-11-27: the STLV7325's 536 of them, 1,072 LUTs, went uncounted).
+# shift register the table does not know is refused, not counted as nothing (a missing
+# one once left 1,072 of the STLV7325's LUTs uncounted).
 _LUTRAM = {"RAM32M": 4, "RAM64M": 4, "RAM128X1D": 4, "RAM256X1S": 4, "RAM32X1D": 2, "RAM64X1D": 2,
            "RAM128X1S": 2, "RAM32X1S": 1, "RAM64X1S": 1, "SRL16E": 1, "SRLC16E": 1, "SRLC32E": 1}
 _LUTRAM_LIKE = re.compile(r"^(RAM(?!B)\w+|SRL\w+)$")

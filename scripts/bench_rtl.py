@@ -193,10 +193,8 @@ def soc_instructions_by_callgrind(seconds=20):
     """rtl.soc_sim_host_instructions_per_cycle: the whole SoC as rtl.soc_sim_khz runs it (the
     BIOS idle, the link up, the drive module), under valgrind's callgrind, which counts the
     simulation's instructions only while it is told to (callgrind_control), around two reads
-    of the rig's counter through the bridge. A figure that a loaded machine does not move.
-    Measured 2026-11-26: 10,600, of which VexRiscv's Verilated model 34%, the rest of the
-    SoC with the rig core 56%, the drive module and libraries 9% (the rig core alone in its
-    runner: rtl.sim_host_instructions_per_cycle, 3,527)."""
+    of the rig's counter through the bridge. A figure that a loaded machine does not move
+    (where it goes: docs/performance.md, "The simulations' speed")."""
     import signal
     import subprocess
     import time

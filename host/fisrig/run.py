@@ -270,17 +270,13 @@ def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str
                    keep_raw=keep_raw)
 
 
-# What the report holds in memory a record (its columns, per-phase copies and sorts),
-# measured at its peak (/usr/bin/time, fixed costs included): the highest of these,
-# the SNIA PTS client plan's 79.5 M records 12.1 GB (153 bytes each; 17.4 GB, 219, before
-# phase_rows.take_rows, past what 110 here allowed for: a longer one was killed by the
-# kernel, not refused), the main job's 36.1 M 4.8 to 5.0 GB (132 to 138; 2026-12-01).
-# steady-state-states on sandforce-240gb (191 M records), its report let run past this
-# check the same day, was killed by the kernel at 24.4 GB (128 bytes a record and growing).
+# What the report holds in memory a record (its columns, per-phase copies and sorts) at its
+# peak, fixed costs included: above the highest measured (docs/performance.md, "The
+# report's time and memory"), so that a run whose report would not fit is refused, not
+# killed by the kernel.
 REPORT_BYTES_PER_RECORD = 155
-# The same for a report read compacted (results.read_compact, rebuild's), a record
-# of a phase that is one run of rows: that sandforce run's report so peaked at 15.3 to
-# 16.0 GB (80 to 84 bytes), the main job's at 3.12 GB (86; 2026-12-01).
+# The same for a report read compacted (store.read_compact, rebuild's), a record of a phase
+# that is one run of rows.
 REPORT_BYTES_ONE_RUN = 100
 
 

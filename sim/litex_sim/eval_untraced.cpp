@@ -2,11 +2,9 @@
 //
 // LiteX's own (litex/build/sim/core/veril.cpp) opens a VCD tracer for every run, and its
 // build verilates with --trace, which keeps every signal of the design for that tracer:
-// nothing of ours ever opens the dump. Without it (and with the model compiled -O2, not
-// Verilator's default -Os: fisrig_hw.soc.soc_build.compile_sim) the whole SoC takes 9,754
-// host instructions a simulated cycle against 10,730 (rtl.soc_sim_host_instructions_per_cycle,
-// callgrind) and runs 417-435 kHz against 327-351 on the same machine (rtl.soc_sim_khz,
-// 2026-11-27). The simulation runs this file instead, verilated without --trace.
+// nothing of ours ever opens the dump, and it costs every cycle (docs/performance.md, "The
+// simulations' speed"). The simulation runs this file instead, verilated without --trace
+// (and the model compiled -O2, not Verilator's default -Os: fisrig_hw.soc.soc_build.compile_sim).
 #include <stdint.h>
 #include <stdlib.h>
 

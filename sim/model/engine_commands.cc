@@ -46,8 +46,8 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   // No link: the engine fails the descriptor at once rather than time it out.
   if (!link_up_ || (!drive_.powered() && link_fall_at_ == drive::kNever)) return end_at_once(d, FISRIG_RESULT_LINK_LOST);
   // The drive's page-table entry for this LBA is a cache miss at random LBAs: start
-  // loading it before the slot and link bookkeeping. The main job's model run: 33.6 s of
-  // CPU without this, 24.4 s with it (the miss was 22% of its profile).
+  // loading it before the slot and link bookkeeping (a fifth of the main job's model time
+  // was that miss: docs/performance.md, "The model's time").
   const uint64_t lba = lba_of(d);
   drive_.prefetch_lba(lba);
   bool queued = is_queued(d);

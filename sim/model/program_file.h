@@ -1,10 +1,8 @@
 // A compiled program's bytes, as the VM reads them (fisrig_vm_run takes a const pointer).
 //
-// The file is mapped, not copied: a 600 MB trace program (the JEDEC test's client trace)
-// took 2.0 s to read into a growing vector (its doublings each faulting fresh pages in)
-// before the run began (strace's clock, 2026-12-02); mapped with its pages populated up
-// front, 0.05 s from the page cache (1.1 s once, the file evicted from it). Where the
-// file cannot be mapped (a pipe, /dev/stdin), it is read.
+// The file is mapped with its pages populated up front, not copied into a growing vector
+// whose doublings each fault fresh pages in (a 600 MB trace program: docs/performance.md).
+// Where the file cannot be mapped (a pipe, /dev/stdin), it is read.
 #pragma once
 
 #include <fcntl.h>

@@ -1,9 +1,8 @@
 // The model target's records file, written by a thread of its own. The model builds each
 // record in a 1 MiB buffer (room/commit); a full buffer goes to the writer thread, which
-// writes it while the model fills the next. write() into the page cache was 8.1 s of the
-// main job's 78.8 s of model wall time (8.3 s of system time, against 0.2 with the records
-// going to /dev/null; perf: copy_folio_from_iter_atomic 8.2% of its samples): on a second
-// CPU it is off the simulation's path. Buffers go out in the order they were filled; when
+// writes it while the model fills the next: copying records into the page cache is a tenth
+// of the main job's model time, and on a second CPU it is off the simulation's path
+// (docs/performance.md, "The model's time"). Buffers go out in the order they were filled; when
 // all are waiting to be written the model waits for one (the disk bounds it, nothing is
 // dropped).
 #pragma once

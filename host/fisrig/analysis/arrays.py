@@ -77,11 +77,10 @@ def sort_values(a: np.ndarray) -> np.ndarray:
     (np.bincount) and laid out in order (np.repeat), and only the rest are sorted. B is the
     power of two above the 99.9th percentile of a strided sample, at most COUNT_BINS_MAX and
     never more bins than values. Why: a phase's latencies are sorted for its percentiles,
-    fio's bins and the latency chart, and np.sort (this numpy's, on this machine) took 1.84
-    to 1.89 s for the 37.7 M latencies of the JEDEC test's NCQ+TRIM replay (ns: p50 120 us,
-    p99 1.85 ms, a tail to 2.7 s), where this takes 0.74 to 0.76 s (2026-12-01, alternated):
-    the end of that run waits for two such sorts. Other dtypes, and short arrays, go to
-    np.sort. tests/host/test_sort_values.py holds it to np.sort."""
+    fio's bins and the latency chart, and a long run's end waits for them; counting takes
+    less than half np.sort's time on them (docs/performance.md, "The report's time and
+    memory"). Other dtypes, and short arrays, go to np.sort. tests/host/test_sort_values.py
+    holds it to np.sort."""
     n = len(a)
     if n < COUNT_SORT_MIN or a.dtype.kind not in "iu" or a.dtype.itemsize != 8:
         return np.sort(a)

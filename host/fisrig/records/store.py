@@ -60,9 +60,8 @@ def raw_count(path: Path) -> tuple[int, int]:
 
 
 # Records a block when their fields are copied out (fields): 64 K records, 6.8 MB, stay in
-# the CPU's cache while each of the 23 fields is taken from them, where taking each field
-# from a whole 1 M-record row group (104 MB) read all of it from memory 23 times: 0.08
-# against 0.21 s a million records (2026-11-27).
+# the CPU's cache while each of the 23 fields is taken from them, where a whole 1 M-record
+# row group (104 MB) is read from memory once a field (docs/performance.md).
 FIELDS_BLOCK = 1 << 16
 
 
@@ -151,9 +150,8 @@ def _sums(table: pa.Table) -> list[int]:
 
 
 def checked_sums(path) -> tuple[int, list[int]]:
-    """A Parquet file's rows and _sums, read a row group at a time: the JEDEC test's pass
-    (39.6 M records) checked in 0.52 s at 0.22 GB against 0.93 to 1.41 s at 1.5 GB read
-    whole (2026-12-05), the same sums; the check comes at the run's end, the report's peak."""
+    """A Parquet file's rows and _sums, read a row group at a time, not the file whole: the
+    check comes at the run's end, the report's peak (docs/performance.md)."""
     f = pq.ParquetFile(path)
     rows, sums = 0, [0] * len(CHECKED)
     for i in range(f.num_row_groups):

@@ -88,8 +88,7 @@ def _direction(cols, mask: np.ndarray, t0: int, t1: int) -> tuple[dict, np.ndarr
     from fisrig.analysis.arrays import masked
     n = int(mask.sum())
     # Only the latencies are taken out whole (they are sorted): the rest is read through
-    # the mask. The JEDEC pass's 37 M writes: each int64 column taken out whole was 0.8 s
-    # of the phase's work the run's end waits for (fresh pages; 2026-12-02).
+    # the mask, not copied into fresh pages a column (docs/performance.md).
     lbas, done = cols["lbas"], cols["t_status_ns"]  # lbas: 512 bytes a LBA (a TRIM's: the LBAs it trimmed)
     io_bytes = int(np.sum(lbas, where=mask, dtype=np.int64)) * 512
     lat = masked(cols["latency_ns"], mask)

@@ -106,10 +106,9 @@ def verilate(write, runner, out_dir, libs, error=RigSimError, train=None):
 
 # gcc's profile-guided optimisation of a runner (verilate's train): the model and the runner
 # compiled with -fprofile-generate, run, compiled again with the profile it wrote beside
-# each object. The rig core's runner (rig_sim._train) ran scripts/bench_rtl.py's runs at
-# 1,950 and 1,997 kHz against 1,273 and 1,284 for the build without (alternated,
-# 2026-11-28), in 61 s of build against 28. These are gcc's flags for the two builds (the
-# rig SoC's simulation uses them too, soc_build).
+# each object: the rig core's runner half again as fast for twice the build
+# (docs/performance.md, "The simulations' speed"). These are gcc's flags for the two builds
+# (the rig SoC's simulation uses them too, soc_build).
 PGO_GENERATE = "-fprofile-generate"
 PGO_USE = "-fprofile-use -Wno-missing-profile"
 

@@ -134,11 +134,9 @@ def _build(build_dir, native_build, compile_gateware, run, profile, faults, gen)
 # Optimized as our rig core runner is (LiteX's build leaves the model -Os), no --trace, and
 # the rest of LiteX's own verilator flags but its --output-split 5000 and --output-split-cfuncs
 # 500: those cut the model's evaluation into functions of at most 500 statements, which gcc
-# compiles apart. Whole, the SoC takes 8,483 host instructions a simulated cycle against
-# 9,287 (callgrind, BIOS idle, link up: rtl.soc_sim_host_instructions_per_cycle's method) and
-# ran 838 and 843 kHz against 743 and 773 (alternated, 2026-11-29), in a build of 107 s.
-# -O3 instead of -O2 gave 8,479; -march=native 8,358 (not taken: a build copied to another
-# machine would not run).
+# compiles apart, and whole it takes a tenth fewer host instructions a cycle. -march=native
+# is not taken: a build copied to another machine would not run (docs/performance.md, "The
+# simulations' speed").
 VERILATOR_FLAGS = ["-Wno-fatal", *VERILATOR_OPTIMIZE, "--unroll-count", "256",
                    "-Wno-BLKANDNBLK", "-Wno-WIDTH", "-Wno-COMBDLY", "-Wno-CASEINCOMPLETE"]
 MODEL_CFLAGS = MODEL_OPT_FAST
@@ -146,10 +144,7 @@ EVAL_UNTRACED = os.path.join(ROOT, "sim", "litex_sim", "eval_untraced.cpp")
 # The model is compiled twice, the second time with the profile gcc gathered from the first
 # running the SoC for this many evaluations (two a clock cycle, sim_config.js's timebase being
 # half of it: the BIOS's boot, the link's bring-up and the BIOS idling, 2 M cycles; the same
-# every build). With it the whole SoC ran 635 to 659 kHz against 344 to 366 for the build
-# without (scripts/bench_rtl.py's method, alternated, 2026-11-28), and `fisrig run
-# targets-agree --target rtl` took 14.2 s against 20.9 with a profile of the same kind, its
-# records the same.
+# every build): nearly twice as fast, its records the same (docs/performance.md).
 PROFILE_TRAINING_EVALS = 4_000_000
 
 
