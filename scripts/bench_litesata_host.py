@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The simulated drive's non-queued throughput as an independent host sees it (issue 13), as
-JSON lines for scripts/bench_collect.py: stock LiteSATA's BIST (fisrig_hw.sim.litesata_host) in
+JSON lines for scripts/bench_collect.py: stock LiteSATA's BIST (fisrig_bench.litesata_host) in
 Verilator at Gen3 against sim/device on fast-1gb, sequential WRITE DMA EXT commands of the
 BIST generator's data, then the same read back by its checker (zero errors, or no figure).
 Rates are in simulated time, from the runner's cycle count on the 150 MHz SATA clock; never
@@ -12,7 +12,7 @@ read has none, about 1% more cycles, so the goal is writes within 2% of reads.""
 import json
 import sys
 
-from fisrig_hw.sim import litesata_host_sim as lsh
+from fisrig_bench import litesata_host_sim as lsh
 from fisrig_hw.descriptor import TICK_HZ  # noqa: E402  (the 150 MHz clock the runner counts, at any speed)
 
 PROFILE = "fast-1gb"

@@ -13,7 +13,7 @@ import random
 import sys
 import tempfile
 
-from fisrig_hw.sim import rig_sim
+from fisrig_bench import rig_sim
 from fisrig_hw.descriptor import (EV_POWER_CUT, EVENT_DATA, POWER_OFF_AT_EVENT, POWER_ON,
                                   PROTO_POWER, RESULT_LINK_LOST, RESULT_OK, TICK_HZ)
 

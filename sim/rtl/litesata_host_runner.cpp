@@ -1,9 +1,9 @@
 // Stock LiteSATA (core, crossbar, BIST generator / checker / IDENTIFY; the Verilated
-// litesata_host.v of fisrig_hw.sim.litesata_host) against the simulated drive's device side at
+// litesata_host.v of fisrig_bench.litesata_host) against the simulated drive's device side at
 // the transceiver pins: an independent host for sim/device. This program plays the CPU that
 // would pulse the BIST's controls: it waits for the link and the drive's signature FIS, then
 // runs a script of operations one after another. Tests and scripts/bench_litesata_host.py
-// drive it through fisrig_hw.sim.litesata_host_sim.
+// drive it through fisrig_bench.litesata_host_sim.
 //
 //   Vlitesata_host PROFILE FAULTS SCRIPT       (FAULTS: "-" for none, else device_c.h's knobs)
 //

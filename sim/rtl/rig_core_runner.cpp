@@ -2,7 +2,7 @@
 // engine and power controller) against the simulated drive's device side at the
 // transceiver pins, with this program standing in for the ring front end: it feeds the
 // engine descriptors from a script, serves its RAM reads and writes, and prints every
-// record the engine writes. Tests and `make bench` drive it through fisrig_hw.sim.rig_sim.
+// record the engine writes. Tests and `make bench` drive it through fisrig_bench.rig_sim.
 //
 //   Vrig_core PROFILE FAULTS SCRIPT       (FAULTS: "-" for none, else device_c.h's knobs)
 //

@@ -50,3 +50,12 @@ def test_no_stage_imports_one_above_it():
             if stage and STAGES.index(stage) > STAGES.index(own):
                 wrong.append(f"{rel} ({own}) imports {target} ({stage})")
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_gateware_imports_no_bench_harness():
+    """fisrig_hw is the product; fisrig_bench (the runners, the engine's cocotb top, stock
+    LiteSATA as a host) is built on it, never the other way."""
+    hw = PKG.parents[1] / "hw" / "fisrig_hw"
+    wrong = [f"{p.relative_to(hw.parent)} imports {t}" for p in hw.rglob("*.py") for t in _imports(p)
+             if t.startswith("fisrig_bench")]
+    assert not wrong, "\n".join(wrong)

@@ -10,7 +10,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def test_engine_bench(tmp_path, monkeypatch):
     from cocotb.runner import get_runner
-    from fisrig_hw.sim.bench_top import write_verilog
+    from fisrig_bench.bench_top import write_verilog
     verilog = write_verilog(str(tmp_path / "engine_top.v"), default_timeout=100_000)
     runner = get_runner("verilator")
     runner.build(sources=[verilog], hdl_toplevel="engine_top", build_dir=str(tmp_path / "build"),

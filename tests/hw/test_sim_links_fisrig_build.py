@@ -7,7 +7,7 @@ import os
 import pytest
 
 from fisrig.targets.native_tools import build_dir
-from fisrig_hw.sim import litesata_host_sim, rig_sim
+from fisrig_bench import litesata_host_sim, rig_sim
 from fisrig_hw.soc import soc_build
 
 

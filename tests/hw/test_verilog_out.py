@@ -15,8 +15,8 @@ class _SomeSoC(Module):
 
 
 def test_engine_top_does_not_depend_on_the_last_soc_built(tmp_path):
-    from fisrig_hw.sim.bench_top import write_verilog
-    from fisrig_hw.sim.verilog import without_dates
+    from fisrig_bench.bench_top import write_verilog
+    from fisrig_hw.verilog import without_dates
     alone = tmp_path / "alone.v"
     write_verilog(str(alone), default_timeout=100_000)
     saved, LiteXContext.top = LiteXContext.top, _SomeSoC()

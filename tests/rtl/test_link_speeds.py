@@ -4,7 +4,7 @@ speed, and LiteSATA's own PHY datapath (with its clock crossings) in place of th
 import pytest
 
 from fisrig_hw import contract
-from fisrig_hw.sim import rig_sim
+from fisrig_bench import rig_sim
 from fisrig_hw.descriptor import EV_LINK_UP, RESULT_OK
 from fisrig_hw.phy.sim_phy import CYCLES_PER_DWORD
 

@@ -1,5 +1,5 @@
 """An independent host on the simulated drive: stock LiteSATA (core, crossbar, BIST generator,
-checker and IDENTIFY unit; fisrig_hw.sim.litesata_host) on the simulated transceiver at Gen1, 2
+checker and IDENTIFY unit; fisrig_bench.litesata_host) on the simulated transceiver at Gen1, 2
 and 3, against sim/device at the pins. None of the rig's own link composition, transport or
 engine is involved, so the drive's answers are checked by a host we did not write: IDENTIFY
 as the drive's own tool gives it, WRITE DMA EXT then READ DMA EXT checked dword by dword at
@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from fisrig_hw.sim import litesata_host_sim as lsh
+from fisrig_bench import litesata_host_sim as lsh
 from fisrig_hw.phy.sim_phy import CYCLES_PER_DWORD
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))

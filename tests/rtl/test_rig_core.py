@@ -1,7 +1,7 @@
 """The whole SATA path in Verilator: LiteSATA's real PHY control and link layer, the rig's
 PHY datapath, our transport, engine and power controller, against the simulated drive's
 device side at the transceiver pins (sim/rtl/rig_core_runner.cpp plays the ring front end)."""
-from fisrig_hw.sim import rig_sim
+from fisrig_bench import rig_sim
 from fisrig_hw.descriptor import *
 
 from fisrig.sata.ata import DATA_SET_MANAGEMENT as DSM, FLUSH_CACHE_EXT as FLUSH_EXT, IDENTIFY_DEVICE as IDENTIFY, READ_DMA_EXT, SEND_FPDMA_QUEUED as SEND_FPDMA, STATUS_ERR, WRITE_DMA_EXT

@@ -6,7 +6,7 @@ the tick of the dword the definition names, to the tick, with the host's memory 
 the link and with it 3 times slower (the receive path then backs up behind it)."""
 import pytest
 
-from fisrig_hw.sim import rig_sim
+from fisrig_bench import rig_sim
 from fisrig_hw.descriptor import *
 
 from test_rig_core import link_up, queued, run_rig

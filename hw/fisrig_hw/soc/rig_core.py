@@ -8,7 +8,7 @@ from migen import *
 from litex.build.sim.common import sim_special_overrides
 from litex.soc.interconnect import stream
 
-from fisrig_hw.sim.verilog import write_harness
+from fisrig_hw.verilog import write_harness
 
 from fisrig_hw.engine import RawCommandEngine
 from fisrig_hw.phy.link import RigSATALink

@@ -17,7 +17,7 @@ from litex.soc.integration.builder import Builder
 
 import fisrig_hw
 from fisrig_hw import ROOT, build_lock, contract
-from fisrig_hw.sim.rig_sim import MODEL_OPT_FAST, PGO_GENERATE, PGO_USE, VERILATOR_OPTIMIZE, native_libs
+from fisrig_hw.verilator import MODEL_OPT_FAST, PGO_GENERATE, PGO_USE, VERILATOR_OPTIMIZE, native_libs
 from fisrig_hw.soc.sim_soc import BRIDGE_MODULE, FisrigSimSoC, sim_config
 
 DRIVE_MODULE = os.path.join(ROOT, "sim", "litex_sim", "fisrig_drive")
@@ -235,7 +235,7 @@ def compile_sim(gateware, platform):
     # is sys_clk's rising edge, as Verilator itself lists its triggers.
     cppflags = ["-DFISRIG_SKIP_FALLING_EDGE"] if triggers(obj) == ["@(posedge sys_clk)"] else []
 
-    # gcc's flags for each build (rig_sim.PGO_*) go in all three of Verilator's makefile's:
+    # gcc's flags for each build (verilator.PGO_*) go in all three of Verilator's makefile's:
     # OPT_FAST (its fast-path files), OPT_SLOW (the rest), OPT_GLOBAL (its runtime).
     def make(pgo, *extra, defines=()):
         # The model's objects go, and its precompiled headers (made with the other build's

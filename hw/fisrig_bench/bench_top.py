@@ -2,7 +2,7 @@
 cocotb benches drive (tests/hw), and a Verilog view of the engine alone."""
 
 from migen import *
-from fisrig_hw.sim.verilog import write_harness  # LiteX's convert: one always block per signal, Icarus-safe
+from fisrig_hw.verilog import write_harness  # LiteX's convert: one always block per signal, Icarus-safe
 
 from fisrig_hw.engine import RawCommandEngine
 from fisrig_hw.engine.power import PowerController, wire_engine

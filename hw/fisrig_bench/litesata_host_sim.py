@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 import fisrig_hw
 from fisrig_hw import ROOT
-from fisrig_hw.sim.rig_sim import _number, native_libs, verilate
+from fisrig_bench.rig_sim import _number, verilate
+from fisrig_hw.verilator import native_libs
 
 RUNNER = os.path.join(ROOT, "sim", "rtl", "litesata_host_runner.cpp")
 
@@ -24,7 +25,7 @@ def build(gen=3, datapath="litesata", native_build=None, out_dir=None):
     """Builds the runner for SATA Gen `gen` once per source change; returns the executable's
     path. The Verilog is regenerated each time (seconds, in a fresh process: see
     litesata_host.py's __main__) and compared by hash with the last build's.
-    datapath: see fisrig_hw.sim.litesata_host.LiteSATAHost. native_build: the native build
+    datapath: see fisrig_bench.litesata_host.LiteSATAHost. native_build: the native build
     it links (default fisrig_hw.native_build())."""
     native_build = native_build or fisrig_hw.native_build()
     name = "litesata_host_gen{}".format(gen) + ("" if datapath == "litesata" else "_" + datapath)
@@ -34,7 +35,7 @@ def build(gen=3, datapath="litesata", native_build=None, out_dir=None):
     verilog = os.path.join(out_dir, "litesata_host.v")
 
     def write():
-        gen_run = subprocess.run([sys.executable, "-m", "fisrig_hw.sim.litesata_host", verilog, str(gen), datapath],
+        gen_run = subprocess.run([sys.executable, "-m", "fisrig_bench.litesata_host", verilog, str(gen), datapath],
                                  capture_output=True, text=True)
         if gen_run.returncode:
             raise LiteSATAHostError("generating the Verilog failed:\n" + gen_run.stderr[-4000:])

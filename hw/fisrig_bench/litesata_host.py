@@ -32,7 +32,7 @@ from operator import and_, or_
 from migen import *
 
 from litex.build.sim.common import sim_special_overrides
-from fisrig_hw.sim.verilog import write_harness
+from fisrig_hw.verilog import write_harness
 
 from litesata.core import LiteSATACore
 from litesata.frontend.arbitration import LiteSATACrossbar

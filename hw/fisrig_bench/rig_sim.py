@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import fisrig_hw
 from fisrig_hw import ROOT, build_lock
 from fisrig_hw import contract as _c
-from fisrig_hw.sim.verilog import without_dates
+from fisrig_hw.verilator import MODEL_OPT_FAST, PGO_GENERATE, PGO_USE, VERILATOR_OPTIMIZE, native_libs
+from fisrig_hw.verilog import without_dates
 from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, EV_CURRENT, EV_POWER_CUT, FLAG_CHECK, LINK_WAIT_UP,
                                   PROTO_FPDMA_IN, PROTO_FPDMA_OUT, PROTO_LINK, USER_TAG_EVENT,
                                   pack_desc, unpack_cpl, unpack_current, unpack_cut)
@@ -24,19 +25,7 @@ RUNNER = os.path.join(ROOT, "sim", "rtl", "rig_core_runner.cpp")
 # What the runners include beside them (their builds depend on these too).
 RUNNER_HEADERS = [os.path.join(ROOT, "sim", "rtl", h) for h in ("device_pins.h", "runner_start.h")] + \
     [os.path.join(ROOT, "sim", "bench", "instruction_count.h")]
-NATIVE_LIBS = ["sim/device/libfisrig_device.a", "sim/libfisrig_drive.a", "sim/link/libfisrig_link.a"]
 INCLUDES = ["sim/device/include", "sim/drive/include", "sim/link/include", "firmware/core/include", "sim/bench"]
-
-
-def native_libs(native_build, error):
-    """NATIVE_LIBS' paths in native_build, which every simulation of the drive links (these
-    runners, the rig SoC's drive module); `error` (the caller's exception) names those not
-    built."""
-    libs = [os.path.join(native_build, p) for p in NATIVE_LIBS]
-    missing = [p for p in libs if not os.path.exists(p)]
-    if missing:
-        raise error("build the native parts first (make native): {}".format(missing))
-    return libs
 
 
 READ_FPDMA_QUEUED, WRITE_FPDMA_QUEUED = _c.FISRIG_ATA_READ_FPDMA_QUEUED, _c.FISRIG_ATA_WRITE_FPDMA_QUEUED
@@ -85,14 +74,6 @@ def _train(exe):
         raise RigSimError("the runner's profile training failed:\n" + r.output[-3000:])
 
 
-# How every Verilated model of ours is optimized (these runners and the rig SoC's
-# simulation, fisrig_hw.soc.soc_build.compile_sim). Verilator compiles the model -Os by
-# default (its OPT_FAST, after the -CFLAGS); -O2 takes a fifth fewer host cycles a
-# simulated one (measured: docs/rtl-engine.md), at the same build time.
-VERILATOR_OPTIMIZE = ["-O3", "--x-assign", "fast", "--x-initial", "fast", "--noassert"]
-MODEL_OPT_FAST = "-O2"
-
-
 def verilate(write, runner, out_dir, libs, error=RigSimError, train=None):
     """Writes the Verilog (`write()` returns its path; top module V<its stem>) and verilates
     it with the C++ `runner` and the native libraries into out_dir/obj, unless the sources'
@@ -102,15 +83,6 @@ def verilate(write, runner, out_dir, libs, error=RigSimError, train=None):
     -fprofile-generate, whose profile then guides the build returned (gcc's PGO)."""
     with build_lock.held(out_dir):
         return _verilate(write(), runner, out_dir, libs, error, train)
-
-
-# gcc's profile-guided optimisation of a runner (verilate's train): the model and the runner
-# compiled with -fprofile-generate, run, compiled again with the profile it wrote beside
-# each object: the rig core's runner half again as fast for twice the build
-# (docs/performance.md, "The simulations' speed"). These are gcc's flags for the two builds
-# (the rig SoC's simulation uses them too, soc_build).
-PGO_GENERATE = "-fprofile-generate"
-PGO_USE = "-fprofile-use -Wno-missing-profile"
 
 
 def _verilate(verilog, runner, out_dir, libs, error, train=None):
