@@ -267,10 +267,12 @@ def instructions_by_callgrind(exe):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "callgrind.out")
         # The Verilated model lives on main's stack: over the 8 MB valgrind gives it by default.
-        r = rig_sim.run(exe, s, PROFILE, FAULTS, wrapper=["valgrind", "--tool=callgrind", "--quiet",
+        r = rig_sim.run(exe, s, PROFILE, FAULTS, wrapper=["valgrind", "--tool=callgrind", "--quiet", "--instr-atstart=no",
                                                           "--collect-atstart=no", "--main-stacksize=268435456",
                                                           "--callgrind-out-file=" + out])
-        totals = [int(line.split()[1]) for line in open(out) if line.startswith(("totals:", "summary:"))] \
+        # totals: the counted region's (the runner's Region ends with instrumentation off, after
+        # which callgrind's summary line reads 0).
+        totals = [int(line.split()[1]) for line in open(out) if line.startswith("totals:")] \
             if os.path.exists(out) else []
     if r.returncode or not totals:
         print("bench: rtl: no CPU instruction counter and the run under callgrind failed: "
