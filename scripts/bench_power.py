@@ -6,7 +6,7 @@
 - power.verdict_cycles_per_s: the same cycles a wall second of the host's classification
   (power_verdicts.classify over records.parquet);
 - power.honest_failures: cycles of that sweep with a failure class on plp-honest (goal 0);
-- power.classes_detected: of the lying profiles (sim/drive/profiles/plp-*.toml), how many
+- power.classes_detected: of the lying profiles (sim/ssd/profiles/plp-*.toml), how many
   the checker names by their lie's class on a short sweep (goal: all of them).
 The wall-time figures vary with the machine (stderr says which run took how long)."""
 import json

@@ -25,7 +25,7 @@ RUNNER = os.path.join(ROOT, "sim", "rtl", "rig_core_runner.cpp")
 # What the runners include beside them (their builds depend on these too).
 RUNNER_HEADERS = [os.path.join(ROOT, "sim", "rtl", h) for h in ("device_pins.h", "runner_start.h")] + \
     [os.path.join(ROOT, "sim", "bench", "instruction_count.h")]
-INCLUDES = ["sim/device/include", "sim/drive/include", "sim/link/include", "firmware/core/include", "sim/bench"]
+INCLUDES = ["sim/device/include", "sim/sata/include", "sim/ssd/include", "sim/link/include", "firmware/core/include", "sim/bench"]
 
 
 READ_FPDMA_QUEUED, WRITE_FPDMA_QUEUED = _c.FISRIG_ATA_READ_FPDMA_QUEUED, _c.FISRIG_ATA_WRITE_FPDMA_QUEUED

@@ -3,7 +3,7 @@ link, Verilator's and gcc's optimisation, and gcc's profile-guided builds. The r
 simulation (soc/soc_build.py) and the benches' runners (fisrig_bench) build alike."""
 import os
 
-NATIVE_LIBS = ["sim/device/libfisrig_device.a", "sim/libfisrig_drive.a", "sim/link/libfisrig_link.a"]
+NATIVE_LIBS = ["sim/device/libfisrig_device.a", "sim/libfisrig_sata.a", "sim/libfisrig_ssd.a", "sim/link/libfisrig_link.a"]
 
 def native_libs(native_build, error):
     """NATIVE_LIBS' paths in native_build, which every simulation of the drive links (these

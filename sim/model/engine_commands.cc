@@ -206,7 +206,7 @@ void EngineModel::render_sector(uint32_t word, uint64_t lba, uint8_t* out) const
     return;
   }
   if (w == drive::kLiteralWord || w > drive::kMaxUserWord) {
-    drive_.content().read_bytes(lba, out);
+    drive_.ssd().content().read_bytes(lba, out);
     return;
   }
   auto it = styles_.find(w);

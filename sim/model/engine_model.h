@@ -20,7 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "fisrig/drive/drive.h"
+#include "fisrig/sata/drive.h"
 #include "vm_cpu_time.h"
 #include "wire_stamps.h"
 

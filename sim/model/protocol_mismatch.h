@@ -33,7 +33,7 @@
 #include <cstdint>
 
 #include "fisrig/device/ata_protocol.h"
-#include "fisrig/drive/ata.h"
+#include "fisrig/sata/ata.h"
 
 extern "C" {
 #include "fisrig/engine_if.h"

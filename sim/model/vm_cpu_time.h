@@ -19,8 +19,8 @@ extern "C" {
 #include "fisrig/engine_if.h"
 }
 
-#include "fisrig/drive/ata.h"
-#include "fisrig/drive/config.h"
+#include "fisrig/sata/ata.h"
+#include "fisrig/ssd/config.h"
 
 namespace fisrig::model {
 

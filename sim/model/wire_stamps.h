@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "fisrig/drive/config.h"
-#include "fisrig/drive/link_timing.h"
+#include "fisrig/ssd/config.h"
+#include "fisrig/sata/link_timing.h"
 
 extern "C" {
 #include "fisrig/engine_if.h"

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "fisrig/drive/ata.h"
+#include "fisrig/sata/ata.h"
 
 namespace fisrig::test {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "fisrig/device/sata_device.h"
-#include "fisrig/drive/config.h"
+#include "fisrig/ssd/config.h"
 #include "host_engine.h"
 #include "host_link.h"
 

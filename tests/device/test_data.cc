@@ -39,16 +39,16 @@ TEST_F(DmaTest, StampRoundTripIsStoredAsOneWord) {
   HostCommand w = write(1000, 128, data);
   EXPECT_EQ(w.dma_activates, 8u);  // 64 KiB as 8 KiB Data FISes, each asked for
   EXPECT_EQ(w.out_sent, 128u * 512);
-  uint32_t word = r.dev.drive().content().word(1000);
+  uint32_t word = r.dev.drive().ssd().content().word(1000);
   EXPECT_NE(word, drive::kLiteralWord);
   EXPECT_NE(word, drive::kZeroWord);
-  EXPECT_EQ(r.dev.drive().content().word(1127), word);
-  EXPECT_EQ(r.dev.drive().content().literal_sectors(), 0u);
+  EXPECT_EQ(r.dev.drive().ssd().content().word(1127), word);
+  EXPECT_EQ(r.dev.drive().ssd().content().literal_sectors(), 0u);
   HostCommand rd = read(1000, 128);
   EXPECT_EQ(rd.data_fises_in, 8u);
   EXPECT_EQ(rd.in, data);
-  EXPECT_EQ(r.dev.drive().stats().sectors_written, 128u);
-  EXPECT_EQ(r.dev.drive().stats().sectors_read, 128u);
+  EXPECT_EQ(r.dev.drive().ssd().stats().sectors_written, 128u);
+  EXPECT_EQ(r.dev.drive().ssd().stats().sectors_read, 128u);
 }
 
 TEST_F(DmaTest, LfsrRoundTripAndFuaWrite) {
@@ -59,7 +59,7 @@ TEST_F(DmaTest, LfsrRoundTripAndFuaWrite) {
   EXPECT_EQ(w.command, ata::kWriteDmaFuaExt);
   HostCommand rd = read(5555, 24);
   EXPECT_EQ(rd.in, data);
-  const device::PatternCodec::Entry* e = r.dev.codec().entry(r.dev.drive().content().word(5560));
+  const device::PatternCodec::Entry* e = r.dev.codec().entry(r.dev.drive().ssd().content().word(5560));
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->kind, device::PatternCodec::Kind::kLfsr);
   EXPECT_EQ(e->data_word, 0xCAFEu);
@@ -68,7 +68,7 @@ TEST_F(DmaTest, LfsrRoundTripAndFuaWrite) {
 TEST_F(DmaTest, LiteralAndMixedDataRoundTrip) {
   auto data = random_bytes(40 * 512, 9);
   write(2048, 40, data);
-  EXPECT_EQ(r.dev.drive().content().word(2050), drive::kLiteralWord);
+  EXPECT_EQ(r.dev.drive().ssd().content().word(2050), drive::kLiteralWord);
   EXPECT_EQ(read(2048, 40).in, data);
 
   // Half pattern, half random in one command: stored as literal bytes, read back exact.
@@ -91,7 +91,7 @@ TEST_F(DmaTest, LiteralAndMixedDataRoundTrip) {
 TEST_F(DmaTest, ZerosAreStoredAsZeros) {
   write(300, 16, pattern(FISRIG_PATTERN_STAMP, 300, 16, 5));
   write(300, 16, std::vector<uint8_t>(16 * 512, 0));
-  EXPECT_EQ(r.dev.drive().content().word(300), drive::kZeroWord);
+  EXPECT_EQ(r.dev.drive().ssd().content().word(300), drive::kZeroWord);
   EXPECT_EQ(read(300, 16).in, std::vector<uint8_t>(16 * 512, 0));
   EXPECT_EQ(r.dev.codec().dictionary_size(), 1u);
 }
@@ -103,7 +103,7 @@ TEST_F(DmaTest, TrimThenReadZeros) {
   ASSERT_TRUE(r.exec(t));
   EXPECT_EQ(t.status, 0x40);
   EXPECT_EQ(t.dma_activates, 1u);  // one block of ranges
-  EXPECT_EQ(r.dev.drive().stats().sectors_trimmed, 24u);
+  EXPECT_EQ(r.dev.drive().ssd().stats().sectors_trimmed, 24u);
   HostCommand rd = read(10000, 64);
   std::vector<uint8_t> want = data;
   std::fill(want.begin() + 8 * 512, want.begin() + 24 * 512, 0);

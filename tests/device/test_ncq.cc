@@ -109,7 +109,7 @@ TEST_F(NcqTest, QueuedTrimThenReadZeros) {
   std::vector<uint8_t> want = data;
   std::fill(want.begin() + 8 * 512, want.begin() + 16 * 512, 0);
   EXPECT_EQ(rd.in, want);
-  EXPECT_EQ(r.dev.drive().stats().sectors_trimmed, 8u);
+  EXPECT_EQ(r.dev.drive().ssd().stats().sectors_trimmed, 8u);
 }
 
 TEST_F(NcqTest, ErrorSdbHaltsTheQueueUntilLog10hNamesTheTag) {

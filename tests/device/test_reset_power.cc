@@ -21,7 +21,7 @@ TEST(DeviceReset, ComresetMidWriteDropsItAndTheLinkComesBack) {
   EXPECT_EQ(r.engine.signatures.size(), 2u);
   EXPECT_TRUE(r.dev.commands().idle());
   // The write never reached the Drive; the drive answers normally.
-  EXPECT_EQ(r.dev.drive().stats().sectors_written, 0u);
+  EXPECT_EQ(r.dev.drive().ssd().stats().sectors_written, 0u);
   HostCommand rd = read_dma(20000, 256);
   ASSERT_TRUE(r.exec(rd));
   EXPECT_EQ(rd.status, 0x40);
@@ -74,7 +74,7 @@ TEST(DevicePower, PowerCutMidNcqWritesThenPowerOnAndLinkUpAgain) {
   ASSERT_TRUE(r.bring_up(3'000'000));
   EXPECT_EQ(r.dev.counters().power_ons, 1u);
   EXPECT_EQ(r.dev.counters().link_ups, 2u);
-  EXPECT_EQ(r.dev.drive().stats().power_cycles, 1u);
+  EXPECT_EQ(r.dev.drive().ssd().stats().power_cycles, 1u);
   // The unsolicited COMINIT came once the drive had booted.
   EXPECT_GE(device::cycle_ns(r.cycles), r.dev.drive().ready_at());
 

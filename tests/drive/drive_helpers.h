@@ -4,7 +4,7 @@
 #include <cstring>
 #include <vector>
 
-#include "fisrig/drive/drive.h"
+#include "fisrig/sata/drive.h"
 
 namespace fisrig::test {
 

@@ -34,7 +34,7 @@ TEST(CachePower, AcknowledgedButUnflushedWritesAreLost) {
   ASSERT_TRUE(exec(d, write_dma(100, 8, 2), now).ok());
   cycle(d, now);
   EXPECT_EQ(word_at(d, 100, now), 1u);
-  EXPECT_GT(d.stats().last_power_loss.pages_reverted, 0u);
+  EXPECT_GT(d.ssd().stats().last_power_loss.pages_reverted, 0u);
 }
 
 TEST(CachePower, FlushedWritesSurvive) {
@@ -46,7 +46,7 @@ TEST(CachePower, FlushedWritesSurvive) {
   EXPECT_GT(f.t_complete - f.t_arrive, d.config().timing.program_ns);  // it waited for NAND
   cycle(d, now);
   EXPECT_EQ(word_at(d, 100, now), 2u);
-  EXPECT_EQ(d.stats().last_power_loss.pages_reverted, 0u);
+  EXPECT_EQ(d.ssd().stats().last_power_loss.pages_reverted, 0u);
 }
 
 TEST(CachePower, FuaWritesAreDurableAtCompletion) {
@@ -106,7 +106,7 @@ TEST(CachePower, CutMidProgramTearsPagesAndDropsCommands) {
   // What completed before the cut is still there to take; nothing after it is.
   while (d.pop_completion(first)) EXPECT_LE(first.t_complete, cut);
   EXPECT_GT(d.stats().dropped_at_power_loss, 0u);
-  EXPECT_GT(d.stats().last_power_loss.pages_torn, 0u);
+  EXPECT_GT(d.ssd().stats().last_power_loss.pages_torn, 0u);
   now = cut + drive::kNsPerMs;
   d.power_on(now);
   now = d.ready_at();
@@ -119,7 +119,7 @@ TEST(CachePower, CutMidProgramTearsPagesAndDropsCommands) {
       ++unc;
     }
   }
-  EXPECT_EQ(uint64_t(unc), d.stats().last_power_loss.pages_torn);
+  EXPECT_EQ(uint64_t(unc), d.ssd().stats().last_power_loss.pages_torn);
 }
 
 TEST(CachePower, CommandsWhilePoweredOffAreNotAnswered) {
@@ -179,7 +179,7 @@ TEST(CachePower, HonestDriveKeepsAPrefixOfWhatItWasTold) {
     }
   }
   EXPECT_TRUE(lost);
-  EXPECT_EQ(b.d.stats().last_power_loss.pages_reordered, 0u);
+  EXPECT_EQ(b.d.ssd().stats().last_power_loss.pages_reordered, 0u);
 }
 
 // A FUA write is acknowledged durable: it stays even behind a lost buffered page.
@@ -205,7 +205,7 @@ TEST(CachePower, ReorderingDriveKeepsLaterPagesAndLosesEarlierOnes) {
     else if (lost) lost_before_kept = true;
   }
   EXPECT_TRUE(lost_before_kept);
-  EXPECT_GT(b.d.stats().last_power_loss.pages_reordered, 0u);
+  EXPECT_GT(b.d.ssd().stats().last_power_loss.pages_reordered, 0u);
 }
 
 TEST(CachePower, MisdirectingDrivePutsItsLastPagesOnePageOn) {
@@ -219,7 +219,7 @@ TEST(CachePower, MisdirectingDrivePutsItsLastPagesOnePageOn) {
   cycle(d, now);
   EXPECT_EQ(word_at(d, 88, now), 3u);  // the page after it holds it
   EXPECT_EQ(word_at(d, 80, now), 0u);  // its own page what it held before
-  EXPECT_EQ(d.stats().last_power_loss.pages_misdirected, 1u);
+  EXPECT_EQ(d.ssd().stats().last_power_loss.pages_misdirected, 1u);
 }
 
 TEST(CachePower, DriveThatLosesAMapSegmentReadsZerosAcrossIt) {
@@ -237,7 +237,7 @@ TEST(CachePower, DriveThatLosesAMapSegmentReadsZerosAcrossIt) {
   EXPECT_EQ(word_at(d, 0, now), 0u);
   EXPECT_EQ(word_at(d, 4096, now), 0u);
   EXPECT_EQ(word_at(d, 8192, now), 6u);
-  EXPECT_EQ(d.stats().last_power_loss.pages_unmapped, 1024u);
+  EXPECT_EQ(d.ssd().stats().last_power_loss.pages_unmapped, 1024u);
 }
 
 TEST(CachePower, BitErrorsMarkPagesMadeDurableJustBeforeTheCut) {
@@ -256,7 +256,7 @@ TEST(CachePower, BitErrorsMarkPagesMadeDurableJustBeforeTheCut) {
   uint32_t w = word_at(d, 64, now);
   EXPECT_TRUE(drive::is_damaged(w));
   EXPECT_EQ(w & ~drive::kDamagedBit, 9u);
-  EXPECT_EQ(d.stats().last_power_loss.pages_damaged, 1u);
+  EXPECT_EQ(d.ssd().stats().last_power_loss.pages_damaged, 1u);
 }
 
 TEST(CachePower, DyingDriveNeverComesReadyAfterItsCuts) {

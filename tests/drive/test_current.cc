@@ -38,7 +38,7 @@ TEST(Current, AnEraseOfEveryDieAndTheProfileSaysHowMuch) {
   // SANITIZE BLOCK ERASE erases every block: every die erasing at once (3 ms a block).
   Completion s = exec(d, simple(ata::kSanitize, ata::kSanitizeBlockErase, ata::kSanitizeBlockEraseKey), now);
   ASSERT_TRUE(s.ok());
-  EXPECT_DOUBLE_EQ(d.current_ma(s.t_arrive + d_us(1000)), 10.0 + 7.0 * d.nand().dies());
+  EXPECT_DOUBLE_EQ(d.current_ma(s.t_arrive + d_us(1000)), 10.0 + 7.0 * d.ssd().nand().dies());
 }
 
 // The garbage collector's operations draw gc_ma, whatever they are (the FTL opens a

@@ -59,7 +59,7 @@ TEST(Errors, SecureEraseAndSanitizeReturnToClean) {
   uint32_t w = 1;
   exec(d, read_dma(0, 1, &w), now);
   EXPECT_EQ(w, 0u);
-  EXPECT_EQ(d.ftl().free_superblocks(), d.ftl().superblocks());
+  EXPECT_EQ(d.ssd().ftl().free_superblocks(), d.ssd().ftl().superblocks());
   ASSERT_TRUE(exec(d, write_dma(0, 64, 4), now).ok());
   ASSERT_TRUE(exec(d, simple(ata::kSanitize, ata::kSanitizeBlockErase, ata::kSanitizeBlockEraseKey), now).ok());
   exec(d, read_dma(0, 1, &w), now);

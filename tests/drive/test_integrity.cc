@@ -72,11 +72,11 @@ TEST(Integrity, RandomWritesTrimsReadsThroughGc) {
   s.fill();
   s.churn(300000, 1, false);
   s.check_all();
-  EXPECT_TRUE(s.d_.ftl().maps_agree());
+  EXPECT_TRUE(s.d_.ssd().ftl().maps_agree());
   EXPECT_GT(s.sector_ops_, 5000000u);
-  EXPECT_GT(s.d_.ftl().counters().gc_victims, 50u);
-  EXPECT_GT(s.d_.ftl().counters().write_amplification(), 1.2);
-  EXPECT_GT(s.d_.content().mixed_pages(), 0u);  // unaligned writes left pages in pieces
+  EXPECT_GT(s.d_.ssd().ftl().counters().gc_victims, 50u);
+  EXPECT_GT(s.d_.ssd().ftl().counters().write_amplification(), 1.2);
+  EXPECT_GT(s.d_.ssd().content().mixed_pages(), 0u);  // unaligned writes left pages in pieces
 }
 
 TEST(Integrity, CompressingDriveThroughGc) {
@@ -87,8 +87,8 @@ TEST(Integrity, CompressingDriveThroughGc) {
   s.fill();
   s.churn(150000, 2, true);
   s.check_all();
-  EXPECT_TRUE(s.d_.ftl().maps_agree());
-  EXPECT_GT(s.d_.ftl().counters().gc_victims, 10u);
+  EXPECT_TRUE(s.d_.ssd().ftl().maps_agree());
+  EXPECT_GT(s.d_.ssd().ftl().counters().gc_victims, 10u);
 }
 
 TEST(Integrity, LiteralBytesComeBackAsWritten) {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "drive_helpers.h"
-#include "fisrig/drive/nand.h"
+#include "fisrig/ssd/nand.h"
 
 using namespace fisrig;
 using namespace fisrig::test;

@@ -1,7 +1,7 @@
 // Profiles a user writes: refused with the key and the line when wrong.
 #include <gtest/gtest.h>
 
-#include "fisrig/drive/config.h"
+#include "fisrig/ssd/config.h"
 
 using namespace fisrig::drive;
 

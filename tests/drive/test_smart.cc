@@ -75,7 +75,7 @@ TEST(Smart, ReadDataFollowsTheDrivesCountersInTheCommonLayout) {
   EXPECT_EQ(entry(p, 242).raw, 64u);
   EXPECT_EQ(entry(p, 199).raw, 0u);
   // Flushed: at least the host's sectors are in NAND (padding of part-filled units too).
-  EXPECT_EQ(entry(p, 249).raw * 512, d.nand().counters().bytes_programmed);
+  EXPECT_EQ(entry(p, 249).raw * 512, d.ssd().nand().counters().bytes_programmed);
   EXPECT_GE(entry(p, 249).raw, 264u);
   Entry wear = entry(p, 177);
   EXPECT_EQ(wear.value, 100);

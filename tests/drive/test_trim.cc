@@ -40,7 +40,7 @@ TEST(Trim, TrimmedSectorsReadZerosAndFreeSpace) {
   SimTime now = 0;
   ASSERT_TRUE(exec(d, write_dma(0, 256, 9), now).ok());
   exec(d, simple(ata::kFlushCacheExt), now);
-  uint64_t valid_before = d.ftl().valid_slots();
+  uint64_t valid_before = d.ssd().ftl().valid_slots();
   RangeList r;
   r.add(0, 64, 64).add(1, 200, 3);  // two whole-page runs... and a partial page
   Completion c = exec(d, trim(r), now);
@@ -55,8 +55,8 @@ TEST(Trim, TrimmedSectorsReadZerosAndFreeSpace) {
   ASSERT_TRUE(exec(d, read_dma(70, 1, nullptr, bytes.data()), now).ok());
   EXPECT_EQ(std::count(bytes.begin(), bytes.end(), 0), 512);
   // 64 sectors = 8 whole pages leave the mapping; the partial page stays mapped.
-  EXPECT_EQ(valid_before - d.ftl().valid_slots(), 8u);
-  EXPECT_EQ(d.stats().sectors_trimmed, 67u);
+  EXPECT_EQ(valid_before - d.ssd().ftl().valid_slots(), 8u);
+  EXPECT_EQ(d.ssd().stats().sectors_trimmed, 67u);
 }
 
 TEST(Trim, QueuedTrimThroughSendFpdma) {
@@ -100,10 +100,10 @@ TEST(Trim, WholeDriveTrimMakesGcFree) {
   SimTime now = 0;
   fill(d, now, 1);
   ASSERT_TRUE(exec(d, trim(whole_drive(d)), now).ok());
-  EXPECT_EQ(d.ftl().valid_slots(), 0u);
-  d.ftl().reset_counters();
+  EXPECT_EQ(d.ssd().ftl().valid_slots(), 0u);
+  d.ssd().ftl().reset_counters();
   fill(d, now, 2);
-  EXPECT_EQ(d.ftl().counters().gc_slots, 0u);  // every victim was empty: nothing to copy
+  EXPECT_EQ(d.ssd().ftl().counters().gc_slots, 0u);  // every victim was empty: nothing to copy
 }
 
 
@@ -147,19 +147,19 @@ TEST(Trim, BrokenTrimReadsZerosButLeavesPagesMapped) {
   RangeList r;
   r.add(0, 0, 8192);
   ASSERT_TRUE(exec(d, trim(r), now).ok());
-  uint64_t kept = d.ftl().valid_slots();
+  uint64_t kept = d.ssd().ftl().valid_slots();
   EXPECT_GT(kept, 1024u * 45 / 100);
   EXPECT_LT(kept, 1024u * 55 / 100);
   ASSERT_TRUE(exec(d, trim(r), now).ok());
-  EXPECT_EQ(d.ftl().valid_slots(), kept);  // trimming again changes nothing
-  uint64_t reads = d.nand().counters().page_reads;
+  EXPECT_EQ(d.ssd().ftl().valid_slots(), kept);  // trimming again changes nothing
+  uint64_t reads = d.ssd().nand().counters().page_reads;
   for (uint32_t v : words_of(d, 0, 8192, now)) ASSERT_EQ(v, 0u);
-  EXPECT_GT(d.nand().counters().page_reads, reads);  // the kept pages cost NAND reads
+  EXPECT_GT(d.ssd().nand().counters().page_reads, reads);  // the kept pages cost NAND reads
 
   Drive fixed(tiny());
   now = 0;
   ASSERT_TRUE(exec(fixed, write_dma(0, 8192, 7), now).ok());
   exec(fixed, simple(ata::kFlushCacheExt), now);
   ASSERT_TRUE(exec(fixed, trim(r), now).ok());
-  EXPECT_EQ(fixed.ftl().valid_slots(), 0u);
+  EXPECT_EQ(fixed.ssd().ftl().valid_slots(), 0u);
 }

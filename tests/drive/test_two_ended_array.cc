@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "fisrig/drive/two_ended_array.h"
+#include "fisrig/sata/two_ended_array.h"
 
 namespace {
 

@@ -18,7 +18,7 @@ from fisrig import plan as plan_mod
 from fisrig.run import run_plan
 
 SCALE = 32
-PROFILES = plan_mod.Path(__file__).resolve().parents[2] / "sim" / "drive" / "profiles"
+PROFILES = plan_mod.Path(__file__).resolve().parents[2] / "sim" / "ssd" / "profiles"
 
 
 def scaled_profile(name: str, tmp_path) -> str:

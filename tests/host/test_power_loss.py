@@ -1,5 +1,5 @@
 """Power-loss verdicts on the model target: the checker names every lie of the lying drive
-profiles (sim/drive/profiles/plp-*.toml, docs/power-loss.md) and finds nothing on the
+profiles (sim/ssd/profiles/plp-*.toml, docs/power-loss.md) and finds nothing on the
 honest one; what a run leaves (verdicts.parquet, power.json, the timeline) reads as a user
 reads it. The 10,000-cycle honest sweep and the cycle rate are `make bench` figures
 (power.honest_failures, power.cycles_per_s_model)."""

@@ -177,7 +177,7 @@ def test_help_lists_the_drives_profiles_and_fault_knobs(capsys):
     from pathlib import Path
     code, out, _ = fisrig(["run", "--help"], capsys)
     assert code == 0
-    profiles = Path(__file__).resolve().parents[2] / "sim" / "drive" / "profiles"
+    profiles = Path(__file__).resolve().parents[2] / "sim" / "ssd" / "profiles"
     for p in profiles.glob("*.toml"):
         assert f"\n  {p.stem} " in out, p.stem
     for knob in ("busy_rate", "busy_us", "hang_after_commands", "unc", "idnf", "r_err_rate"):

@@ -49,7 +49,7 @@ TEST(ModelPower, CutMidNcqWriteThenRecover) {
   EXPECT_EQ(link, (std::vector<uint8_t>{FISRIG_EVENT_REC_LINK_DOWN, FISRIG_EVENT_REC_LINK_UP}));
   EXPECT_GT(lost, 0);
   EXPECT_GT(ok, 0);
-  EXPECT_GE(d.stats().power_cycles, 1u);
+  EXPECT_GE(d.ssd().stats().power_cycles, 1u);
   EXPECT_EQ(commands_of(r).back().cpl.result, FISRIG_RESULT_OK);  // the read after power-up
 }
 
@@ -182,7 +182,7 @@ TEST(ModelPower, PowerOffDisarmsACutNotYetFired) {
   ASSERT_EQ(r.status, FISRIG_VM_DONE) << (r.error_text ? r.error_text : "");
   for (const auto& x : r.records)
     EXPECT_FALSE(x.kind == FISRIG_RECORD_POWER && x.cpl.slot == FISRIG_EVENT_REC_POWER_CUT) << "a cut fired";
-  EXPECT_EQ(d.stats().power_cycles, 1u);
+  EXPECT_EQ(d.ssd().stats().power_cycles, 1u);
 }
 
 // The current sampler (FISRIG_POWER_SAMPLE), as the gateware's (tests/rtl/test_rig_core.py,

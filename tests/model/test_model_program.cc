@@ -112,7 +112,7 @@ TEST(ModelProgram, LoopsMarkersIdleAndTrim) {
   }
   EXPECT_EQ(marked5, 300u);
   EXPECT_GE(trims, 1u);
-  EXPECT_EQ(d.ftl().valid_slots(), 0u);  // the whole drive was trimmed
+  EXPECT_EQ(d.ssd().ftl().valid_slots(), 0u);  // the whole drive was trimmed
   // Each idle of 1 ms (150000 ticks) is in the simulated time that passed.
   EXPECT_GT(r.end_ns, 3 * drive::kNsPerMs);
 }

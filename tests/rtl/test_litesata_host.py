@@ -14,7 +14,7 @@ from fisrig_hw.phy.sim_phy import CYCLES_PER_DWORD
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 PROFILE = "fast-1gb"
-MODEL = "fisrig SIM-F1 fast"      # sim/drive/profiles/fast-1gb.toml [identity] model
+MODEL = "fisrig SIM-F1 fast"      # sim/ssd/profiles/fast-1gb.toml [identity] model
 CAPACITY = 1_953_120              # its 1 GB in sectors, as the drive rounds it (8-sector multiple)
 DWORDS_PER_SECTOR = 128
 

@@ -21,7 +21,7 @@ while read -r key; do
     *) continue ;;
   esac
   printf '[faults]\n%s = %s\n' "${key#faults.}" "$value" > "$tmp/p.toml"
-  sed -n '/^\[identity\]/,$p' "$(dirname "$doc")/../sim/drive/profiles/tiny-1gb.toml" >> "$tmp/p.toml"
+  sed -n '/^\[identity\]/,$p' "$(dirname "$doc")/../sim/ssd/profiles/tiny-1gb.toml" >> "$tmp/p.toml"
   "$tool" check-profile "$tmp/p.toml" >/dev/null || { echo "fault knob $key is listed but refused"; fail=1; }
 done < <("$tool" profile-keys)
 exit $fail

@@ -6,7 +6,7 @@ what every sector read back). Each sector of the span is classified per cycle fr
 it held before the cycle (the previous verify pass), the cycle's writes (their sequence,
 acknowledgement, FUA), the FLUSHes that completed before the cut, and what it holds now.
 docs/power-loss.md defines the classes; tests/host/test_power_loss.py holds the checker
-to each lying drive profile (sim/drive/profiles/plp-*.toml).
+to each lying drive profile (sim/ssd/profiles/plp-*.toml).
 """
 from __future__ import annotations
 

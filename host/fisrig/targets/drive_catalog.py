@@ -1,7 +1,7 @@
 """What the simulated drive offers: its built-in profiles and its fault knobs.
 
 One list, the drive's own: both are asked of `fisrig-drive` (`profiles`, `profile-keys`),
-which reads sim/drive/profiles/ and the knob table in sim/drive/src/config.cc, so a profile
+which reads sim/ssd/profiles/ and the knob table in sim/ssd/src/config.cc, so a profile
 or knob added there is known here, in `--help` and in every check, without a second list.
 The values a knob takes are checked by the drive itself (FaultKnobs::set); its message is
 passed on as it is.
@@ -19,7 +19,7 @@ class DriveRefused(InputError):
     """fisrig-drive refused a profile or a fault knob; its own message, one line."""
 
 
-# The shipped drives that lie at a power cut (sim/drive/profiles/plp-*.toml), each with the
+# The shipped drives that lie at a power cut (sim/ssd/profiles/plp-*.toml), each with the
 # class the power-loss verdicts must name its lie by (docs/power-loss.md's table;
 # tests/host/test_power_loss.py runs each, scripts/bench_power.py counts them).
 LYING_PROFILES = {

@@ -161,8 +161,8 @@ void CommandLayer::submit(uint8_t idx, uint64_t cycle) {
     // Literal sectors read back as their bytes; only then does the Drive copy bytes out.
     uint64_t lba = s.lba & 0xFFFFFFFFFFFFull;
     uint64_t end = std::min<uint64_t>(lba + s.sectors, drive_.user_sectors());
-    if (drive_.content().literal_sectors())
-      for (uint64_t x = lba; x < end && !s.has_literal; ++x) s.has_literal = drive_.content().word(x) == drive::kLiteralWord;
+    if (drive_.ssd().content().literal_sectors())
+      for (uint64_t x = lba; x < end && !s.has_literal; ++x) s.has_literal = drive_.ssd().content().word(x) == drive::kLiteralWord;
     if (s.has_literal) {
       s.bytes.resize(size_t(s.sectors) * ata::kSectorBytes);
       cmd.sink.bytes = s.bytes.data();

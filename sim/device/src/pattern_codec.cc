@@ -3,7 +3,7 @@
 #include <bit>
 #include <cstring>
 
-#include "fisrig/drive/content_store.h"
+#include "fisrig/ssd/content_store.h"
 
 extern "C" {
 #include "fisrig/pattern.h"

@@ -133,6 +133,7 @@ void SataDevice::clock_wire(const fisrig_pins_in& in, fisrig_pins_out& out) {
 std::string SataDevice::stats_text() const {
   std::string s = counters_.text();
   const drive::DriveStats& d = drive_.stats();
+  const drive::SsdStats& ssd = drive_.ssd().stats();
   char line[96];
   auto put = [&](const char* name, uint64_t v) {
     std::snprintf(line, sizeof line, "drive.%s %llu\n", name, static_cast<unsigned long long>(v));
@@ -142,12 +143,12 @@ std::string SataDevice::stats_text() const {
   put("errors", d.errors);
   put("ncq_errors", d.ncq_errors);
   put("ncq_aborted", d.ncq_aborted);
-  put("sectors_read", d.sectors_read);
-  put("sectors_written", d.sectors_written);
-  put("sectors_trimmed", d.sectors_trimmed);
+  put("sectors_read", ssd.sectors_read);
+  put("sectors_written", ssd.sectors_written);
+  put("sectors_trimmed", ssd.sectors_trimmed);
   put("icrc_failures", d.icrc_failures);
   put("comresets", d.comresets);
-  put("power_cycles", d.power_cycles);
+  put("power_cycles", ssd.power_cycles);
   put("dropped_at_power_loss", d.dropped_at_power_loss);
   put("ignored_while_off", d.ignored_while_off);
   put("ignored_while_hung", d.ignored_while_hung);

@@ -60,7 +60,7 @@ void bench_cmdapi(bool quick) {
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     rates.push_back(double(n) / s);
     std::fprintf(stderr, "bench: cmdapi segment %d: %.3g commands/s (write amplification so far %.2f)\n", seg,
-                 double(n) / s, d.ftl().counters().write_amplification());
+                 double(n) / s, d.ssd().ftl().counters().write_amplification());
   }
   std::sort(rates.begin(), rates.end());
   char what[200];
@@ -133,14 +133,14 @@ void bench_wa(bool quick, double op_pct) {
   int windows = 0;
   // One window = one user capacity of writes; stop once a window moves WA by < 0.5%.
   for (; windows < (quick ? 3 : 40); ++windows) {
-    d.ftl().reset_counters();
+    d.ssd().ftl().reset_counters();
     uint64_t left = pages;
     h.run(32, [&](AtaCommand& cmd) {
       if (!left--) return false;
       cmd = HostDriver::write(pick(rng) * 8, 8, true, ++word, 100);
       return true;
     });
-    wa = d.ftl().counters().write_amplification();
+    wa = d.ssd().ftl().counters().write_amplification();
     if (windows >= 2 && std::fabs(wa - prev) < 0.005 * wa) break;
     prev = wa;
   }

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "fisrig/drive/drive.h"
+#include "fisrig/sata/drive.h"
 
 namespace fisrig::tools {
 

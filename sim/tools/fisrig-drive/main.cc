@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "bench.h"
-#include "fisrig/drive/drive.h"
+#include "fisrig/sata/drive.h"
 #include "scenarios.h"
 
 using namespace fisrig;

@@ -75,9 +75,9 @@ RecoveryFigures torture_idle_trim(Drive& d, const RecoveryOptions& o) {
   h.secure_erase();
   f.clean = sweep(h, true, o.sweep, word);
   fill(h, o.data_compress_pct, word);
-  d.ftl().reset_counters();
+  d.ssd().ftl().reset_counters();
   f.torture = torture(h, torture_time, o.data_compress_pct, word, o.seed);
-  f.write_amplification = d.ftl().counters().write_amplification();
+  f.write_amplification = d.ssd().ftl().counters().write_amplification();
   f.tortured = sweep(h, true, o.sweep, word);
   // As the review does: a fresh torture before the idle, so the idle sweep does not
   // land on zones the tortured sweep has just rewritten.

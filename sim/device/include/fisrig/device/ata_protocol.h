@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "fisrig/drive/ata.h"
+#include "fisrig/sata/ata.h"
 
 namespace fisrig::device {
 

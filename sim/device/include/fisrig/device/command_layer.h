@@ -47,7 +47,7 @@
 #include "fisrig/device/link_layer.h"
 #include "fisrig/device/pattern_codec.h"
 #include "fisrig/device/sata_clock.h"
-#include "fisrig/drive/drive.h"
+#include "fisrig/sata/drive.h"
 
 namespace fisrig::device {
 

@@ -25,7 +25,7 @@ extern "C" {
 
 /*
  * profile: a built-in profile name ("tiny-1gb", "consumer-256gb", ...) or a .toml path.
- * faults:  NULL or "key=value,key=value": the fault knobs of fisrig/drive/config.h
+ * faults:  NULL or "key=value,key=value": the fault knobs of fisrig/ssd/config.h
  *          (data_fis_crc_error_rate, r_err_rate, hold_storm_rate, hold_storm_us, busy_rate,
  *          busy_us, latency_outlier_rate, latency_outlier_us, unc, idnf,
  *          hang_after_commands, link_drop_after_commands, seed, boot_us: power-on to

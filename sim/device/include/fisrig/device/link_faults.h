@@ -1,4 +1,4 @@
-// The link-level fault knobs (FaultKnobs in fisrig/drive/config.h) as the device side
+// The link-level fault knobs (FaultKnobs in fisrig/ssd/config.h) as the device side
 // applies them on the wire, cycle by cycle:
 //   r_err_rate        per FIS the host sends: the device answers R_ERR and drops it.
 //   hold_storm_rate   per Data FIS the device receives: it sends HOLD bursts adding up to
@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <random>
 
-#include "fisrig/drive/config.h"
+#include "fisrig/ssd/config.h"
 
 namespace fisrig::device {
 

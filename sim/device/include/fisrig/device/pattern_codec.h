@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "fisrig/drive/ata.h"
+#include "fisrig/sata/ata.h"
 
 namespace fisrig::device {
 

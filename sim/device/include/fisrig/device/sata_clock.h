@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "fisrig/drive/sim_time.h"
+#include "fisrig/ssd/sim_time.h"
 
 namespace fisrig::device {
 

@@ -21,7 +21,7 @@
 #include "fisrig/device/oob.h"
 #include "fisrig/device/pattern_codec.h"
 #include "fisrig/device/pins.h"
-#include "fisrig/drive/drive.h"
+#include "fisrig/sata/drive.h"
 
 namespace fisrig::device {
 

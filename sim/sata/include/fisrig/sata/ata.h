@@ -8,7 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "fisrig/drive/sim_time.h"
+#include "fisrig/ssd/content.h"
+#include "fisrig/ssd/sim_time.h"
 
 extern "C" {
 #include "fisrig/ata.h"
@@ -65,28 +66,9 @@ constexpr uint8_t kLogNcqError = FISRIG_LOG_NCQ_ERROR;
 constexpr uint8_t kLogSataPhyEvents = FISRIG_LOG_SATA_PHY_EVENTS;
 constexpr uint8_t kLogNcqSendReceive = FISRIG_LOG_NCQ_SEND_RECEIVE;
 
-constexpr uint32_t kSectorBytes = 512;
+constexpr uint32_t kSectorBytes = drive::kSectorBytes;  // the SSD's logical block
 constexpr uint32_t kNcqDepth = 32;
 }  // namespace ata
-
-// What a write carries. The drive stores a 31-bit content word per sector rather than
-// the bytes (a 256 GB drive must fit in memory); a generated pattern is fully described
-// by its word and the LBA, so the word is the data. Literal bytes are kept only for the
-// sectors that were written with them.
-struct WritePayload {
-  enum class Kind : uint8_t { kZeros, kWord, kLiteral };
-  Kind kind = Kind::kWord;
-  uint32_t word = 1;             // kWord: 1 .. kMaxUserWord, the same for every sector
-  uint8_t compress_pct = 100;    // physical size after compression, percent (compressing drives)
-  const uint8_t* bytes = nullptr;  // kLiteral: 512 bytes per sector
-};
-
-// Where a read delivers its data: one content word per sector and/or the bytes.
-// Either may be null. Words of sectors written with literal data read as kLiteralWord.
-struct ReadSink {
-  uint32_t* words = nullptr;
-  uint8_t* bytes = nullptr;
-};
 
 // The Register H2D FIS fields, as the host sets them; nothing is interpreted up front.
 struct AtaCommand {
@@ -163,18 +145,5 @@ struct Completion {
   bool aborted_by_ncq_error = false;
   bool ok() const { return (status & ata::kStatusErr) == 0; }
 };
-
-// Content words with a fixed meaning.
-constexpr uint32_t kZeroWord = 0;
-constexpr uint32_t kLiteralWord = 0x7FFFFFFF;
-constexpr uint32_t kTornWord = 0x7FFFFFFE;  // a program cut by power loss: reads UNC
-constexpr uint32_t kMaxUserWord = 0x3FFFFFFF;
-// A user word with this bit set reads as that word's data with one bit flipped (a page a
-// power fault damaged: PowerConfig::bit_errors_ns); damage_sector says which bit.
-constexpr uint32_t kDamagedBit = 0x40000000;
-inline bool is_damaged(uint32_t w) { return (w & kDamagedBit) && w < kTornWord; }
-// The bit a damaged sector has flipped: one of the payload dwords 3..126 (an integrity
-// stamp's body, pattern.h), picked by the LBA, so a checker sees a 1-bit CRC failure.
-inline void damage_sector(uint32_t* dwords, uint64_t lba) { dwords[3 + lba % 124] ^= 1u << (lba % 32); }
 
 }  // namespace fisrig::drive

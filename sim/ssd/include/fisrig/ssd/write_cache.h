@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <deque>
 
-#include "fisrig/drive/config.h"
-#include "fisrig/drive/content_store.h"
-#include "fisrig/drive/ftl.h"
+#include "fisrig/ssd/config.h"
+#include "fisrig/ssd/content_store.h"
+#include "fisrig/ssd/ftl.h"
 
 namespace fisrig::drive {
 

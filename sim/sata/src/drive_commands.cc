@@ -4,18 +4,12 @@
 #include <cstring>
 
 #include "drive_ctx.h"
-#include "mix64.h"
 
 namespace fisrig::drive {
 
-namespace {
-constexpr uint32_t kSectorsPerPage = ContentStore::kSectorsPerPage;
-
-}
-
 void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
   const AtaCommand& cmd = c.cmd;
-  if (!trim || blocks > cfg_.identity.dsm_max_blocks) return fail(c, ata::kErrorAbrt, 0);
+  if (!trim || blocks > cfg().identity.dsm_max_blocks) return fail(c, ata::kErrorAbrt, 0);
   uint32_t bytes = blocks * ata::kSectorBytes;
 
   // The range list arrives as data-out (or has arrived, over the device side's wire).
@@ -50,42 +44,21 @@ void Drive::do_dsm(Ctx& c, uint32_t blocks, bool trim) {
     uint32_t n = uint32_t(e >> 48);
     uint64_t lba = e & 0xFFFFFFFFFFFFull;
     if (!n) continue;
-    if (lba + n > visible_sectors_) {
+    if (lba + n > ssd_.visible_sectors()) {
       c.t = t;
       return fail(c, ata::kErrorAbrt, lba);
     }
     ranges.push_back({lba, n});
   }
-  // controller.trim_keeps_mapped_pct: such a page reads zeros but stays in the mapping,
-  // so reading it still costs its (perhaps fragmented) NAND reads and GC still moves it.
-  const uint64_t keep = uint64_t(cfg_.controller.trim_keeps_mapped_pct * 100);  // per 10,000
-  auto unmap = [&](uint64_t p) {
-    // A fixed draw per page: which pages a broken TRIM leaves mapped does not change from one
-    // TRIM to the next, as the review found ("running TRIM again didn't yield any improvement").
-    if (keep && mix64(p) % 10000 < keep) return;
-    ftl_->trim(p);
-  };
   for (const Range& r : ranges) {
-    content_.fill(r.lba, r.n, kZeroWord);
-    // Whole pages leave the mapping; a partial page only reads zeros where trimmed.
-    uint64_t first = (r.lba + kSectorsPerPage - 1) / kSectorsPerPage;
-    uint64_t last = (r.lba + r.n) / kSectorsPerPage;
-    for (uint64_t p = first; p < last; ++p) unmap(p);
-    // A page cut by a range edge goes too once nothing in it reads other than zeros
-    // (ranges of 65535 sectors leave such a page at every boundary).
-    for (uint64_t p : {r.lba / kSectorsPerPage, (r.lba + r.n - 1) / kSectorsPerPage}) {
-      uint32_t w;
-      if (content_.page_is_uniform(p, &w) && w == kZeroWord) unmap(p);
-    }
-    stats_.sectors_trimmed += r.n;
+    ssd_.deallocate(r.lba, r.n);
     c.c.sectors += r.n;
   }
-  SimTime work = cfg_.controller.trim_range_ns * ranges.size();
-  c.t = cpu_free_ = std::max(t, cpu_free_) + work;
+  c.t = ssd_.run_firmware(t, cfg().controller.trim_range_ns * ranges.size());
 }
 
 void Drive::do_flush(Ctx& c) {
-  if (cfg_.cache.flush_honest) c.t = std::max(c.t, cache_->drain(c.t));
+  c.t = ssd_.flush(c.t);
 }
 
 void Drive::pio_in_page(Ctx& c, const std::vector<uint8_t>& page) {
@@ -125,17 +98,19 @@ void Drive::do_identify(Ctx& c) {
 }
 
 std::vector<smart::Attribute> Drive::smart_attributes(SimTime now) const {
+  const SsdStats& s = ssd_.stats();
+  const NandGeometry& g = cfg().nand;
   smart::Counters n;
-  n.powered_ns = powered_ns_ + (powered_ && now > powered_since_ ? now - powered_since_ : 0);
-  n.power_ons = 1 + stats_.power_cycles - (powered_ ? 0 : 1);  // the first is the drive's start
-  n.unexpected_power_losses = stats_.power_cycles;
-  n.host_sectors_written = stats_.sectors_written;
-  n.host_sectors_read = stats_.sectors_read;
-  n.nand_bytes_programmed = nand_.counters().bytes_programmed;
+  n.powered_ns = ssd_.powered_ns(now);
+  n.power_ons = 1 + s.power_cycles - (ssd_.powered() ? 0 : 1);  // the first is the drive's start
+  n.unexpected_power_losses = s.power_cycles;
+  n.host_sectors_written = s.sectors_written;
+  n.host_sectors_read = s.sectors_read;
+  n.nand_bytes_programmed = ssd_.nand().counters().bytes_programmed;
   // A die's erase takes the block of every plane.
-  n.block_erases = nand_.counters().block_erases * cfg_.nand.planes_per_die;
-  n.blocks = uint64_t{cfg_.nand.dies()} * cfg_.nand.planes_per_die * cfg_.nand.blocks_per_plane;
-  n.rated_pe_cycles = cfg_.nand.rated_pe_cycles;
+  n.block_erases = ssd_.nand().counters().block_erases * g.planes_per_die;
+  n.blocks = uint64_t{g.dies()} * g.planes_per_die * g.blocks_per_plane;
+  n.rated_pe_cycles = g.rated_pe_cycles;
   n.interface_crc_errors = stats_.icrc_failures;
   return smart::attributes(n);
 }
@@ -199,11 +174,10 @@ void Drive::do_read_log(Ctx& c) {
 void Drive::do_set_features(Ctx& c) {
   switch (c.cmd.features & 0xFF) {
     case ata::kFeatureEnableWriteCache:
-      cache_enabled_ = true;
+      ssd_.enable_write_cache();
       return;
     case ata::kFeatureDisableWriteCache:
-      c.t = std::max(c.t, cache_->drain(c.t));  // a real drive flushes before it turns off
-      cache_enabled_ = false;
+      c.t = ssd_.disable_write_cache(c.t);
       return;
     case ata::kFeatureSetTransferMode:
     case ata::kFeatureEnableSataFeature:
@@ -214,14 +188,6 @@ void Drive::do_set_features(Ctx& c) {
     default:
       return fail(c, ata::kErrorAbrt, 0);
   }
-}
-
-void Drive::secure_erase(Ctx& c) {
-  content_.clear();
-  cache_->clear();
-  c.t = std::max(c.t, ftl_->erase_all(c.t));
-  cpu_free_ = std::max(cpu_free_, c.t);
-  last_activity_ = std::max(last_activity_, c.t);
 }
 
 void Drive::do_security(Ctx& c) {
@@ -236,7 +202,7 @@ void Drive::do_security(Ctx& c) {
   } else {  // ERASE UNIT: only right after PREPARE, and only with a password set
     if (!prepared || !security_enabled_) return fail(c, ata::kErrorAbrt, 0);
     pio_out_block(c);
-    secure_erase(c);
+    c.t = ssd_.erase_all(c.t);
     security_enabled_ = false;
   }
 }
@@ -245,7 +211,7 @@ void Drive::do_sanitize(Ctx& c) {
   if (c.cmd.features != ata::kSanitizeBlockErase ||
       (c.cmd.lba & 0xFFFFFFFF) != ata::kSanitizeBlockEraseKey)
     return fail(c, ata::kErrorAbrt, 0);
-  secure_erase(c);
+  c.t = ssd_.erase_all(c.t);
 }
 
 }  // namespace fisrig::drive

@@ -11,8 +11,8 @@
 #include <iterator>
 #include <vector>
 
-#include "fisrig/drive/config.h"
-#include "fisrig/drive/two_ended_array.h"
+#include "fisrig/ssd/config.h"
+#include "fisrig/sata/two_ended_array.h"
 
 namespace fisrig::drive {
 

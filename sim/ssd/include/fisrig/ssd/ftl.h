@@ -12,10 +12,10 @@
 #include <deque>
 #include <vector>
 
-#include "fisrig/drive/config.h"
-#include "fisrig/drive/huge_pages.h"
-#include "fisrig/drive/page_table.h"
-#include "fisrig/drive/nand.h"
+#include "fisrig/ssd/config.h"
+#include "fisrig/ssd/huge_pages.h"
+#include "fisrig/ssd/page_table.h"
+#include "fisrig/ssd/nand.h"
 
 namespace fisrig::drive {
 

@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "fisrig/drive/ata.h"
-#include "fisrig/drive/page_table.h"
+#include "fisrig/ssd/content.h"
+#include "fisrig/ssd/page_table.h"
 
 namespace fisrig::drive {
 
@@ -21,7 +21,7 @@ class ContentStore {
  public:
   static constexpr uint32_t kSectorsPerPage = 8;
   using PageWords = std::array<uint32_t, kSectorsPerPage>;
-  using SectorBytes = std::array<uint8_t, ata::kSectorBytes>;
+  using SectorBytes = std::array<uint8_t, kSectorBytes>;
 
   // `table` holds one content entry per page (shared with the FTL's mapping).
   ContentStore(uint64_t sectors, PageTable& table);

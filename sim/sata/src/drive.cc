@@ -1,6 +1,6 @@
 // Command intake, queueing rules, NCQ error handling, power and reset. The per-command
 // data paths live in drive_rw.cc, the other command handlers in drive_commands.cc.
-#include "fisrig/drive/drive.h"
+#include "fisrig/sata/drive.h"
 
 #include <algorithm>
 
@@ -15,28 +15,15 @@ bool is_queued(uint8_t op) {
 }  // namespace
 
 Drive::Drive(DriveConfig config)
-    : cfg_(std::move(config)),
-      nand_(cfg_.nand, cfg_.timing, cfg_.faults.seed),
-      pages_((cfg_.user_sectors + 7) / 8),
-      content_(cfg_.user_sectors, pages_),
-      link_(cfg_.interface),
-      rng_(cfg_.faults.seed),
-      cache_enabled_(cfg_.cache.enabled),
-      link_gen_(cfg_.interface.max_gen),
-      own_wire_(cfg_.interface) {
-  cfg_.validate();
-  ftl_ = std::make_unique<Ftl>(cfg_, nand_, pages_);
-  cache_ = std::make_unique<WriteCache>(std::max<uint64_t>(1, cfg_.cache.bytes / 4096), *ftl_);
-  // The lies about what was made durable just before a cut need those pages: the last
-  // 4,096 (16 MiB) cover a bit_errors_ms of a few ms at the tiny drive's write rate.
-  const PowerConfig& pw = cfg_.power;
-  if (pw.misdirected_pages || pw.bit_errors_ns || pw.loses_map_segment)
-    cache_->keep_recent(std::max<size_t>(pw.misdirected_pages, 4096));
-}
+    : ssd_(std::move(config)),
+      link_(cfg().interface),
+      rng_(cfg().faults.seed),
+      link_gen_(cfg().interface.max_gen),
+      own_wire_(cfg().interface) {}
 
 void Drive::push(const Completion& c) {
   pending_.push(c);
-  last_activity_ = std::max(last_activity_, c.t_complete);
+  ssd_.busy_until(c.t_complete);
 }
 
 bool Drive::pop_completion(Completion& out) { return pending_.pop(out); }
@@ -56,32 +43,24 @@ Completion Drive::execute(const AtaCommand& cmd, SimTime t) {
   return out;
 }
 
-void Drive::idle_until(SimTime t) {
-  if (!powered_ || hung_ || t <= last_activity_) return;
-  if (cache_->used() && t - last_host_write_ >= cfg_.cache.idle_flush_ns &&
-      ftl_->unit_done(ftl_->next_unit_seq()) == kNever)
-    ftl_->program_open_unit(std::max(last_host_write_ + cfg_.cache.idle_flush_ns, last_activity_));
-  if (t - last_activity_ > cfg_.gc.background_idle_ns) ftl_->idle(last_activity_, t);
-  cache_->retire(t);
-}
-
 void Drive::submit(const AtaCommand& cmd, SimTime t) {
   ++stats_.commands;
-  if (!powered_) {
+  if (!ssd_.powered()) {
     ++stats_.ignored_while_off;
     return;
   }
-  if (hung_) {
+  if (ssd_.hung()) {
     ++stats_.ignored_while_hung;
     return;
   }
-  if (cfg_.faults.hang_after_commands && commands_seen_ >= cfg_.faults.hang_after_commands) {
-    hung_ = true;
+  const FaultKnobs& faults = cfg().faults;
+  if (faults.hang_after_commands && commands_seen_ >= faults.hang_after_commands) {
+    ssd_.set_hung(true);
     pending_.drop_after(t);  // whatever was still in flight never answers either
     ++stats_.ignored_while_hung;
     return;
   }
-  if (cfg_.faults.link_drop_after_commands && commands_seen_ >= cfg_.faults.link_drop_after_commands) {
+  if (faults.link_drop_after_commands && commands_seen_ >= faults.link_drop_after_commands) {
     // The drive resets its port: this command and what was in flight are lost (as by a
     // COMRESET, the cache kept), and it is back as after one.
     ++stats_.link_drops;
@@ -95,8 +74,7 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
   // H2Ds to send from its now, which is earlier than this arrival.
   link_.retire_before(std::min(t, host_now_));
   if (coalesce_sdb_) own_wire_.retire_before(t);
-  cache_->retire(t);
-  idle_until(t);
+  ssd_.arrive(t);
 
   Ctx c{cmd};
   c.c.user_tag = cmd.user_tag;
@@ -142,14 +120,14 @@ void Drive::submit(const AtaCommand& cmd, SimTime t) {
   }
 
   // Firmware time per command, serialised on the controller.
-  SimTime overhead = cmd.data_phase_done ? 0 : cfg_.controller.command_overhead_ns;
-  if (chance(cfg_.faults.busy_rate)) overhead += cfg_.faults.busy_ns;
-  c.t = cpu_free_ = std::max(c.t, cpu_free_) + overhead;
+  SimTime overhead = cmd.data_phase_done ? 0 : cfg().controller.command_overhead_ns;
+  if (chance(faults.busy_rate)) overhead += faults.busy_ns;
+  c.t = ssd_.run_firmware(c.t, overhead);
   dispatch(c);
-  if (chance(cfg_.faults.latency_outlier_rate)) {
+  if (chance(faults.latency_outlier_rate)) {
     // The status goes out late (PIO commands have already set their ending time).
-    if (c.c.t_complete) c.c.t_complete += cfg_.faults.latency_outlier_ns;
-    else c.t += cfg_.faults.latency_outlier_ns;
+    if (c.c.t_complete) c.c.t_complete += faults.latency_outlier_ns;
+    else c.t += faults.latency_outlier_ns;
   }
   finish(c);
 }
@@ -167,8 +145,7 @@ void Drive::apply_moves(const std::vector<LinkTiming::Move>& moves) {
   for (SimTime& t : tag_busy_until_) mv(t);
   mv(nonqueued_busy_until_);
   if (ncq_error_at_ != kNever) mv(ncq_error_at_);
-  mv(last_activity_);
-  mv(last_host_write_);
+  ssd_.retime(mv);
   if (fis_log_)
     for (DataFis& f : *fis_log_) mv(f.start), mv(f.end);
 }
@@ -339,61 +316,25 @@ void Drive::raise_ncq_error(const Completion& failed) {
 }
 
 void Drive::power_off(SimTime t) {
-  if (!powered_) return;
-  stats_.last_power_loss = cache_->power_loss(t, content_, cfg_.power);
+  if (!ssd_.powered()) return;
+  ssd_.power_off(t);
   stats_.dropped_at_power_loss += pending_.drop_after(t);
-  nand_.reset_time(t);
   link_.reset(t);
   own_wire_.reset(t);
   data_phase_end_ = std::min(data_phase_end_, t);
   last_sdb_.n = deferred_sdb_.n = 0;
-  cpu_free_ = std::min(cpu_free_, t);
   tag_busy_until_.fill(0);
   nonqueued_busy_until_ = 0;
   ncq_error_at_ = kNever;
   ncq_log_ = NcqErrorLog{};
-  powered_ = false;
-  hung_ = false;
   erase_prepared_ = false;
-  last_activity_ = std::min(last_activity_, t);
-  ++stats_.power_cycles;
-  powered_ns_ += t - std::min(t, powered_since_);
 }
 
 void Drive::power_on(SimTime t) {
-  if (powered_) return;
-  powered_ = true;
-  powered_since_ = t;
-  cache_enabled_ = cfg_.cache.enabled;
+  if (ssd_.powered()) return;
+  ready_at_ = ssd_.power_on(t);
   security_enabled_ = false;
   commands_seen_ = 0;
-  ready_at_ = t + (cfg_.faults.boot_ns != kNever ? cfg_.faults.boot_ns : cfg_.power.boot_ns);
-  if (cfg_.power.shrinks_to_8mib_after_cycles && stats_.power_cycles >= cfg_.power.shrinks_to_8mib_after_cycles)
-    visible_sectors_ = std::min<uint64_t>(cfg_.user_sectors, 8 * 1048576 / ata::kSectorBytes);
-  // A drive the cuts killed never comes ready again: it answers nothing.
-  if (cfg_.power.dies_after_cycles && stats_.power_cycles >= cfg_.power.dies_after_cycles) {
-    ready_at_ = kNever;
-    hung_ = true;
-  }
-  last_activity_ = std::max(last_activity_, ready_at_);
-}
-
-double Drive::current_ma(SimTime t) {
-  if (!tracking_current_) {
-    nand_.keep_activity(true);
-    tracking_current_ = true;
-  }
-  // A power_on at a later time (staged rails: the pins it needs come on then) has not yet
-  // given it power at t.
-  if (!powered_ || t < powered_since_) return 0;
-  const PowerConfig& p = cfg_.power;
-  return p.idle_ma + nand_.draw_ma(t, {p.read_ma, p.program_ma, p.erase_ma, p.gc_ma});
-}
-
-uint16_t Drive::sensed_ma(SimTime t) {
-  idle_until(t);
-  double ma = current_ma(t);
-  return uint16_t(ma >= 65535 ? 65535 : ma + 0.5);
 }
 
 void Drive::comreset(SimTime t) {
@@ -408,7 +349,7 @@ void Drive::reset_port(SimTime t) {
   nonqueued_busy_until_ = 0;
   ncq_error_at_ = kNever;
   ncq_log_ = NcqErrorLog{};
-  hung_ = false;
+  ssd_.set_hung(false);
   commands_seen_ = 0;
   erase_prepared_ = false;
   link_.reset(t);

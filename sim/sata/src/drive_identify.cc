@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "fisrig/drive/drive.h"
+#include "fisrig/sata/drive.h"
 
 namespace fisrig::drive {
 
@@ -30,7 +30,7 @@ void seal_checksum(std::vector<uint8_t>& page) {
 }  // namespace
 
 std::array<uint16_t, 256> Drive::identify_words() const {
-  return identify_words(cfg_, {visible_sectors_, cache_enabled_, security_enabled_, smart_enabled_, link_gen_});
+  return identify_words(cfg(), {ssd_.visible_sectors(), ssd_.write_cache_enabled(), security_enabled_, smart_enabled_, link_gen_});
 }
 
 std::array<uint16_t, 256> Drive::new_drive_identify_words(const DriveConfig& cfg) {

@@ -8,7 +8,7 @@
 #include <deque>
 #include <vector>
 
-#include "fisrig/drive/config.h"
+#include "fisrig/ssd/config.h"
 
 namespace fisrig::drive {
 

@@ -9,19 +9,11 @@ namespace fisrig::drive {
 
 namespace {
 constexpr uint32_t kSectorsPerFis = 16;  // 8 KiB Data FIS
-constexpr uint32_t kSectorsPerPage = ContentStore::kSectorsPerPage;
+constexpr uint32_t kSectorsPerPage = Ssd::kSectorsPerPage;
 
 uint32_t sector_count(const AtaCommand& cmd, bool queued) {
   uint32_t n = queued ? cmd.features : cmd.count;
   return n ? n : 65536;
-}
-
-// The first sector of [lba, lba+n) inside any of the ranges, or lba+n if none.
-uint64_t first_hit(const std::vector<LbaRange>& ranges, uint64_t lba, uint64_t n) {
-  uint64_t hit = lba + n;
-  for (const LbaRange& r : ranges)
-    if (r.overlaps(lba, n)) hit = std::min(hit, std::max(lba, r.first));
-  return hit;
 }
 }  // namespace
 
@@ -73,11 +65,11 @@ bool Drive::sectors_in_range(Ctx& c, uint64_t& lba, uint32_t& n) {
   n = sector_count(c.cmd, c.queued);
   c.c.lba = lba;
   c.c.sectors = n;
-  if (lba + n > visible_sectors_) {
+  if (lba + n > ssd_.visible_sectors()) {
     fail(c, ata::kErrorIdnf, lba);
     return false;
   }
-  uint64_t idnf = first_hit(cfg_.faults.idnf, lba, n);
+  uint64_t idnf = first_hit(cfg().faults.idnf, lba, n);
   if (idnf < lba + n) {
     fail(c, ata::kErrorIdnf, idnf);
     return false;
@@ -92,39 +84,13 @@ void Drive::do_read(Ctx& c) {
   if (!sectors_in_range(c, lba, n)) return;
 
   // The first unreadable sector: a UNC range, or a program torn by power loss.
-  uint64_t bad = first_hit(cfg_.faults.unc, lba, n);
-  for (uint64_t lpn = lba / kSectorsPerPage; lpn * kSectorsPerPage < bad; ++lpn) {
-    uint32_t w;
-    if (content_.page_is_uniform(lpn, &w) && w != kTornWord) continue;
-    for (uint64_t s = std::max(lba, lpn * kSectorsPerPage);
-         s < std::min(bad, (lpn + 1) * kSectorsPerPage); ++s)
-      if (content_.word(s) == kTornWord) {
-        bad = s;
-        break;
-      }
-  }
-
+  const uint64_t bad = ssd_.first_unreadable(lba, n);
   // When each page of the good part is in the controller.
   static thread_local std::vector<SimTime> ready;
-  uint64_t first_lpn = lba / kSectorsPerPage;
-  uint64_t end = bad;
-  uint64_t pages = end > lba ? (end - 1) / kSectorsPerPage - first_lpn + 1 : 0;
-  ready.resize(pages);
-  Ftl::ReadBatch batch;
-  SimTime ctrl = std::max(c.t, cpu_free_);
-  for (uint64_t i = 0; i < pages; ++i) {
-    uint32_t reads = batch.nand_reads;
-    SimTime d = ftl_->read(first_lpn + i, c.t, batch);
-    if (batch.nand_reads != reads) ctrl += cfg_.controller.page_read_overhead_ns * (batch.nand_reads - reads);
-    ready[i] = std::max(d, ctrl);
-  }
-  if (batch.nand_reads) cpu_free_ = std::max(cpu_free_, ctrl);
-
-  if (cmd.sink.words)
-    for (uint64_t s = lba; s < end; ++s) cmd.sink.words[s - lba] = content_.word(s);
-  if (cmd.sink.bytes)
-    for (uint64_t s = lba; s < end; ++s)
-      content_.read_bytes(s, cmd.sink.bytes + (s - lba) * ata::kSectorBytes);
+  const uint64_t first_lpn = lba / kSectorsPerPage;
+  const uint64_t end = bad;
+  ssd_.read_pages(lba, end, c.t, ready);
+  ssd_.read_content(lba, end, cmd.sink);
 
   SimTime t = c.t;
   // The same data phase on the device side's own wire (own_wire_), with SDB coalescing.
@@ -153,7 +119,7 @@ void Drive::do_read(Ctx& c) {
     t = link_.reserve(r, dur);
     if (s == lba) c.c.t_data_fis = t - dur;  // where the wire had room for it
     log_fis(c, t - dur, t, uint32_t((e - s) * 128));
-    if (chance(cfg_.faults.data_fis_crc_error_rate)) {
+    if (chance(cfg().faults.data_fis_crc_error_rate)) {
       ++stats_.icrc_failures;
       ++stats_.r_err_data;
       c.c.t_data_end = c.t = t;
@@ -162,7 +128,7 @@ void Drive::do_read(Ctx& c) {
   }
   if (end > lba) c.c.t_data_end = t, data_phase_end_ = std::max(data_phase_end_, t);
   c.t = std::max(t, c.t);
-  stats_.sectors_read += end - lba;
+  ssd_.count_read(end - lba);
   if (bad < lba + n) fail(c, ata::kErrorUnc, bad);
 }
 
@@ -172,19 +138,13 @@ void Drive::do_write(Ctx& c) {
   uint64_t lba;
   uint32_t n;
   if (!sectors_in_range(c, lba, n)) return;
-  bool bad_payload = (pl.kind == WritePayload::Kind::kWord && (pl.word == 0 || pl.word > kMaxUserWord)) ||
-                     (pl.kind == WritePayload::Kind::kLiteral && !pl.bytes);
-  if (bad_payload) return fail(c, ata::kErrorAbrt, lba);
+  if (!payload_ok(pl)) return fail(c, ata::kErrorAbrt, lba);
 
   bool fua = cmd.command == ata::kWriteDmaFuaExt || (c.queued && (cmd.device & 0x80));
-  uint32_t slots = ftl_->slots_for(pl.kind == WritePayload::Kind::kZeros     ? 0
-                                   : pl.kind == WritePayload::Kind::kLiteral ? 100
-                                                                             : pl.compress_pct);
+  SsdWrite w = ssd_.begin_write(pl, lba, fua);
   uint64_t end = lba + n;
   uint64_t next_admit = lba / kSectorsPerPage;  // next page to find room for
   uint64_t next_apply = next_admit;             // next page to hand to the FTL
-  uint64_t first_seq = kNever, last_seq = 0;
-  Ftl::ReadBatch rmw;
   SimTime t = c.t;
   if (c.queued && !cmd.data_phase_done) {
     // A queued write's DMA Setup opens a data phase that runs to its last Data FIS, with no
@@ -193,7 +153,7 @@ void Drive::do_write(Ctx& c) {
     // command's buffer before its setup. Page by page, setups went into gaps of the wire
     // ahead of earlier commands' data (docs/drive-model.md, "Timing": one data phase at a time).
     uint64_t pages = (end - 1) / kSectorsPerPage - next_admit + 1;
-    t = std::max(cache_->admit(t, pages), data_phase_end_);
+    t = std::max(ssd_.admit(t, pages), data_phase_end_);
     next_admit += pages;
   }
 
@@ -201,7 +161,7 @@ void Drive::do_write(Ctx& c) {
     uint64_t e = std::min<uint64_t>(end, s + kSectorsPerFis);
     // The device asks for data only when its buffer has room for it.
     SimTime room = t;
-    for (; next_admit <= (e - 1) / kSectorsPerPage; ++next_admit) room = cache_->admit(room);
+    for (; next_admit <= (e - 1) / kSectorsPerPage; ++next_admit) room = ssd_.admit(room);
     SimTime go;
     if (cmd.data_phase_done) {
       // The data is here already: only the buffer's room can hold the status back.
@@ -221,7 +181,7 @@ void Drive::do_write(Ctx& c) {
       SimTime at = (s == lba && c.queued ? send_fis(go + cmd.host_fis_after_setup_ns, fis_dwords::kDmaActivate) : go) +
                    host_turnaround_;
       SimTime dur = link_.fis_ns(uint32_t((e - s) * 128) + fis_dwords::kDataHeader);
-      if (chance(cfg_.faults.hold_storm_rate)) dur += cfg_.faults.hold_storm_ns;
+      if (chance(cfg().faults.hold_storm_rate)) dur += cfg().faults.hold_storm_ns;
       t = link_.reserve(at, dur);
       if (s == lba) c.c.t_data_fis = t - dur;  // where the wire had room for it
       log_fis(c, t - dur, t, uint32_t((e - s) * 128));
@@ -231,13 +191,13 @@ void Drive::do_write(Ctx& c) {
     // fails here when the device answered it R_ERR, by the r_err_rate knob on the model (as
     // sim/device's link answers any FIS the host sends), and on the device side when its
     // link did (it sets this knob to 1 for that command: sim/device command_layer.cc).
-    bool bad_crc = cmd.data_phase_done && chance(cfg_.faults.data_fis_crc_error_rate);
-    if (bad_crc || (!cmd.data_phase_done && chance(cfg_.faults.r_err_rate))) {
+    bool bad_crc = cmd.data_phase_done && chance(cfg().faults.data_fis_crc_error_rate);
+    if (bad_crc || (!cmd.data_phase_done && chance(cfg().faults.r_err_rate))) {
       // The device answers R_ERR; the command ends with an interface CRC error.
       if (bad_crc) ++stats_.icrc_failures;
       ++stats_.r_err_data;
       c.c.t_data_end = c.t = t;
-      last_host_write_ = t;
+      ssd_.abort_write(t);
       return fail(c, ata::kErrorIcrc | ata::kErrorAbrt, s);
     }
     // Pages whose last sector has now arrived go to the FTL.
@@ -245,34 +205,12 @@ void Drive::do_write(Ctx& c) {
       uint64_t p0 = next_apply * kSectorsPerPage;
       uint64_t a = std::max(lba, p0), b = std::min(end, p0 + kSectorsPerPage);
       if (b > e) break;
-      ContentStore::PageWords old = content_.page(next_apply);
-      switch (pl.kind) {
-        case WritePayload::Kind::kZeros: content_.fill(a, b - a, kZeroWord); break;
-        case WritePayload::Kind::kWord: content_.fill(a, b - a, pl.word); break;
-        case WritePayload::Kind::kLiteral:
-          for (uint64_t x = a; x < b; ++x)
-            content_.write_literal(x, pl.bytes + (x - lba) * ata::kSectorBytes);
-          break;
-      }
-      SimTime t_ready = t;
-      bool partial = b - a < kSectorsPerPage;
-      if (partial && ftl_->mapped(next_apply)) t_ready = std::max(t_ready, ftl_->read(next_apply, t, rmw));
-      uint64_t seq = ftl_->write(next_apply, slots, t_ready);
-      cache_->push(next_apply, seq, old, fua || !cache_enabled_);
-      first_seq = std::min(first_seq, seq);
-      last_seq = std::max(last_seq, seq);
+      ssd_.write_page(w, next_apply, a, b, t);
     }
   }
   c.c.t_data_end = t;
-  last_host_write_ = t;
   if (!cmd.data_phase_done) data_phase_end_ = std::max(data_phase_end_, t);
-  stats_.sectors_written += n;
-  c.t = t;
-  if (fua || !cache_enabled_) {
-    // Write-through: status only once the data is on NAND.
-    if (ftl_->unit_done(last_seq) == kNever) ftl_->program_open_unit(t);
-    for (uint64_t q = first_seq; q <= last_seq; ++q) c.t = std::max(c.t, ftl_->unit_done(q));
-  }
+  c.t = ssd_.end_write(w, n, t);
 }
 
 }  // namespace fisrig::drive

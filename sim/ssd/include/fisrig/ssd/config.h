@@ -1,14 +1,15 @@
 // Drive configuration: the profile a drive is built from (identity, NAND geometry and
 // timing, controller, cache, GC policy, power behaviour) and the per-run fault knobs.
-// Profiles are TOML files; see sim/drive/profiles/ and docs/drive-model.md.
+// Profiles are TOML files; see sim/ssd/profiles/ and docs/drive-model.md.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "fisrig/drive/sim_time.h"
+#include "fisrig/ssd/sim_time.h"
 
 namespace fisrig::drive {
 
@@ -17,6 +18,14 @@ struct LbaRange {
   uint64_t count = 0;
   bool overlaps(uint64_t lba, uint64_t n) const { return lba < first + count && first < lba + n; }
 };
+
+// The first sector of [lba, lba+n) inside any of the ranges, or lba+n if none.
+inline uint64_t first_hit(const std::vector<LbaRange>& ranges, uint64_t lba, uint64_t n) {
+  uint64_t hit = lba + n;
+  for (const LbaRange& r : ranges)
+    if (r.overlaps(lba, n)) hit = std::min(hit, std::max(lba, r.first));
+  return hit;
+}
 
 // Faults the drive injects. Transaction-level knobs act in the Drive; the link-level
 // ones (CRC, R_ERR, HOLD) are also read by the device-side link layer of the RTL rig.

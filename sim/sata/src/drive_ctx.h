@@ -2,7 +2,7 @@
 #pragma once
 #include <algorithm>
 
-#include "fisrig/drive/drive.h"
+#include "fisrig/sata/drive.h"
 
 namespace fisrig::drive {
 

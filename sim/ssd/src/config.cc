@@ -2,7 +2,7 @@
 //
 // Every key a profile may carry is listed once in the table below, with where it goes
 // and its unit; anything else is refused with its name and line.
-#include "fisrig/drive/config.h"
+#include "fisrig/ssd/config.h"
 
 #include <toml++/toml.h>
 
@@ -15,7 +15,7 @@
 #include <sstream>
 
 #ifndef FISRIG_PROFILE_DIR
-#define FISRIG_PROFILE_DIR "sim/drive/profiles"
+#define FISRIG_PROFILE_DIR "sim/ssd/profiles"
 #endif
 
 namespace fisrig::drive {

@@ -1,5 +1,8 @@
 // The simulated SATA SSD at transaction level: one ATA command in (its H2D fields and
-// the simulated time it arrived), its completion out with the time of every phase.
+// the simulated time it arrived), its completion out with the time of every phase. The
+// Drive is the SATA front end (the ATA command set, IDENTIFY, NCQ, SMART, logs and the
+// link's timing) over the SSD (sim/ssd: media, FTL, buffer, content, power), which it
+// calls through ssd.h alone.
 //
 // Commands are processed when submitted; their completions come back in completion
 // order through pop_completion(), which for NCQ is the drive's own out-of-order order.
@@ -12,37 +15,30 @@
 #include <random>
 #include <vector>
 
-#include "fisrig/drive/ata.h"
-#include "fisrig/drive/config.h"
-#include "fisrig/drive/completion_queue.h"
-#include "fisrig/drive/content_store.h"
-#include "fisrig/drive/ftl.h"
-#include "fisrig/drive/link_timing.h"
-#include "fisrig/drive/nand.h"
-#include "fisrig/drive/smart.h"
-#include "fisrig/drive/write_cache.h"
+#include "fisrig/sata/ata.h"
+#include "fisrig/sata/completion_queue.h"
+#include "fisrig/sata/link_timing.h"
+#include "fisrig/sata/smart.h"
+#include "fisrig/ssd/config.h"
+#include "fisrig/ssd/ssd.h"
 
 namespace fisrig::drive {
 
-// SATA Phy event counters (log 11h) and other things a test wants to know afterwards.
+// SATA Phy event counters (log 11h) and other things a test wants to know afterwards
+// (what moved and the power cuts: the SSD's, ssd().stats()).
 struct DriveStats {
   uint64_t commands = 0;
   uint64_t errors = 0;
   uint64_t ncq_errors = 0;
   uint64_t ncq_aborted = 0;
-  uint64_t sectors_read = 0;
-  uint64_t sectors_written = 0;
-  uint64_t sectors_trimmed = 0;
   uint64_t icrc_failures = 0;      // phy event 0x001
   uint64_t r_err_data = 0;         // 0x003/0x004
   uint64_t r_err_non_data = 0;     // 0x005
   uint64_t comresets = 0;          // 0x00A
   uint64_t link_drops = 0;         // the drive reset its port itself (link_drop_after_commands)
-  uint64_t power_cycles = 0;        // rails cut while on (power_off)
   uint64_t dropped_at_power_loss = 0;
   uint64_t ignored_while_off = 0;
   uint64_t ignored_while_hung = 0;
-  PowerLossReport last_power_loss;
 };
 
 // What log 10h says about the last NCQ error.
@@ -79,7 +75,7 @@ class Drive {
     link_.retire_before(t);
     const SimTime h2d = link_.fis_ns(fis_dwords::kRegH2D);
     uint32_t sent = 1;
-    if (chance(cfg_.faults.r_err_rate)) {
+    if (chance(cfg().faults.r_err_rate)) {
       ++stats_.r_err_non_data;
       ++sent;
     }
@@ -106,13 +102,10 @@ class Drive {
   void submit(const AtaCommand& cmd, SimTime t);
   // A hint that `cmd` comes next: starts loading the mapping entries it will touch, so
   // that a host with commands queued up overlaps their memory latency. Changes nothing.
-  void prefetch(const AtaCommand& cmd) const { prefetch_lba(cmd.lba); }
+  void prefetch(const AtaCommand& cmd) const { ssd_.prefetch_lba(cmd.lba); }
   // The same for a command at `lba`, for a host that has not built its AtaCommand yet.
   // Inline: the model target calls it for every command it starts.
-  void prefetch_lba(uint64_t lba) const {
-    lba &= 0xFFFFFFFFFFFFull;
-    if (lba < cfg_.user_sectors) pages_.prefetch(lba / ContentStore::kSectorsPerPage);  // mapping and content share the line
-  }
+  void prefetch_lba(uint64_t lba) const { ssd_.prefetch_lba(lba); }
   // The earliest pending completion; false when none is pending.
   bool pop_completion(Completion& out);
   SimTime next_completion_time() const;
@@ -141,15 +134,15 @@ class Drive {
   void log_data_fises(std::vector<DataFis>* log) { fis_log_ = log; }
 
   // Lets idle time pass up to t (background GC, idle flush).
-  void idle_until(SimTime t);
+  void idle_until(SimTime t) { ssd_.idle_until(t); }
   // Rails off at t: the volatile cache and every unfinished command are lost.
   void power_off(SimTime t);
   // Rails on at t: ready (OOB done, signature sent) at ready_at().
   void power_on(SimTime t);
   // COMRESET at t: outstanding commands are dropped, the cache survives.
   void comreset(SimTime t);
-  bool powered() const { return powered_; }
-  bool hung() const { return hung_; }
+  bool powered() const { return ssd_.powered(); }
+  bool hung() const { return ssd_.hung(); }
   SimTime ready_at() const { return ready_at_; }
   // When the drive dropped its link of itself (the link_drop_after_commands knob: a
   // firmware that resets its SATA port), kNever if it has not since the host last asked:
@@ -158,16 +151,10 @@ class Drive {
   SimTime link_drop_at() const { return link_drop_at_; }
   void link_drop_seen() { link_drop_at_ = kNever; }
 
-  // What the drive draws from its supply at t, in mA (its profile's power.*_ma): 0 without
-  // power; idle_ma and, per die, the NAND operation it runs at t (GC's at gc_ma). Asked
-  // at times that never go back, after the drive has been told of everything before t
-  // (idle_until(t)): as a power module samples it. Tracking starts at the first call
-  // (the NAND operations before it are not kept). 0 before a power_on's time too.
-  double current_ma(SimTime t);
-  // What the rig's current sense reads at t (the model's sampler, sim/device's current
-  // pins): the drive told of the time first (idle_until), then current_ma in whole mA,
-  // at most 65,535 (engine_if.h's 16-bit samples).
-  uint16_t sensed_ma(SimTime t);
+  // What the drive draws and what the rig's current sense reads at t: the SSD's
+  // (Ssd::current_ma, Ssd::sensed_ma).
+  double current_ma(SimTime t) { return ssd_.current_ma(t); }
+  uint16_t sensed_ma(SimTime t) { return ssd_.sensed_ma(t); }
 
   // The SATA speed the link came up at (1..3), which IDENTIFY word 77 reports; the device
   // side tells it at each link-up. Until then (and on the model target, whose link runs at
@@ -228,22 +215,19 @@ class Drive {
   bool smart_enabled() const { return smart_enabled_; }
   std::vector<uint8_t> read_log_page(uint8_t log, uint16_t page) const;  // empty if none
 
-  const DriveConfig& config() const { return cfg_; }
+  // The SSD behind the front end (its media, mapping, buffer, content and counters).
+  const Ssd& ssd() const { return ssd_; }
+  Ssd& ssd() { return ssd_; }
+  const DriveConfig& config() const { return ssd_.config(); }
+  FaultKnobs& faults() { return ssd_.faults(); }
   // The drive's own wire costs: its phase times are the ends of FISes booked with them.
   const LinkTiming& link_timing() const { return link_; }
-  FaultKnobs& faults() { return cfg_.faults; }
-  bool write_cache_enabled() const { return cache_enabled_; }
+  bool write_cache_enabled() const { return ssd_.write_cache_enabled(); }
   const DriveStats& stats() const { return stats_; }
-  const Ftl& ftl() const { return *ftl_; }
-  Ftl& ftl() { return *ftl_; }
-  const NandBackend& nand() const { return nand_; }
-  const ContentStore& content() const { return content_; }
-  const WriteCache& cache() const { return *cache_; }
   const NcqErrorLog& ncq_error_log() const { return ncq_log_; }
-  uint64_t user_sectors() const { return cfg_.user_sectors; }
-  // What it says it holds now (IDENTIFY, range checks): user_sectors, unless a power
-  // fault shrank it (PowerConfig::shrinks_to_8mib_after_cycles).
-  uint64_t visible_sectors() const { return visible_sectors_; }
+  uint64_t user_sectors() const { return ssd_.user_sectors(); }
+  // What it says it holds now (IDENTIFY, range checks): Ssd::visible_sectors.
+  uint64_t visible_sectors() const { return ssd_.visible_sectors(); }
 
  private:
   struct Ctx;  // one command being processed
@@ -267,7 +251,6 @@ class Drive {
   void push(const Completion& c);
   void raise_ncq_error(const Completion& failed);
   void reset_port(SimTime t);  // a COMRESET's effect: what is in flight dropped, ready 1 ms on
-  void secure_erase(Ctx& c);
   bool chance(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
   // A non-data FIS the device sends (the host answers R_OK: the fault knobs are the
   // device's, R_ERR on what it receives).
@@ -284,32 +267,20 @@ class Drive {
   // data phase is over): with that command's own SDB when it has one then (true), else alone.
   bool settle_deferred_sdb(Ctx& c);
 
-  DriveConfig cfg_;
-  NandBackend nand_;
-  PageTable pages_;  // before the FTL and the content store, which share it
-  std::unique_ptr<Ftl> ftl_;
-  std::unique_ptr<WriteCache> cache_;
-  ContentStore content_;
+  const DriveConfig& cfg() const { return ssd_.config(); }
+
+  Ssd ssd_;
   LinkTiming link_;
   std::mt19937_64 rng_;
 
-  bool powered_ = true;
-  bool hung_ = false;
-  bool cache_enabled_;
   bool security_enabled_ = false;
   bool erase_prepared_ = false;
   bool smart_enabled_ = true;  // kept across power cycles, as ACS-3 asks
   uint32_t link_gen_;
-  SimTime powered_ns_ = 0;     // power-on time of the periods before the current one
-  SimTime powered_since_ = 0;
   SimTime ready_at_ = 0;
   SimTime link_drop_at_ = kNever;
-  bool tracking_current_ = false;
   SimTime host_now_ = kNever;  // set by receive_h2d: commands then arrive after the host's now
-  SimTime cpu_free_ = 0;
   SimTime host_turnaround_ = 0;  // set_host_data_turnaround
-  SimTime last_activity_ = 0;
-  SimTime last_host_write_ = 0;
   // The end of the last data phase booked on the wire (its last Data FIS): SATA has one
   // open at a time, and a queued write's DMA Setup waits for it (do_write).
   SimTime data_phase_end_ = 0;
@@ -338,7 +309,6 @@ class Drive {
   DriveStats stats_;
   std::vector<DataFis>* fis_log_ = nullptr;
   std::vector<LinkTiming::Move> moves_;
-  uint64_t visible_sectors_ = cfg_.user_sectors;
   void log_fis(const Ctx& c, SimTime start, SimTime end, uint32_t dwords);
   // The Data FISes of `bytes` booked back to back as one reservation ending at `end`.
   void log_fises(const Ctx& c, SimTime end, uint64_t bytes);

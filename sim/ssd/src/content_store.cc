@@ -1,4 +1,4 @@
-#include "fisrig/drive/content_store.h"
+#include "fisrig/ssd/content_store.h"
 
 #include <cstring>
 
@@ -63,7 +63,7 @@ void ContentStore::fill(uint64_t lba, uint64_t n, uint32_t word) {
 }
 
 void ContentStore::write_literal(uint64_t lba, const uint8_t* bytes) {
-  std::memcpy(literal_[lba].data(), bytes, ata::kSectorBytes);
+  std::memcpy(literal_[lba].data(), bytes, kSectorBytes);
   set_sector(lba, kLiteralWord);
 }
 
@@ -75,11 +75,11 @@ const ContentStore::SectorBytes* ContentStore::literal(uint64_t lba) const {
 void ContentStore::read_bytes(uint64_t lba, uint8_t* out) const {
   uint32_t w = word(lba);
   if (w == kZeroWord) {
-    std::memset(out, 0, ata::kSectorBytes);
+    std::memset(out, 0, kSectorBytes);
   } else if (w == kLiteralWord) {
     const SectorBytes* b = literal(lba);
-    if (b) std::memcpy(out, b->data(), ata::kSectorBytes);
-    else std::memset(out, 0, ata::kSectorBytes);
+    if (b) std::memcpy(out, b->data(), kSectorBytes);
+    else std::memset(out, 0, kSectorBytes);
   } else {
     signature_bytes(w, lba, out);
   }
@@ -118,7 +118,7 @@ void ContentStore::clear() {
 }
 
 void signature_bytes(uint32_t word, uint64_t lba, uint8_t* out) {
-  for (uint32_t i = 0; i < ata::kSectorBytes; i += 16) {
+  for (uint32_t i = 0; i < kSectorBytes; i += 16) {
     std::memcpy(out + i, "FSRG", 4);
     std::memcpy(out + i + 4, &word, 4);
     std::memcpy(out + i + 8, &lba, 8);

@@ -1,4 +1,4 @@
-#include "fisrig/drive/ftl.h"
+#include "fisrig/ssd/ftl.h"
 
 
 #include <algorithm>

@@ -1,5 +1,5 @@
 // SMART attributes from the drive's counters, and the READ DATA / READ THRESHOLDS pages.
-#include "fisrig/drive/smart.h"
+#include "fisrig/sata/smart.h"
 
 #include <algorithm>
 

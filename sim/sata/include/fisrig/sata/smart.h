@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "fisrig/drive/sim_time.h"
+#include "fisrig/ssd/sim_time.h"
 
 extern "C" {
 #include "fisrig/ata.h"

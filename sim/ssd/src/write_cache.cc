@@ -1,4 +1,4 @@
-#include "fisrig/drive/write_cache.h"
+#include "fisrig/ssd/write_cache.h"
 
 #include <algorithm>
 #include <unordered_set>

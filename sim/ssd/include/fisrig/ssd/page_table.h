@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "fisrig/drive/huge_pages.h"
+#include "fisrig/ssd/huge_pages.h"
 
 namespace fisrig::drive {
 

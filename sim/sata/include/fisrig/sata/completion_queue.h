@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "fisrig/drive/ata.h"
+#include "fisrig/sata/ata.h"
 
 namespace fisrig::drive {
 

@@ -1,6 +1,6 @@
-#include "fisrig/drive/nand.h"
+#include "fisrig/ssd/nand.h"
 
-#include "mix64.h"
+#include "fisrig/ssd/mix64.h"
 
 #include <algorithm>
 #include <cmath>
