@@ -15,7 +15,7 @@ import tempfile
 
 from fisrig_bench import rig_sim
 from fisrig_hw.descriptor import (EV_POWER_CUT, EVENT_DATA, POWER_OFF_AT_EVENT, POWER_ON,
-                                  PROTO_POWER, RESULT_LINK_LOST, RESULT_OK, TICK_HZ)
+                                  Protocol, RESULT_LINK_LOST, RESULT_OK, TICK_HZ)
 
 TICK_NS = 1e9 / TICK_HZ
 PROFILE = "fast-1gb"
@@ -122,10 +122,10 @@ def power_cut_jitter(exe, runs=6):
         for i in range(k * 3):  # shifts everything that follows by a different amount
             s.ncq(True, 50_000 + 64 * i, 8 + 8 * k, 10 + i)
         s.wait()
-        s.desc(PROTO_POWER, POWER_OFF_AT_EVENT, user_tag=2, features=EVENT_DATA, count=1,
+        s.desc(Protocol.POWER, POWER_OFF_AT_EVENT, user_tag=2, features=EVENT_DATA, count=1,
                timeout_ticks=delay)
         s.ncq(True, 4096 * (k + 1), 64, 100)
-        s.wait().desc(PROTO_POWER, POWER_ON, user_tag=3).wait()
+        s.wait().desc(Protocol.POWER, POWER_ON, user_tag=3).wait()
         r = run(exe, s.trace(750_000, 1_000_000))
         cut = [e for e in r.events if e["slot"] == EV_POWER_CUT]
         write = r.commands[100]

@@ -12,6 +12,7 @@ import struct
 import numpy as np
 
 from fisrig_hw import contract as _c
+from fisrig_hw.descriptor import Protocol
 
 TICK_HZ = _c.FISRIG_TICK_HZ
 TICK_NS_NUM, TICK_NS_DEN = _c.FISRIG_TICK_NS_NUM, _c.FISRIG_TICK_NS_DEN  # a tick is NUM/DEN ns exactly
@@ -58,8 +59,9 @@ TRACE_OPS = {"R": _c.FISRIG_TRACE_READ, "W": _c.FISRIG_TRACE_WRITE, "T": _c.FISR
              "F": _c.FISRIG_TRACE_FLUSH}
 TRACE_ENTRY = _dtype("fisrig_trace_entry", {"reserved": "pad"})
 
-# enum fisrig_protocol / fisrig_data_source / fisrig_pattern, by the names plans use
-PROTO = {name: i for i, name in enumerate(_names("fisrig_protocol", "FISRIG_PROTO_"))}
+# enum fisrig_protocol (fisrig_hw.descriptor.Protocol), by the names plans use ("fpdma_in")
+PROTO = {p.name.lower(): p for p in Protocol}
+# enum fisrig_data_source / fisrig_pattern, by the names plans use
 DATA = {name: i for i, name in enumerate(_names("fisrig_data_source", "FISRIG_DATA_"))}
 PATTERN = {name: i for i, name in enumerate(_names("fisrig_pattern", "FISRIG_PATTERN_"))}
 # enum fisrig_power_op / fisrig_fis_event / fisrig_link_op

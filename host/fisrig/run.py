@@ -17,8 +17,8 @@ from fisrig import plan as plan_mod
 from fisrig import program_format as pf
 from fisrig.targets import drive_catalog
 from fisrig.compile import estimate as estimate_mod
-from fisrig.records import current, malloc_reuse, store as results
-from fisrig.report import fio_json, during_run as phase_work
+from fisrig.records import current, malloc_reuse, store
+from fisrig.report import fio_json, during_run
 from fisrig.analysis import phase_stats, power_verdicts, pts
 from fisrig import progress
 from fisrig.report import build as report
@@ -82,14 +82,14 @@ def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = No
 
 # What a run leaves in its directory; --force replaces these and nothing else.
 # run.json goes last: a --force killed while it removes leaves no records beside it.
-RUN_FILES = ("program.bin", results.RAW, results.PARQUET, results.PARQUET + ".tmp", results.SUMMARY,
+RUN_FILES = ("program.bin", store.RAW, store.PARQUET, store.PARQUET + ".tmp", store.SUMMARY,
              "console.log", pts.JSON, report.HTML, power_verdicts.VERDICTS, power_verdicts.CUTS,
              power_verdicts.POWER_JSON, current.CURRENT, current.CURRENT + ".tmp", current.WINDOWS,
-             results.RUN_JSON)
+             store.RUN_JSON)
 
 
 def _own(name: str) -> bool:
-    """A file a run writes: one of RUN_FILES, a chart, or one being written (results.write_json's)."""
+    """A file a run writes: one of RUN_FILES, a chart, or one being written (store.write_json's)."""
     if name in RUN_FILES or name.endswith(".png"):
         return True
     base, _, pid = name[1:].removesuffix(".tmp").rpartition(".")
@@ -104,7 +104,7 @@ def check_out(out: Path, force: bool) -> list[str]:
         raise InputError(f"--out {out}", "is a file, not a directory")
     held = sorted(p.name for p in out.iterdir() if p.name != run_dir_mod.LOCK) if out.is_dir() else []
     if held and not force:
-        what = "another run" if (out / results.RUN_JSON).exists() else f"{len(held)} files"
+        what = "another run" if (out / store.RUN_JSON).exists() else f"{len(held)} files"
         raise InputError(f"--out {out}", f"holds {what} ({', '.join(held[:4])}{', ...' if len(held) > 4 else ''}); "
                                          "choose another --out, or add --force to replace its results")
     return held
@@ -123,7 +123,7 @@ def claim_out(out: Path, force: bool) -> None:
     out = Path(out)
     held = set(check_out(out, force))
     try:
-        for name in sorted(held, key=lambda n: n == results.RUN_JSON):  # run.json last
+        for name in sorted(held, key=lambda n: n == store.RUN_JSON):  # run.json last
             if _own(name):
                 (out / name).unlink()
         out.mkdir(parents=True, exist_ok=True)
@@ -152,7 +152,7 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
     plan = p.plan
     meta = {
         "run_id": claim.run_id,
-        "schema_version": results.SCHEMA_VERSION, "fisrig_version": __version__,
+        "schema_version": store.SCHEMA_VERSION, "fisrig_version": __version__,
         "versions": {"fisrig": __version__, "engine_interface": pf.ENGINE_IF_VERSION,
                      "program_format": pf.PROGRAM_VERSION, "target": p.target_name},
         "started": int(time.time()), "target": p.target_name, "link_gen": p.target.link_gen,
@@ -170,19 +170,19 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
         "identify": p.ident,
         "estimate": dataclasses.asdict(p.estimate),
     }
-    results.write_json(out / results.RUN_JSON, meta)  # first: every file after it is this run's
+    store.write_json(out / store.RUN_JSON, meta)  # first: every file after it is this run's
     p.compiled.write(out / "program.bin")
-    stream = results.ParquetStream(out, dict(p.compiled.markers), work=phase_work.PhaseWork(
+    stream = store.ParquetStream(out, dict(p.compiled.markers), work=during_run.PhaseWork(
         meta, None if (free := memory_available()) is None else free // REPORT_BYTES_PER_RECORD), metadata=run_dir_mod.parquet_metadata(claim.run_id))
     sinks = RunSinks(progress=p.progress, records=stream, data_in=p.data_in, read_back=bool(p.compiled.power_loss),
                      records_expected=p.estimate.records_max)
     try:
-        outcome = p.target.run(out / "program.bin", out / results.RAW, sinks, quiet=quiet)
+        outcome = p.target.run(out / "program.bin", out / store.RAW, sinks, quiet=quiet)
     except BaseException as e:  # noqa: B902 - whatever stopped it, run.json says so, then it goes on up
         stream.abandon()  # `fisrig report` makes records.parquet from records.bin
         meta["status"] = "interrupted" if isinstance(e, KeyboardInterrupt) else "failed"
         meta["error"] = str(e) or type(e).__name__
-        results.write_json(out / results.RUN_JSON, meta)
+        store.write_json(out / store.RUN_JSON, meta)
         raise
     meta["status"] = outcome.status
     # The current sampler's records go to current.parquet, not records.parquet: run_state
@@ -190,7 +190,7 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
     meta["outcome"] = {**dataclasses.asdict(outcome), "current_records": stream.current.records}
     if outcome.status != "done":
         meta["error"] = outcome.error or outcome.status
-    results.write_json(out / results.RUN_JSON, meta)
+    store.write_json(out / store.RUN_JSON, meta)
     removal = finish_stream(out, stream, keep_raw)
     try:
         phases, plots = rebuild(out, keep_raw, stream.table,
@@ -214,14 +214,14 @@ def phase_goals(compiled) -> dict[str, dict]:
     return out
 
 
-def finish_stream(out: Path, stream: results.ParquetStream, keep_raw: bool) -> threading.Thread | None:
+def finish_stream(out: Path, stream: store.ParquetStream, keep_raw: bool) -> threading.Thread | None:
     """records.parquet as streamed during the run, checked against records.bin's count;
     records.bin goes unless kept (its name at once, its blocks on the thread returned). A
     stream that does not check is dropped with a line on stderr, and rebuild makes
     records.parquet from records.bin as for a run without one. The check reads back the
     report's columns when the report fits in memory (stream.table; rebuild takes it)."""
-    raw = out / results.RAW
-    raw_records = results.raw_count(raw)[0] if raw.exists() else 0
+    raw = out / store.RAW
+    raw_records = store.raw_count(raw)[0] if raw.exists() else 0
     if not raw_records:  # nothing recorded: rebuild says so, and what there is stays
         stream.abandon()
         return None
@@ -229,18 +229,18 @@ def finish_stream(out: Path, stream: results.ParquetStream, keep_raw: bool) -> t
         check_report_fits(out, raw_records)  # what the report will hold (stream.rows: its written row groups)
         columns = report.REPORT_COLUMNS
     except ReportTooLarge:  # rebuild says so; the check reads only what it checks
-        columns = results.CHECKED
+        columns = store.CHECKED
         if stream.work is not None:  # and what it kept goes
             stream.work.close()
             stream.work = None
     try:
         stream.finish(raw_records, columns)
-        if columns == results.CHECKED:  # not the report's: rebuild reads those, compacted, with this gone
+        if columns == store.CHECKED:  # not the report's: rebuild reads those, compacted, with this gone
             stream.table = None
         malloc_reuse.give_back()  # what the conversion kept: the report's arrays are mmap's
-    except results.ParquetCheckError as e:
+    except store.ParquetCheckError as e:
         stream.abandon()
-        print(f"fisrig: {e}; making it again from {results.RAW}", file=sys.stderr)
+        print(f"fisrig: {e}; making it again from {store.RAW}", file=sys.stderr)
         return None
     return None if keep_raw else remove_in_background(raw)
 
@@ -297,18 +297,18 @@ def memory_available() -> int | None:
 
 def compacted_need(parquet: Path, rows: int) -> int:
     """What the report of records.parquet's `rows` holds when it reads them compacted
-    (results.read_compact, as rebuild does): a phase that is one run of rows takes its
+    (store.read_compact, as rebuild does): a phase that is one run of rows takes its
     columns as views of the table's (REPORT_BYTES_ONE_RUN a record), a phase in a loop,
     its rows apart, gathers them (REPORT_BYTES_PER_RECORD)."""
     import pyarrow.parquet as pq
 
     from fisrig.analysis.arrays import command_runs
-    with results.reading_parquet(parquet):  # a damaged file: one line naming it
+    with store.reading_parquet(parquet):  # a damaged file: one line naming it
         t = pq.read_table(parquet, columns=["marker", "kind"])
-    marker, _ = results.codes(t, "marker")
-    kind, names = results.codes(t, "kind")
+    marker, _ = store.codes(t, "marker")
+    kind, names = store.codes(t, "kind")
     del t
-    starts, ends = command_runs(marker, kind == results.code_of(names, "command"))
+    starts, ends = command_runs(marker, kind == store.code_of(names, "command"))
     of = marker[starts]
     del marker, kind
     looped = np.bincount(of, minlength=int(of.max(initial=0)) + 1)[of] > 1  # the runs of a marker that has several
@@ -339,27 +339,27 @@ def rebuild(run_dir: Path, keep_raw: bool = True, table=None, ready: dict | None
     records.parquet is never replaced by one with fewer records (records.bin cut short);
     InputError for a directory that is not a run, a damaged file, or no records at all.
     Unless keep_raw, records.bin goes once records.parquet is made from it and read back
-    (results.write_parquet checks it), except while run.json says `running`: the target may
+    (store.write_parquet checks it), except while run.json says `running`: the target may
     still be writing it (or was killed, and then what is left is kept as it is)."""
     state = run_state.inspect(run_dir)
     meta = run_state.read_meta(run_dir)
-    parquet = run_dir / results.PARQUET
+    parquet = run_dir / store.PARQUET
     if not state.have:
         raise InputError(str(run_dir), f"no records to report (the run ended {state.line()})")
     if state.raw_records is not None and (
             state.parquet_rows is None or
-            ((run_dir / results.RAW).stat().st_mtime > parquet.stat().st_mtime and
+            ((run_dir / store.RAW).stat().st_mtime > parquet.stat().st_mtime and
              state.raw_records >= state.parquet_rows)):
         markers = meta.get("markers", {})
-        results.write_parquet(run_dir, {int(k): str(v) for k, v in markers.items() if str(k).isdigit()}
+        store.write_parquet(run_dir, {int(k): str(v) for k, v in markers.items() if str(k).isdigit()}
                               if isinstance(markers, dict) else {}, metadata=run_dir_mod.parquet_metadata(meta.get("run_id")))
         if not keep_raw and meta.get("status") != "running":
-            (run_dir / results.RAW).unlink()
+            (run_dir / store.RAW).unlink()
         table = ready = None  # the records.parquet just made is the one to report
     if table is None or table.column_names != list(report.REPORT_COLUMNS):
         import pyarrow.parquet as pq
         check_report_fits(run_dir, pq.ParquetFile(parquet).metadata.num_rows, parquet)
-        table = results.read_compact(parquet, report.REPORT_COLUMNS)
+        table = store.read_compact(parquet, report.REPORT_COLUMNS)
         ready = None
     phases = phase_stats.compute(table, meta, ready)  # one computation for summary.json and the headline
     # summary.json on a second thread while the plots are drawn (its work is numpy's, which
@@ -378,4 +378,4 @@ def write_summary(run_dir: Path, table, meta: dict, phases: list) -> None:
     summary["fisrig"].update(run_id=meta.get("run_id"), seed=meta.get("seed"))
     if sampled := current.summary(run_dir):
         summary["fisrig"]["current"] = sampled
-    results.write_json(run_dir / results.SUMMARY, summary)
+    store.write_json(run_dir / store.SUMMARY, summary)

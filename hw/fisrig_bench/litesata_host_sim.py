@@ -9,10 +9,9 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-import fisrig_hw
 from fisrig_hw import ROOT
 from fisrig_bench.rig_sim import _number, verilate
-from fisrig_hw.verilator import native_libs
+from fisrig_hw import native
 
 RUNNER = os.path.join(ROOT, "sim", "rtl", "litesata_host_runner.cpp")
 
@@ -26,12 +25,12 @@ def build(gen=3, datapath="litesata", native_build=None, out_dir=None):
     path. The Verilog is regenerated each time (seconds, in a fresh process: see
     litesata_host.py's __main__) and compared by hash with the last build's.
     datapath: see fisrig_bench.litesata_host.LiteSATAHost. native_build: the native build
-    it links (default fisrig_hw.native_build())."""
-    native_build = native_build or fisrig_hw.native_build()
+    it links (default fisrig_hw.native.native_build())."""
+    native_build = native_build or native.native_build()
     name = "litesata_host_gen{}".format(gen) + ("" if datapath == "litesata" else "_" + datapath)
     out_dir = out_dir or os.path.join(native_build, "rtl", name)
     os.makedirs(out_dir, exist_ok=True)
-    libs = native_libs(native_build, LiteSATAHostError)
+    libs = native.native_libs(native_build, LiteSATAHostError)
     verilog = os.path.join(out_dir, "litesata_host.v")
 
     def write():

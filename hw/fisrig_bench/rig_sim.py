@@ -15,10 +15,11 @@ from dataclasses import dataclass, field
 import fisrig_hw
 from fisrig_hw import ROOT, build_lock
 from fisrig_hw import contract as _c
-from fisrig_hw.verilator import MODEL_OPT_FAST, PGO_GENERATE, PGO_USE, VERILATOR_OPTIMIZE, native_libs
+from fisrig_hw import native
+from fisrig_hw.verilator import MODEL_OPT_FAST, PGO_GENERATE, PGO_USE, VERILATOR_OPTIMIZE
 from fisrig_hw.verilog import without_dates
 from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, EV_CURRENT, EV_POWER_CUT, FLAG_CHECK, LINK_WAIT_UP,
-                                  PROTO_FPDMA_IN, PROTO_FPDMA_OUT, PROTO_LINK, USER_TAG_EVENT,
+                                  Protocol, USER_TAG_EVENT,
                                   pack_desc, unpack_cpl, unpack_current, unpack_cut)
 
 RUNNER = os.path.join(ROOT, "sim", "rtl", "rig_core_runner.cpp")
@@ -38,15 +39,15 @@ class RigSimError(Exception):
 def build(native_build=None, out_dir=None, datapath="same_clock", gen=3):
     """Builds the runner once per source change; returns the executable's path. The
     Verilog is regenerated each time (seconds) and compared by hash with the last build.
-    native_build: the native build it links (default fisrig_hw.native_build()).
+    native_build: the native build it links (default fisrig_hw.native.native_build()).
     datapath, gen: the PHY datapath and the link's speed (fisrig_hw.phy.sim_phy.SimSATAPHY)."""
-    native_build = native_build or fisrig_hw.native_build()
+    native_build = native_build or native.native_build()
     from fisrig_hw.soc.rig_core import write_verilog
     default_dir = "rig_core" + ("" if datapath == "same_clock" else "_" + datapath) + \
         ("" if gen == 3 else "_gen{}".format(gen))
     out_dir = out_dir or os.path.join(native_build, "rtl", default_dir)
     os.makedirs(out_dir, exist_ok=True)
-    libs = native_libs(native_build, RigSimError)
+    libs = native.native_libs(native_build, RigSimError)
     # The default build (the rtl tests', scripts/bench_rtl.py's) is compiled with gcc's
     # profile of its own run; the other link speeds and datapaths run a few short tests.
     train = _train if (datapath, gen) == ("same_clock", 3) else None
@@ -167,7 +168,7 @@ class Script:
              data_word=0, check=False, compress_pct=100, device=0x40, **fields):
         """One descriptor; `sectors` goes in FEATURES for FPDMA commands, COUNT otherwise
         (as the ATA command set places it); any other H2D field by name."""
-        fields.setdefault("features" if protocol in (PROTO_FPDMA_IN, PROTO_FPDMA_OUT)
+        fields.setdefault("features" if protocol in (Protocol.FPDMA_IN, Protocol.FPDMA_OUT)
                           else "count", sectors)
         raw = pack_desc(protocol=protocol, command=command, user_tag=user_tag, lba=lba,
                         data_source=data_source, data_word=data_word, device=device,
@@ -178,7 +179,7 @@ class Script:
     def ncq(self, write, lba, sectors, user_tag, data_word=7, check=False,
             data_source=DATA_STAMP):
         """READ or WRITE FPDMA QUEUED with pattern data (checked on reads if asked)."""
-        return self.desc(PROTO_FPDMA_OUT if write else PROTO_FPDMA_IN,
+        return self.desc(Protocol.FPDMA_OUT if write else Protocol.FPDMA_IN,
                          WRITE_FPDMA_QUEUED if write else READ_FPDMA_QUEUED, user_tag=user_tag,
                          lba=lba, sectors=sectors, data_source=data_source,
                          data_word=data_word, check=check)
@@ -186,7 +187,7 @@ class Script:
     def link_up(self, user_tag):
         """As the firmware starts, and resumes after a COMRESET: wait for the link and the
         drive's signature, then for that descriptor's record."""
-        return self.desc(PROTO_LINK, LINK_WAIT_UP, user_tag=user_tag).wait()
+        return self.desc(Protocol.LINK, LINK_WAIT_UP, user_tag=user_tag).wait()
 
     def wait(self):
         self.lines.append("wait")

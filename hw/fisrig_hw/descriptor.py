@@ -3,6 +3,8 @@ its benches: firmware/core/include/fisrig/engine_if.h is the definition, and eve
 here comes from it through fisrig_hw.contract (generated from the headers by the C
 compiler; tests/host/test_contract.py fails when it is stale)."""
 
+from enum import IntEnum
+
 from fisrig_hw import contract as _c  # underscored: engine/sequencer.py star-imports this beside migen's C
 
 DESC_BITS = 8 * _c.SIZES["fisrig_cmd_desc"]
@@ -25,10 +27,9 @@ SLOTS = _c.FISRIG_ENGINE_SLOTS
 # A slot's timeout when its descriptor says 0 (engine_if.h says why 30 s).
 DEFAULT_TIMEOUT_TICKS = _c.FISRIG_DEFAULT_TIMEOUT_TICKS
 
-PROTO_NON_DATA, PROTO_PIO_IN, PROTO_PIO_OUT = _c.FISRIG_PROTO_NON_DATA, _c.FISRIG_PROTO_PIO_IN, _c.FISRIG_PROTO_PIO_OUT
-PROTO_DMA_IN, PROTO_DMA_OUT = _c.FISRIG_PROTO_DMA_IN, _c.FISRIG_PROTO_DMA_OUT
-PROTO_FPDMA_IN, PROTO_FPDMA_OUT = _c.FISRIG_PROTO_FPDMA_IN, _c.FISRIG_PROTO_FPDMA_OUT
-PROTO_POWER, PROTO_LINK = _c.FISRIG_PROTO_POWER, _c.FISRIG_PROTO_LINK
+# enum fisrig_protocol, one member a protocol (Protocol.FPDMA_IN); plans spell them in lower
+# case (program_format.PROTO).
+Protocol = IntEnum("Protocol", {m[len("FISRIG_PROTO_"):]: getattr(_c, m) for m in _c.ENUMS["fisrig_protocol"]})
 
 DATA_NONE, DATA_RAM, DATA_ZEROS = _c.FISRIG_DATA_NONE, _c.FISRIG_DATA_RAM, _c.FISRIG_DATA_ZEROS
 DATA_STAMP, DATA_LFSR = _c.FISRIG_DATA_STAMP, _c.FISRIG_DATA_LFSR

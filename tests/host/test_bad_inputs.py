@@ -162,15 +162,15 @@ def test_a_damaged_records_parquet_is_refused_naming_it(smoke_run, tmp_path, cap
     bit width larger than integer bit width", said without the file) is one line naming the
     file, exit 2, from `report` and `report --compare` (issue 58, section 6)."""
     import shutil
-    from fisrig.records import store as results
+    from fisrig.records import store
     runs = []
     for name in ("damaged", "whole"):
         d = tmp_path / name
         d.mkdir()
-        for f in (results.RUN_JSON, results.PARQUET):
+        for f in (store.RUN_JSON, store.PARQUET):
             shutil.copy(smoke_run.run_dir / f, d)
         runs.append(d)
-    parquet = runs[0] / results.PARQUET
+    parquet = runs[0] / store.PARQUET
     said = _damage_a_column(parquet, "lba")  # a delta-coded column every report reads
     want = "^" + re.escape(f"fisrig: {parquet}: not a readable Parquet file ({said})") + "$"
     refused(["report", runs[0]], capsys, want)

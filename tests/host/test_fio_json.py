@@ -168,7 +168,7 @@ def _latency_maps_value_by_value(lat):
 
 def test_from_values_in_order_the_same_percentiles_bins_and_latency_maps():
     """The report takes a phase's percentiles, json+ bins and latency_ns/us/ms maps from its
-    latencies sorted once (phase_rows.PhaseRows.sorted_latency): each the same as from the
+    latencies sorted once (arrays.PhaseRows.sorted_latency): each the same as from the
     values as they come (numpy's inverted_cdf, the per-value bucketing)."""
     from fisrig.analysis import arrays
     f = fisrig_fio_json

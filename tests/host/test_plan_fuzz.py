@@ -88,7 +88,7 @@ def test_generated_plans_raise_only_plan_errors(data):
 
 
 def test_huge_times_are_refused_not_overflowed():
-    """What the fuzzer found (2026-11-26): a float past 64 bits made infinity in ticks and an
+    """What the fuzzer found: a float past 64 bits made infinity in ticks and an
     OverflowError, not a PlanError."""
     for step in ({"do": "power_cut_at", "delay_us": 1.1984620899082106e+300},
                  {"do": "idle", "minutes": 1.9974368165136843e+298}):

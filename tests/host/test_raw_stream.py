@@ -9,7 +9,7 @@ import sys
 import pyarrow.parquet as pq
 import pytest
 
-from fisrig.records import store as results
+from fisrig.records import store
 from fisrig.run import rebuild
 
 
@@ -40,14 +40,14 @@ def test_records_bin_goes_once_the_parquet_file_reads_back(smoke_run, tmp_path):
 def test_a_parquet_file_that_does_not_read_back_keeps_records_bin(smoke_run, tmp_path, monkeypatch):
     d = copy_of(smoke_run, tmp_path / "run")
     calls = []
-    real = results._sums
+    real = store._sums
 
     def sums(table):  # the read-back (second call after the chunks) comes out different
         out = real(table)
         calls.append(table.num_rows)
-        return [v + 1 for v in out] if table.column_names == list(results.CHECKED) else out
-    monkeypatch.setattr(results, "_sums", sums)
-    with pytest.raises(results.ParquetCheckError, match="records.bin is kept"):
+        return [v + 1 for v in out] if table.column_names == list(store.CHECKED) else out
+    monkeypatch.setattr(store, "_sums", sums)
+    with pytest.raises(store.ParquetCheckError, match="records.bin is kept"):
         rebuild(d, keep_raw=False)
     assert (d / "records.bin").exists() and not (d / "records.parquet").exists()
     assert not (d / "records.parquet.tmp").exists()

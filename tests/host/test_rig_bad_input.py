@@ -9,7 +9,7 @@ gateware (`CASES`, `outcome_of`)."""
 import pytest
 
 from fisrig import program_format as pf
-from fisrig.records import store as results
+from fisrig.records import store
 from fisrig.targets import RunSinks, make_target
 
 CAPACITY = 1953120  # tiny-1gb's LBAs, as the program header says
@@ -53,7 +53,7 @@ def outcome_of(target_name: str, case: str, tmp_path) -> tuple:
     program, raw = tmp_path / "program.bin", tmp_path / "records.bin"
     program.write_bytes(pf.program(ops, CAPACITY))
     outcome = make_target(target_name, "tiny-1gb").run(program, raw, RunSinks(), quiet=True)
-    rec = results.read_raw(raw)
+    rec = store.read_raw(raw)
     kinds = [pf.RECORD_KINDS[k] for k in rec["kind"]]
     assert kinds[-1] == "end" and kinds.count("end") == 1, kinds  # one END, the last
     assert pf.VM_STATUS[rec["result"][-1]] == outcome.status  # it says what the outcome says

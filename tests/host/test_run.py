@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from fisrig import program_format as pf
-from fisrig.records import store as results
+from fisrig.records import store
 from fisrig.run import rebuild
 
 
@@ -39,7 +39,7 @@ def test_records_have_every_phase_timestamp(smoke_run):
 
 def test_run_json_says_what_ran(smoke_run):
     meta = json.loads((smoke_run.run_dir / "run.json").read_text())
-    assert meta["schema_version"] == results.SCHEMA_VERSION
+    assert meta["schema_version"] == store.SCHEMA_VERSION
     assert meta["target"] == "model" and meta["profile"] == "tiny-1gb"
     assert meta["identify"]["model"] == "fisrig SIM-T1 tiny"
     assert meta["identify"]["ncq_depth"] == 32
@@ -79,7 +79,7 @@ def test_report_from_a_run_killed_half_way(smoke_run, tmp_path):
     t = pq.read_table(d / "records.parquet")
     assert t.num_rows == 1000
     assert all(p.stat().st_size > 0 for p in plots)
-    whole = results.read_raw(smoke_run.run_dir / "records.bin")
+    whole = store.read_raw(smoke_run.run_dir / "records.bin")
     np.testing.assert_array_equal(t.column("lba").to_numpy(), whole["lba"][:1000])
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from fisrig import cli, plan
 from fisrig.compile import estimate
-from fisrig.records import store as results, run_state
+from fisrig.records import store, run_state
 from fisrig import program_format as pf
 from fisrig.compile import compile_plan
 from fisrig.errors import InputError
@@ -139,13 +139,13 @@ def test_a_report_that_would_not_fit_in_memory_is_refused_and_the_records_kept(t
     assert code == 3 and len(err.strip().splitlines()) == 1
     assert "records needs about" in err and "so it was not made; records.parquet holds every record" in err
     assert json.loads((out / "run.json").read_text())["status"] == "done"
-    rows = pq.ParquetFile(out / results.PARQUET).metadata.num_rows
+    rows = pq.ParquetFile(out / store.PARQUET).metadata.num_rows
     assert rows == run_state.inspect(out).parquet_rows and rows > 0
-    assert not (out / results.SUMMARY).exists() and not (out / results.RAW).exists()
+    assert not (out / store.SUMMARY).exists() and not (out / store.RAW).exists()
     monkeypatch.undo()
     code, _, err = fisrig(["report", out], capsys)
     assert code == 0, err
-    assert (out / results.SUMMARY).exists() and (out / "report.html").exists()
+    assert (out / store.SUMMARY).exists() and (out / "report.html").exists()
 
 
 def test_a_report_that_fits_only_read_compacted_is_made_so(smoke_run, tmp_path, monkeypatch, capsys):
@@ -155,19 +155,19 @@ def test_a_report_that_fits_only_read_compacted_is_made_so(smoke_run, tmp_path, 
     from fisrig import run as run_mod
     out = tmp_path / "run"
     shutil.copytree(smoke_run.run_dir, out)
-    (out / results.RAW).unlink()
-    rows = pq.ParquetFile(out / results.PARQUET).metadata.num_rows
-    compacted = run_mod.compacted_need(out / results.PARQUET, rows)
+    (out / store.RAW).unlink()
+    rows = pq.ParquetFile(out / store.PARQUET).metadata.num_rows
+    compacted = run_mod.compacted_need(out / store.PARQUET, rows)
     assert rows * run_mod.REPORT_BYTES_ONE_RUN <= compacted < rows * run_mod.REPORT_BYTES_PER_RECORD
-    before = json.loads((out / results.SUMMARY).read_text())
+    before = json.loads((out / store.SUMMARY).read_text())
     monkeypatch.setattr(run_mod, "memory_available", lambda: (compacted + rows * run_mod.REPORT_BYTES_PER_RECORD) // 2)
     code, _, err = fisrig(["report", out], capsys)
     assert code == 0, err
-    after = json.loads((out / results.SUMMARY).read_text())
+    after = json.loads((out / store.SUMMARY).read_text())
     assert after["jobs"] == before["jobs"]
     code, _, err = fisrig(["run", "smoke-tiny", "--out", tmp_path / "again", "-q"], capsys)  # and at a run's end
     assert code == 0, err
-    assert json.loads((tmp_path / "again" / results.SUMMARY).read_text())["jobs"] == before["jobs"]
+    assert json.loads((tmp_path / "again" / store.SUMMARY).read_text())["jobs"] == before["jobs"]
     monkeypatch.setattr(run_mod, "memory_available", lambda: compacted - 1)
     code, _, err = fisrig(["report", out], capsys)
     assert code == 3 and "so it was not made" in err
@@ -187,7 +187,7 @@ def test_help_lists_the_drives_profiles_and_fault_knobs(capsys):
 def test_records_bin_is_read_in_place(smoke_run):
     """The host never loads all of records.bin at once: it is memory-mapped and converted to
     Parquet a chunk at a time."""
-    rec = results.read_raw(smoke_run.run_dir / "records.bin")
+    rec = store.read_raw(smoke_run.run_dir / "records.bin")
     assert isinstance(rec, np.memmap)
 
 
@@ -230,11 +230,11 @@ def test_a_model_killed_by_the_file_size_limit_says_so_and_names_the_file(tmp_pa
     lines = r.stderr.splitlines()
     assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
     reason = (f"fisrig-model failed: killed by SIGXFSZ: a file it wrote reached the file size limit (`ulimit -f`) "
-              f"(writing {out / results.RAW}, {limit:,} bytes; the file size limit is {limit:,} bytes, `ulimit -f`)")
+              f"(writing {out / store.RAW}, {limit:,} bytes; the file size limit is {limit:,} bytes, `ulimit -f`)")
     assert lines[0] == f"fisrig: run failed: {reason}"
-    meta = json.loads((out / results.RUN_JSON).read_text())
+    meta = json.loads((out / store.RUN_JSON).read_text())
     assert meta["status"] == "failed" and meta["error"] == reason
-    assert (out / results.RAW).stat().st_size == limit
+    assert (out / store.RAW).stat().st_size == limit
     from fisrig.targets.native_tools import exit_text  # any signal by its name, never a bare negative code
     assert exit_text(-signal.SIGSEGV) == "killed by SIGSEGV: it crashed (a bug in it)"
     assert exit_text(-signal.SIGUSR1) == "killed by SIGUSR1" and exit_text(1) == "exit 1"

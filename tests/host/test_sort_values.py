@@ -1,4 +1,4 @@
-"""phase_rows.sort_values is np.sort's array (values and dtype), whatever the values: the
+"""arrays.sort_values is np.sort's array (values and dtype), whatever the values: the
 latencies it sorts for the percentiles, fio's bins and the latency chart must not move."""
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""phase_rows.take_rows is ChunkedArray.take for ascending rows, whatever the chunks: numeric
+"""arrays.take_rows is ChunkedArray.take for ascending rows, whatever the chunks: numeric
 columns (gathered by numpy), dictionary columns (taken chunk by chunk), rows at the chunks'
 edges, none at all."""
 import numpy as np

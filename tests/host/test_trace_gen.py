@@ -108,8 +108,7 @@ def test_deterministic_per_seed(kind):
 
 
 # The traces of seed 1 on CAP, byte for byte (program_format.TRACE_ENTRY): a reviewer who
-# reruns a plan with a later fisrig replays the trace that was published. Written by the
-# generators of 2026-12-01; the in-place rewrite of the next day gives the same bytes. A
+# reruns a plan with a later fisrig replays the trace that was published. A
 # change of numpy (pinned: its Generator's methods may change their draws between versions)
 # or of the generators that moves these is a new trace, and docs/traces.md must say so.
 PINNED = {"client": (1_176_903, "604b1fa3eca5b4608cac2d168c293f4d1bcebc753b69d0bbb5769782530428dc"),

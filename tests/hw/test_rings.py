@@ -7,7 +7,7 @@ from migen.sim import passive
 
 from litex.soc.interconnect import wishbone
 
-from fisrig_hw.descriptor import CPL_DWORDS, DATA_NONE, PROTO_NON_DATA, RESULT_LINK_LOST, \
+from fisrig_hw.descriptor import CPL_DWORDS, DATA_NONE, Protocol, RESULT_LINK_LOST, \
     RESULT_REFUSED, pack_desc, unpack_cpl
 from fisrig_hw.soc.rings import EngineRings
 
@@ -267,7 +267,7 @@ def test_real_engine_completes_through_the_rings():
     from fisrig_hw.engine import RawCommandEngine
     tb = TB(engine=RawCommandEngine())
     r = tb.rings
-    descs = [pack_desc(protocol=PROTO_NON_DATA, command=0xE7, data_source=DATA_NONE, user_tag=0x1234),
+    descs = [pack_desc(protocol=Protocol.NON_DATA, command=0xE7, data_source=DATA_NONE, user_tag=0x1234),
              pack_desc(protocol=15, user_tag=0x5678)]
     out = {}
 

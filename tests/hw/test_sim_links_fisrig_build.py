@@ -1,5 +1,5 @@
 """The simulations link the native build the host's targets use: FISRIG_BUILD's when set, read
-when they are called (fisrig_hw.native_build), as the host's targets read it. An rtl run with
+when they are called (fisrig_hw.native.native_build), as the host's targets read it. An rtl run with
 FISRIG_BUILD elsewhere once built its SoC there but linked this checkout's build/, so its
 device side was another build's than the model's."""
 import os

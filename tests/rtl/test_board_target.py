@@ -110,8 +110,7 @@ def test_the_board_target_gives_the_rtl_targets_records(runs):
         # after run). The resident firmware starts a plan when the host's GO reaches it, at no
         # set point of either end's 256-dword ALIGN period, so a short command's window may
         # hold a pair from the rig's side and one from the drive's: the second plan's PIO out
-        # (1,174 ns on rtl) took 1,186 and 1,200 ns in two runs of 2026-12-01, its first data
-        # dword 2 ticks later, its last 4 (the first plan's: 1,173 and 1,174).
+        # can take a pair from each end (docs/performance.md, "Line rate", has the runs).
         slow = [r for r in c.rows if r.what == "latency" and r.diff_pct > 2.0 and r.beyond(align_pairs=2)]
         assert not slow, c.table()
 

@@ -4,26 +4,17 @@ the limit) on the model target and on the gateware, where the firmware's VM draw
 every command on the SoC's VexRiscv.
 
 - The firmware keeps the link busy: the 4 KiB phases run within 3% of the link's ceiling FIS
-  by FIS (docs/rtl-engine.md; 136,120 reads and 134,771 writes a second). Before the
-  firmware's hot path was made to fit the CPU's caches it issued 62,700 a second, 46%.
+  by FIS (docs/rtl-engine.md).
 - Both targets send the same commands and get the same answers, matched in any completion
   order (at queue depth 32 two commands ending a few ticks apart may swap), and each
   phase's IOPS is within 2% of the gateware's.
 - Both hold the same queue: the model's engine takes a queued descriptor only when the
   gateware's would (no accept pending, no data phase open), so on this link-bound drive each
-  4 KiB phase holds a few commands on both, and its submit-to-status median is close
-  (measured 2026-11-28: writes QD 2.43 / 2.50 held, 15.2 / 15.4 us, the model sharing
-  SDBs as the device side does; reads 5.31 / 5.11, 43.3 / 36.6 us, model / rtl: about one
-  read in seven waits through a run of data phases for its H2D on both, docs/rtl-engine.md).
-  Before that rule the model held 31.8 and reported 235 us for the reads.
+  4 KiB phase holds a few commands on both, and its submit-to-status median is close.
 - The issue's goal, per-phase latency within 2%: held for every phase's median and p99 from
-  the H2D to the status (measured 2026-11-29: 4 KiB reads 29.77 / 29.63 us, p99 57.63 /
-  57.47; 4 KiB writes 14.80 / 15.01, 22.39 / 22.44; 128 KiB reads 1,109.38 / 1,109.38,
-  p99 1,994.95 / 1,995.19; 128 KiB writes 447.44 / 447.10; model / rtl), since a status
-  waits for company only behind a data phase of one Data FIS on both (the model had held
-  each other 128 KiB read's status a whole phase: 1,330.5 / 1,109.3 us; and both each
-  other 128 KiB write's, p99 671.2 / 671.1; docs/model-target.md, "Queue depth 32"); the
-  table is printed. Each phase's IOPS is within 0.14%.
+  the H2D to the status, since a status waits for company only behind a data phase of one
+  Data FIS on both (docs/model-target.md, "Queue depth 32"); the table is printed.
+  What was measured on the way, dated: docs/performance.md, "Line rate".
 - Issue 58, section 2: every figure a user publishes of each phase (IOPS, MB/s, and the
   latency from submit to status: mean, p50, p99, p99.9, max, as the headline and
   summary.json give them) within 2% of the gateware's (compare.Figure;

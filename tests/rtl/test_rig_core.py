@@ -58,8 +58,8 @@ def test_commands_behind_a_link_wait_go_once_the_link_is_up(rig_exe):
     """Descriptors sent right behind LINK WAIT_UP, before the link is up, wait for it
     instead of ending LINK_LOST (the host bridge can ring the doorbell that early)."""
     s = rig_sim.Script(max_cycles=20_000_000)
-    s.desc(PROTO_LINK, LINK_WAIT_UP, user_tag=1)
-    s.desc(PROTO_PIO_IN, IDENTIFY, user_tag=2, data_source=DATA_RAM)
+    s.desc(Protocol.LINK, LINK_WAIT_UP, user_tag=1)
+    s.desc(Protocol.PIO_IN, IDENTIFY, user_tag=2, data_source=DATA_RAM)
     queued(s, True, 0, 8, 3)
     run = run_rig(rig_exe, s.wait())
     assert run.returncode == 0, run.output
@@ -73,18 +73,18 @@ def test_commands_through_litesata_to_the_simulated_drive(rig_exe):
     """IDENTIFY into RAM, 32 queued STAMP writes and 32 queued checked reads, checked DMA
     reads (one with the right sequence, one with a wrong one), FLUSH: the whole path."""
     s = link_up()
-    s.desc(PROTO_PIO_IN, IDENTIFY, user_tag=10, data_source=DATA_RAM).wait()
+    s.desc(Protocol.PIO_IN, IDENTIFY, user_tag=10, data_source=DATA_RAM).wait()
     for i in range(32):
         queued(s, True, 1000 + 16 * i, 16, 100 + i, word=77)
     s.wait()
     for i in range(32):
         queued(s, False, 1000 + 16 * i, 16, 200 + i, word=77, check=True)
     s.wait()
-    s.desc(PROTO_DMA_IN, READ_DMA_EXT, user_tag=300, lba=1000, sectors=64, data_source=DATA_STAMP,
+    s.desc(Protocol.DMA_IN, READ_DMA_EXT, user_tag=300, lba=1000, sectors=64, data_source=DATA_STAMP,
            data_word=77, check=True)
-    s.desc(PROTO_DMA_IN, READ_DMA_EXT, user_tag=301, lba=1000, sectors=64, data_source=DATA_STAMP,
+    s.desc(Protocol.DMA_IN, READ_DMA_EXT, user_tag=301, lba=1000, sectors=64, data_source=DATA_STAMP,
            data_word=78, check=True)
-    s.desc(PROTO_NON_DATA, FLUSH_EXT, user_tag=400).dump(0, 128)
+    s.desc(Protocol.NON_DATA, FLUSH_EXT, user_tag=400).dump(0, 128)
     run = run_rig(rig_exe, s)
     assert run.returncode == 0, run.output
     recs = run.commands
@@ -114,12 +114,12 @@ def test_a_descriptor_with_data_past_the_ram_window_is_refused(rig_exe):
     (no H2D stamp); the same read one sector shorter and everything after them run."""
     end = 4 << 20
     s = link_up()
-    s.desc(PROTO_DMA_IN, READ_DMA_EXT, user_tag=1, lba=0, sectors=2, data_source=DATA_RAM, data_word=end - 512)
-    s.desc(PROTO_PIO_IN, IDENTIFY, user_tag=2, data_source=DATA_RAM, data_word=end)
+    s.desc(Protocol.DMA_IN, READ_DMA_EXT, user_tag=1, lba=0, sectors=2, data_source=DATA_RAM, data_word=end - 512)
+    s.desc(Protocol.PIO_IN, IDENTIFY, user_tag=2, data_source=DATA_RAM, data_word=end)
     s.ncq(True, 64, 8, 3, data_word=end - 1024, data_source=DATA_RAM)
     s.wait()
-    s.desc(PROTO_DMA_IN, READ_DMA_EXT, user_tag=4, lba=0, sectors=1, data_source=DATA_RAM, data_word=end - 512)
-    s.desc(PROTO_PIO_IN, IDENTIFY, user_tag=5, data_source=DATA_RAM, data_word=0)
+    s.desc(Protocol.DMA_IN, READ_DMA_EXT, user_tag=4, lba=0, sectors=1, data_source=DATA_RAM, data_word=end - 512)
+    s.desc(Protocol.PIO_IN, IDENTIFY, user_tag=5, data_source=DATA_RAM, data_word=0)
     run = run_rig(rig_exe, s)
     assert run.returncode == 0, run.output
     recs = run.commands
@@ -134,11 +134,11 @@ def test_power_cut_mid_ncq_writes_and_link_comes_back(rig_exe):
     """Rails cut 100 ticks after the 3rd Data FIS of eight queued 64-sector writes; POWER
     ON; the same LBAs read back checked."""
     s = link_up()
-    s.desc(PROTO_POWER, POWER_OFF_AT_EVENT, user_tag=2, features=EVENT_DATA, count=3,
+    s.desc(Protocol.POWER, POWER_OFF_AT_EVENT, user_tag=2, features=EVENT_DATA, count=3,
            timeout_ticks=100)
     for i in range(8):
         queued(s, True, 4096 + 64 * i, 64, 100 + i, word=5)
-    s.wait().desc(PROTO_POWER, POWER_ON, user_tag=3).wait()
+    s.wait().desc(Protocol.POWER, POWER_ON, user_tag=3).wait()
     for i in range(8):
         queued(s, False, 4096 + 64 * i, 64, 200 + i, word=5, check=True)
     run = run_rig(rig_exe, s)
@@ -182,10 +182,10 @@ def test_power_cut_at_a_time_falls_its_delay_after_the_arming(rig_exe):
     to the tick, with queued writes under way; the model target places it the same
     (tests/model/test_model.cc, CutAtATimeFallsItsDelayAfterTheArming)."""
     s = link_up()
-    s.desc(PROTO_POWER, POWER_OFF_AT_EVENT, user_tag=2, features=EVENT_TIME, timeout_ticks=30001)
+    s.desc(Protocol.POWER, POWER_OFF_AT_EVENT, user_tag=2, features=EVENT_TIME, timeout_ticks=30001)
     for i in range(8):
         queued(s, True, 4096 + 64 * i, 64, 100 + i, word=5)
-    s.wait().desc(PROTO_POWER, POWER_ON, user_tag=3).wait()
+    s.wait().desc(Protocol.POWER, POWER_ON, user_tag=3).wait()
     run = run_rig(rig_exe, s)
     assert run.returncode == 0, run.output
     cuts = [e for e in run.events if e["slot"] == EV_POWER_CUT]
@@ -207,13 +207,13 @@ def test_the_current_sampler_takes_every_period_from_its_start_to_its_stop(rig_e
     (ModelEngine.CurrentSamplerTakesEveryPeriodFromItsStart)."""
     period = 150
     s = link_up()
-    s.desc(PROTO_POWER, POWER_SAMPLE, user_tag=2, count=1, timeout_ticks=period).wait()
+    s.desc(Protocol.POWER, POWER_SAMPLE, user_tag=2, count=1, timeout_ticks=period).wait()
     for i in range(8):
         queued(s, True, 4096 + 64 * i, 64, 100 + i, word=5)
-    s.wait().desc(PROTO_NON_DATA, FLUSH_EXT, user_tag=3).wait()
-    s.desc(PROTO_POWER, POWER_OFF, user_tag=4).wait()
-    s.desc(PROTO_LINK, LINK_COMRESET, user_tag=6, timeout_ticks=3000).wait()  # 20 us unanswered
-    s.desc(PROTO_POWER, POWER_SAMPLE, user_tag=5, count=0).wait()
+    s.wait().desc(Protocol.NON_DATA, FLUSH_EXT, user_tag=3).wait()
+    s.desc(Protocol.POWER, POWER_OFF, user_tag=4).wait()
+    s.desc(Protocol.LINK, LINK_COMRESET, user_tag=6, timeout_ticks=3000).wait()  # 20 us unanswered
+    s.desc(Protocol.POWER, POWER_SAMPLE, user_tag=5, count=0).wait()
     run = run_rig(rig_exe, s)
     assert run.returncode == 0, run.output
     recs = current_records(run)
@@ -245,10 +245,10 @@ def test_a_record_port_held_full_loses_current_samples_and_says_so(rig_exe):
     ticks is exactly those, and no sample is made up."""
     period = 150
     s = link_up()
-    s.desc(PROTO_POWER, POWER_SAMPLE, user_tag=2, count=1, timeout_ticks=period).wait()
+    s.desc(Protocol.POWER, POWER_SAMPLE, user_tag=2, count=1, timeout_ticks=period).wait()
     s.hold_records(8 * CURRENT_SAMPLES * period)
-    s.desc(PROTO_LINK, LINK_WAIT_UP, user_tag=3).wait()
-    s.desc(PROTO_POWER, POWER_SAMPLE, user_tag=4, count=0).wait()
+    s.desc(Protocol.LINK, LINK_WAIT_UP, user_tag=3).wait()
+    s.desc(Protocol.POWER, POWER_SAMPLE, user_tag=4, count=0).wait()
     run = run_rig(rig_exe, s)
     assert run.returncode == 0, run.output
     recs = current_records(run)
@@ -278,9 +278,9 @@ def test_trim_then_read_zeros_queued_and_not(rig_exe):
         queued(s, True, 8192 + 64 * i, 64, 100 + i, word=9)
     s.wait()
     s.ram(0, trim_ranges([(8192, 256)])).ram(128, trim_ranges([(8192 + 256, 256)]))
-    s.desc(PROTO_DMA_OUT, DSM, user_tag=20, sectors=1, features=1, data_source=DATA_RAM,
+    s.desc(Protocol.DMA_OUT, DSM, user_tag=20, sectors=1, features=1, data_source=DATA_RAM,
            data_word=0).wait()
-    s.desc(PROTO_FPDMA_OUT, SEND_FPDMA, user_tag=21, sectors=1, aux=1, data_source=DATA_RAM,
+    s.desc(Protocol.FPDMA_OUT, SEND_FPDMA, user_tag=21, sectors=1, aux=1, data_source=DATA_RAM,
            data_word=512).wait()
     for i in range(12):
         zeros = i < 8
@@ -369,12 +369,12 @@ def test_drive_hang_times_out_and_comreset_recovers(rig_exe):
     TIMEOUT, the engine sends COMRESET, the link comes back and the drive answers again."""
     s = link_up()
     for i in range(6):
-        s.desc(PROTO_DMA_OUT, WRITE_DMA_EXT, user_tag=100 + i, lba=64 * i, sectors=8,
+        s.desc(Protocol.DMA_OUT, WRITE_DMA_EXT, user_tag=100 + i, lba=64 * i, sectors=8,
                data_source=DATA_STAMP, data_word=1, timeout_ticks=150_000)
         s.wait()
     # As the firmware does after a TIMEOUT record: wait for the link the COMRESET brings back.
     link_up(s, tag=200)
-    s.desc(PROTO_NON_DATA, FLUSH_EXT, user_tag=300).wait()  # programs NAND: over 1 ms
+    s.desc(Protocol.NON_DATA, FLUSH_EXT, user_tag=300).wait()  # programs NAND: over 1 ms
     run = run_rig(rig_exe, s, faults="hang_after_commands=5")
     assert run.returncode == 0, run.output
     recs = run.commands

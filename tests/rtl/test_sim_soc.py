@@ -80,12 +80,12 @@ def test_descriptors_through_the_rings(access):
     ram = console.mems["ring_ram"]
     assert io.csr_read("ctrl_scratch") == 0x12345678  # LiteX's reset value: the path works
     descs = [
-        pack_desc(protocol=PROTO_LINK, command=LINK_WAIT_UP, user_tag=1),
-        pack_desc(protocol=PROTO_PIO_IN, command=IDENTIFY, user_tag=2, device=0x40,
+        pack_desc(protocol=Protocol.LINK, command=LINK_WAIT_UP, user_tag=1),
+        pack_desc(protocol=Protocol.PIO_IN, command=IDENTIFY, user_tag=2, device=0x40,
                   data_source=DATA_RAM, data_word=0),
-        pack_desc(protocol=PROTO_DMA_OUT, command=WRITE_DMA_EXT, user_tag=3, device=0x40,
+        pack_desc(protocol=Protocol.DMA_OUT, command=WRITE_DMA_EXT, user_tag=3, device=0x40,
                   lba=4096, count=16, data_source=DATA_STAMP, data_word=11, compress_pct=100),
-        pack_desc(protocol=PROTO_DMA_IN, command=READ_DMA_EXT, user_tag=4, device=0x40,
+        pack_desc(protocol=Protocol.DMA_IN, command=READ_DMA_EXT, user_tag=4, device=0x40,
                   lba=4096, count=16, data_source=DATA_STAMP, data_word=11, compress_pct=100,
                   flags=FLAG_CHECK),
     ]
@@ -144,7 +144,7 @@ def test_descriptors_through_the_rings(access):
     io.csr_write("rig_power_arm", 1)
     assert io.csr_read("rig_power_armed") == 1
     io.write_bytes(ram + SQ + 32 * len(descs), pack_desc(
-        protocol=PROTO_DMA_OUT, command=WRITE_DMA_EXT, user_tag=5, device=0x40, lba=8192,
+        protocol=Protocol.DMA_OUT, command=WRITE_DMA_EXT, user_tag=5, device=0x40, lba=8192,
         count=64, data_source=DATA_STAMP, data_word=12))
     io.csr_write("rings_sq_tail", len(descs) + 1)
     wait_records(taken + 2)

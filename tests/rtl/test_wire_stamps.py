@@ -20,10 +20,10 @@ def script(gap):
     s = link_up(rig_sim.Script(max_cycles=3_000_000))
     if gap:
         s.ram_write_gap(gap)
-    s.desc(PROTO_PIO_IN, IDENTIFY, user_tag=10, data_source=DATA_RAM).wait()
-    s.desc(PROTO_DMA_OUT, WRITE_DMA_EXT, user_tag=11, lba=64, sectors=40, data_source=DATA_STAMP,
+    s.desc(Protocol.PIO_IN, IDENTIFY, user_tag=10, data_source=DATA_RAM).wait()
+    s.desc(Protocol.DMA_OUT, WRITE_DMA_EXT, user_tag=11, lba=64, sectors=40, data_source=DATA_STAMP,
            data_word=5).wait()
-    s.desc(PROTO_DMA_IN, READ_DMA_EXT, user_tag=12, lba=64, sectors=40, data_source=DATA_RAM).wait()
+    s.desc(Protocol.DMA_IN, READ_DMA_EXT, user_tag=12, lba=64, sectors=40, data_source=DATA_RAM).wait()
     queued(s, True, 256, 24, 13, word=6)
     queued(s, True, 512, 8, 14, word=6)
     s.wait()

@@ -157,7 +157,7 @@ class PhaseRows:
         return self._memo(name, lambda: self._column(name).to_numpy())
 
     def _memo(self, key: str, make) -> np.ndarray:
-        """make() once: two threads that ask at once (phase_work's) wait for one making."""
+        """make() once: two threads that ask at once (report.during_run's) wait for one making."""
         if key not in self._cache:
             with self._locks.setdefault(key, threading.Lock()):
                 if key not in self._cache:
@@ -290,7 +290,7 @@ def percentiles(lat_ns: np.ndarray, pcts=PERCENTILES, ordered: bool = False) -> 
     """Latency percentiles keyed as fio keys them ("99.900000"). Each is a latency some
     command had (the inverted CDF, never a value between two commands'): numpy's
     inverted_cdf ranks (n q - 1, up to the next whole rank unless it is one), looked up in
-    the values sorted (`ordered`: they are already, as phase_rows' sorted_latency gives
+    the values sorted (`ordered`: they are already, as PhaseRows.sorted_latency gives
     them). The headline and summary.json both take theirs from here."""
     if not len(lat_ns):
         return {}

@@ -54,7 +54,7 @@ def queue_depth_held(t0: np.ndarray, t1: np.ndarray, depth: np.ndarray | None = 
     The mean is the integral of the depth over the span, and that integral is the sum of
     the commands' times in flight. The maximum is reached just after a submit: the depth
     then is the submits so far minus the statuses at or before that time (`depth`, when
-    phase_rows has it already: phase_rows.depth_after_submits)."""
+    arrays.PhaseRows has it already: arrays.depth_after_submits)."""
     if not len(t0):
         return 0.0, 0
     span = int(t1.max()) - int(t0.min())
@@ -131,12 +131,12 @@ class PhaseStats:
     slowest: list[dict] = field(default_factory=list)
     # A phase the run's stop cut short: its commands (or seconds) done and asked (mark_partial).
     partial: dict | None = None
-    # The phase's records (phase_rows), for summary.json and the plots to read without
+    # The phase's records (arrays.PhaseRows), for summary.json and the plots to read without
     # taking them out of the run's records again.
     rows: PhaseRows | None = field(default=None, repr=False, compare=False)
     _percentiles: dict | None = field(default=None, repr=False, compare=False)
     # summary.json's job of the phase but for its place in the run (fio_json.job_body), when
-    # made before summary.json is (phase_work: while the run ran).
+    # made before summary.json is (report.during_run: while the run ran).
     fio_job: dict | None = field(default=None, repr=False, compare=False)
     # The latencies plots.plot_latency draws (plots.latency_curve), made once.
     latency_curve_ns: np.ndarray | None = field(default=None, repr=False, compare=False)
@@ -171,7 +171,7 @@ class PhaseStats:
 
     def latency_percentiles(self) -> dict[str, int]:
         # Once: the headline, summary.json and report.html each ask; from the phase's one sort of
-        # its latencies (phase_rows' sorted_latency) when its records are there.
+        # its latencies (PhaseRows.sorted_latency) when its records are there.
         if self._percentiles is None:
             self._percentiles = (percentiles(self.rows.sorted_latency(self.rows.ok), HEADLINE_PERCENTILES, ordered=True)
                                  if self.rows is not None else percentiles(self.latency_ns, HEADLINE_PERCENTILES))
@@ -341,12 +341,12 @@ def mark_partial(phases: list[PhaseStats], meta: dict, rows: int | None = None) 
 
 def compute(table: pa.Table, meta: dict, ready: dict | None = None) -> list[PhaseStats]:
     """Every phase that issued commands, in the order it first appears in the records.
-    `ready`: phases computed already (phase_work: while the run ran), by (label, first row,
+    `ready`: phases computed already (report.during_run: while the run ran), by (label, first row,
     row after the last) of `table`; a phase is taken from there only when it is that one
     run of rows here, else it is computed again."""
     plan = plan_phases(meta)
     out = []
-    for r in split(table):  # each phase's records (phase_rows: taken out once, for every reader)
+    for r in split(table):  # each phase's records (arrays.PhaseRows: taken out once, for every reader)
         done = (ready or {}).get((r.label, r.sel.start, r.sel.stop)) if isinstance(r.sel, slice) else None
         out.append(done if done is not None else compute_phase(r, plan.get(r.label, PlanPhase()), bool(plan)))
     mark_partial(out, meta, table.num_rows)

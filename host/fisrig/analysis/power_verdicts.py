@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from fisrig.sata import ata
 from fisrig import program_format as pf
-from fisrig.records import store as results
+from fisrig.records import store
 
 VERDICTS = "verdicts.parquet"
 CUTS = "cuts.parquet"
@@ -111,22 +111,22 @@ class Rows:
 
 
 def read_rows(run_dir: Path, labels: list[str]) -> Rows:
-    path = run_dir / results.PARQUET
-    with results.reading_parquet(path):  # a damaged file: InputError naming it
+    path = run_dir / store.PARQUET
+    with store.reading_parquet(path):  # a damaged file: InputError naming it
         t = pq.read_table(path, columns=COLUMNS)
-    marker, names = results.codes(t, "marker")
-    kind, kinds = results.codes(t, "kind")
+    marker, names = store.codes(t, "marker")
+    kind, kinds = store.codes(t, "kind")
     seq = t.column("seq").combine_chunks().fill_null(0).to_numpy(zero_copy_only=False)
     lba, lbas = t.column("lba").to_numpy(), t.column("lbas").to_numpy()
-    write = (kind == results.code_of(kinds, "command")) & (seq > 0)
+    write = (kind == store.code_of(kinds, "command")) & (seq > 0)
     order = np.argsort(seq[write], kind="stable")
     known = (seq[write][order], lba[write][order], lbas[write][order])
     # The run's END record carries the last phase's marker: not a row of a step.
-    keep = np.isin(marker, [names.index(l) for l in labels if l in names]) & (kind != results.code_of(kinds, "end"))
+    keep = np.isin(marker, [names.index(l) for l in labels if l in names]) & (kind != store.code_of(kinds, "end"))
     cols = {"marker": np.array(names, dtype=object)[marker[keep]]}
     for c in COLUMNS[1:]:
         if c in ("kind", "result"):
-            codes, vals = results.codes(t, c)
+            codes, vals = store.codes(t, c)
             cols[c] = np.array(vals, dtype=object)[codes[keep]]
         else:
             cols[c] = t.column(c).combine_chunks().fill_null(0).to_numpy(zero_copy_only=False)[keep]

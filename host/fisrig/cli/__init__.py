@@ -12,7 +12,7 @@ from fisrig.targets import drive_catalog
 from fisrig.report import power as power_report
 from fisrig import progress
 from fisrig.analysis import pts
-from fisrig.records import store as results
+from fisrig.records import store
 from fisrig import plan as plan_mod
 from fisrig import traces as trace_mod
 from fisrig.traces import generate as trace_gen
@@ -361,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
     except (InputError, TargetUnavailable) as e:
         print(f"fisrig: {_one_line(e)}", file=sys.stderr)
         return 2
-    except results.ParquetCheckError as e:
+    except store.ParquetCheckError as e:
         print(f"fisrig: {_one_line(e)}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:

@@ -10,7 +10,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from fisrig.records import store as results
+from fisrig.records import store
 from fisrig.errors import InputError
 from fisrig.records.run_dir import PARQUET_KEY
 
@@ -47,7 +47,7 @@ class RunState:
 
 def read_meta(run_dir: Path) -> dict:
     """run.json, or {} when there is none; InputError naming its line when it is not JSON."""
-    path = run_dir / results.RUN_JSON
+    path = run_dir / store.RUN_JSON
     if not path.exists():
         return {}
     try:
@@ -67,7 +67,7 @@ def parquet_footer(path: Path) -> tuple[int | None, str | None]:
     if not path.exists():
         return None, None
     import pyarrow.parquet as pq
-    with results.reading_parquet(path):  # a damaged file: InputError naming it
+    with store.reading_parquet(path):  # a damaged file: InputError naming it
         md = pq.ParquetFile(path).metadata
     rid = (md.metadata or {}).get(PARQUET_KEY)
     return md.num_rows, rid.decode() if rid else None
@@ -80,15 +80,15 @@ def inspect(run_dir: Path) -> RunState:
     if not run_dir.is_dir():
         raise InputError(str(run_dir), "not a directory" if run_dir.exists() else "no such run directory")
     meta = read_meta(run_dir)
-    raw = run_dir / results.RAW
-    n, torn = results.raw_count(raw) if raw.exists() else (None, 0)
-    rows, parquet_id = parquet_footer(run_dir / results.PARQUET)
+    raw = run_dir / store.RAW
+    n, torn = store.raw_count(raw) if raw.exists() else (None, 0)
+    rows, parquet_id = parquet_footer(run_dir / store.PARQUET)
     if not meta and n is None and rows is None:
         raise InputError(str(run_dir), "not a run directory (no run.json, records.bin or records.parquet)")
     # Its files all one run's: run.json and the footer as read above, summary.json to read.
-    read = {results.RUN_JSON: meta.get("run_id")} if meta else {}
+    read = {store.RUN_JSON: meta.get("run_id")} if meta else {}
     if rows is not None:
-        read[results.PARQUET] = parquet_id
+        read[store.PARQUET] = parquet_id
     check_one_run(run_dir, read)
     status = meta.get("status", "unknown")
     outcome = meta.get("outcome") if isinstance(meta.get("outcome"), dict) else {}
@@ -106,7 +106,7 @@ def ids(run_dir: Path, read: dict[str, str | None] | None = None) -> dict[str, s
     caller has read already (inspect), not read again."""
     run_dir = Path(run_dir)
     out: dict[str, str | None] = dict(read or {})
-    for name in (results.RUN_JSON, results.SUMMARY):
+    for name in (store.RUN_JSON, store.SUMMARY):
         path = run_dir / name
         if name in out or not path.exists():
             continue
@@ -114,10 +114,10 @@ def ids(run_dir: Path, read: dict[str, str | None] | None = None) -> dict[str, s
             data = json.loads(path.read_bytes())
         except (ValueError, OSError):
             continue  # a damaged file is refused where it is read, with its own line
-        block = data.get("fisrig") if name == results.SUMMARY and isinstance(data, dict) else data
+        block = data.get("fisrig") if name == store.SUMMARY and isinstance(data, dict) else data
         out[name] = block.get("run_id") if isinstance(block, dict) else None
-    parquet = run_dir / results.PARQUET
-    if results.PARQUET not in out and parquet.exists():
+    parquet = run_dir / store.PARQUET
+    if store.PARQUET not in out and parquet.exists():
         import pyarrow.parquet as pq
         try:
             meta = pq.read_schema(parquet).metadata or {}
@@ -125,8 +125,8 @@ def ids(run_dir: Path, read: dict[str, str | None] | None = None) -> dict[str, s
             meta = None
         if meta is not None:
             raw = meta.get(PARQUET_KEY)
-            out[results.PARQUET] = raw.decode() if raw else None
-    return {name: out[name] for name in (results.RUN_JSON, results.SUMMARY, results.PARQUET) if name in out}
+            out[store.PARQUET] = raw.decode() if raw else None
+    return {name: out[name] for name in (store.RUN_JSON, store.SUMMARY, store.PARQUET) if name in out}
 
 
 def check_one_run(run_dir: Path, read: dict[str, str | None] | None = None) -> str | None:

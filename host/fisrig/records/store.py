@@ -173,7 +173,7 @@ class ParquetStream:
 
     def __init__(self, run_dir: Path, markers: dict[int, str], chunk: int = 1 << 20, work=None,
                  metadata: dict[bytes, bytes] | None = None):
-        """work: a phase_work.PhaseWork, handed each row group written; a long phase's last
+        """work: a during_run.PhaseWork, handed each row group written; a long phase's last
         row group is then written as soon as its records end, not when the group is full,
         and finish() takes the report's columns from it rather than from the file.
         metadata: the file's key-value metadata (the run's id: run_dir.parquet_metadata)."""

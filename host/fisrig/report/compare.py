@@ -63,7 +63,7 @@ import pyarrow.parquet as pq
 
 from fisrig import program_format as pf
 from fisrig.analysis import phase_stats
-from fisrig.records import store as results, run_state
+from fisrig.records import store, run_state
 from fisrig.errors import InputError
 from fisrig.analysis.arrays import percentiles
 from fisrig.records.store import PARQUET, codes, code_of
@@ -373,7 +373,7 @@ def _table(run_dir: Path) -> pa.Table:
     path = Path(run_dir) / PARQUET
     if not path.is_file():
         raise InputError(str(run_dir), f"no {PARQUET} (not a finished run: `fisrig report` makes it from records.bin)")
-    with results.reading_parquet(path):  # a damaged file: one line naming it
+    with store.reading_parquet(path):  # a damaged file: one line naming it
         return pq.read_table(path)
 
 

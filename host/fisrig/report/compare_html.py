@@ -15,7 +15,7 @@ from pathlib import Path
 
 from fisrig.report import html as html_report, plots
 from fisrig.analysis import phase_stats
-from fisrig.records import store as results, run_state
+from fisrig.records import store, run_state
 from fisrig.errors import InputError
 
 HTML = "compare.html"
@@ -42,13 +42,13 @@ def load(run_dir: Path) -> Run:
     it is not a run, has no records.parquet, or that file cannot be read."""
     run_dir = Path(run_dir)
     state = run_state.inspect(run_dir)  # not a directory, not a run, damaged run.json or Parquet
-    parquet = run_dir / results.PARQUET
+    parquet = run_dir / store.PARQUET
     if state.parquet_rows is None:
-        raise InputError(str(run_dir), f"has no {results.PARQUET} to compare"
-                         + (f" (`fisrig report {run_dir}` makes it from {results.RAW})" if state.raw_records else ""))
+        raise InputError(str(run_dir), f"has no {store.PARQUET} to compare"
+                         + (f" (`fisrig report {run_dir}` makes it from {store.RAW})" if state.raw_records else ""))
     meta = run_state.read_meta(run_dir)
-    # Views, not copies, for the phases; a damaged file: InputError naming it (results.reading_parquet).
-    table = results.read_compact(parquet, phase_stats.COLUMNS)
+    # Views, not copies, for the phases; a damaged file: InputError naming it (store.reading_parquet).
+    table = store.read_compact(parquet, phase_stats.COLUMNS)
     phases = phase_stats.compute(table, meta)
     for p in phases:  # what the charts read of a phase's records, and nothing else
         p.latency_percentiles()  # these two from the records' sort, kept on the phase

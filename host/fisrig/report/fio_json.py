@@ -177,7 +177,7 @@ _DEPTH_EDGES = [2, 4, 8, 16, 32, 64]
 def _depth_levels(rows, io: np.ndarray) -> np.ndarray:
     """fio's iodepth_level counts ("1", "2", ..., ">=64") of the `io` commands: each
     command's queue depth as it was submitted, itself included (fio's cur_depth, at least
-    1), from phase_rows' depth after each submit (in submit order: when every command is
+    1), from arrays.PhaseRows.depth after each submit (in submit order: when every command is
     an io, which command had which depth does not change the counts)."""
     depth = rows.depth()
     if not io.all():
@@ -252,7 +252,7 @@ def _job_options(name: str, dirs: dict, sizes: tuple[np.ndarray, np.ndarray], io
 
 def job_body(pc, qd_asked: int | None, sequential: bool, engine: str) -> dict:
     """A phase's fio job, from "job options" on: all of it but its name, place and error
-    count (fio_summary's). pc: its records (phase_rows.PhaseRows); qd_asked: the queue
+    count (fio_summary's). pc: its records (arrays.PhaseRows); qd_asked: the queue
     depth its plan asked for (phase_stats.qd_asked), else the most it held is its iodepth."""
     from fisrig.analysis.arrays import OP_FLUSH, OP_READ, OP_TRIM, OP_WRITE, masked
     ok, pop = pc.ok, pc.op

@@ -256,7 +256,7 @@ CURVE_Q = 1 - np.logspace(0, -5, 200)
 
 
 def latency_curve(p) -> np.ndarray:
-    """A phase's latencies (ns) at CURVE_Q, made once (phase_work makes them while the run
+    """A phase's latencies (ns) at CURVE_Q, made once (report.during_run makes them while the run
     runs). The inverted CDF, as summary.json's percentiles: the latency of the command at
     rank ceil(n q). One sort and 200 lookups, where np.quantile's 200 selections took 1.3 s
     of each 16 M-command phase of the main job."""

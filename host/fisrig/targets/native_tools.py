@@ -55,8 +55,8 @@ def failed_text(tool: str, code: int, stderr: str, writing: list[Path]) -> str:
 
 
 def build_dir() -> Path:
-    """The native build the targets run (fisrig_hw.native_build: FISRIG_BUILD's or build/)."""
-    from fisrig_hw import native_build
+    """The native build the targets run (fisrig_hw.native.native_build: FISRIG_BUILD's or build/)."""
+    from fisrig_hw.native import native_build
     return Path(native_build())
 
 

@@ -5,8 +5,7 @@ fisrig_desc_ram_bytes)."""
 
 from migen import *
 
-from fisrig_hw.descriptor import (DATA_RAM, PIN_P3, POWER_SAMPLE, POWER_STAGE, PROTO_DMA_IN, PROTO_DMA_OUT,
-                                  PROTO_FPDMA_IN, PROTO_FPDMA_OUT, PROTO_PIO_IN, PROTO_PIO_OUT, desc_field)
+from fisrig_hw.descriptor import (DATA_RAM, PIN_P3, POWER_SAMPLE, POWER_STAGE, Protocol, desc_field)
 
 
 def stage_ok(desc):
@@ -30,12 +29,12 @@ def outside_window(desc, data_bytes):
     sectors, outside = Signal(17, name="in_sectors"), Signal(name="outside_window")
     logic = [
         Case(protocol, {
-            PROTO_DMA_IN: sectors.eq(Mux(count == 0, 1 << 16, count)),
-            PROTO_DMA_OUT: sectors.eq(Mux(count == 0, 1 << 16, count)),
-            PROTO_FPDMA_IN: sectors.eq(Mux(features == 0, 1 << 16, features)),
-            PROTO_FPDMA_OUT: sectors.eq(Mux(features == 0, 1 << 16, features)),
-            PROTO_PIO_IN: sectors.eq(Mux(count == 0, 1, count)),
-            PROTO_PIO_OUT: sectors.eq(Mux(count == 0, 1, count)),
+            Protocol.DMA_IN: sectors.eq(Mux(count == 0, 1 << 16, count)),
+            Protocol.DMA_OUT: sectors.eq(Mux(count == 0, 1 << 16, count)),
+            Protocol.FPDMA_IN: sectors.eq(Mux(features == 0, 1 << 16, features)),
+            Protocol.FPDMA_OUT: sectors.eq(Mux(features == 0, 1 << 16, features)),
+            Protocol.PIO_IN: sectors.eq(Mux(count == 0, 1, count)),
+            Protocol.PIO_OUT: sectors.eq(Mux(count == 0, 1, count)),
             "default": sectors.eq(0),
         }),
         outside.eq((desc_field(desc, "data_source") == DATA_RAM) & (data_bytes != 0) &

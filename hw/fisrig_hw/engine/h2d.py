@@ -6,7 +6,7 @@ from migen import *
 
 from fisrig_hw import contract as _c
 from fisrig_hw.engine import fis
-from fisrig_hw.descriptor import PROTO_FPDMA_IN, PROTO_FPDMA_OUT, desc_field
+from fisrig_hw.descriptor import Protocol, desc_field
 
 H2D_DWORDS = 5
 READ_LOG_EXT, LOG_NCQ_ERROR = _c.FISRIG_ATA_READ_LOG_EXT, _c.FISRIG_LOG_NCQ_ERROR
@@ -20,7 +20,7 @@ def h2d_dword(out, idx, recovery, desc, tag):
     features = desc_field(desc, "features")
     lba = desc_field(desc, "lba")
     protocol = desc_field(desc, "protocol")
-    fpdma = (protocol == PROTO_FPDMA_IN) | (protocol == PROTO_FPDMA_OUT)
+    fpdma = (protocol == Protocol.FPDMA_IN) | (protocol == Protocol.FPDMA_OUT)
     count_tagged = Signal(16)
     return If(recovery,
         Case(idx, {

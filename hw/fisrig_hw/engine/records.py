@@ -14,8 +14,8 @@ from migen import *
 
 from litex.soc.interconnect import stream
 
-from fisrig_hw.descriptor import (CPL_DWORDS, CURRENT_FIELDS, CURRENT_SAMPLES, CUT_MASKS, CUT_TRIGGER, EV_CURRENT, EV_LINK_DOWN, EV_POWER_CUT, PH_H2D, PROTO_DMA_IN, PROTO_DMA_OUT,
-                                  PROTO_FPDMA_IN, SLOTS, PROTO_FPDMA_OUT, RESULT_CHECK_FAILED, RESULT_DATA_CRC,
+from fisrig_hw.descriptor import (CPL_DWORDS, CURRENT_FIELDS, CURRENT_SAMPLES, CUT_MASKS, CUT_TRIGGER, EV_CURRENT, EV_LINK_DOWN, EV_POWER_CUT, PH_H2D, Protocol,
+                                  SLOTS, RESULT_CHECK_FAILED, RESULT_DATA_CRC,
                                   RESULT_LENGTH, RESULT_LINK_LOST, RESULT_OK, USER_TAG_EVENT, desc_field)
 from fisrig_hw.direct_fsm import DirectFSM
 
@@ -74,8 +74,8 @@ class RecordWriter(Module):
         # The result the record gives: the device's success is not the transfer's.
         rec_res, rec_dw, rec_expect, rec_blocks = Signal(4), Signal(24), Signal(24), Signal(16)
         proto = desc_field(desc, "protocol")
-        fpdma = (proto == PROTO_FPDMA_IN) | (proto == PROTO_FPDMA_OUT)
-        sized = fpdma | (proto == PROTO_DMA_IN) | (proto == PROTO_DMA_OUT)
+        fpdma = (proto == Protocol.FPDMA_IN) | (proto == Protocol.FPDMA_OUT)
+        sized = fpdma | (proto == Protocol.DMA_IN) | (proto == Protocol.DMA_OUT)
         res = slots.res[slot]
         result = [
             rec_dw.eq(slots.dwords[slot]),

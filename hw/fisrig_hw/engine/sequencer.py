@@ -91,7 +91,7 @@ class Sequencer(Module):
         st.sweep_mask, st.sweep_res, st.sweep_slot = Signal(SLOTS), Signal(4), Signal(5)
         st.sweep_st, st.sweep_er = Signal(8), Signal(8)
         st.after_sweep_comreset = Signal()
-        st.is_fpdma_in = (st.in_protocol == PROTO_FPDMA_IN) | (st.in_protocol == PROTO_FPDMA_OUT)
+        st.is_fpdma_in = (st.in_protocol == Protocol.FPDMA_IN) | (st.in_protocol == Protocol.FPDMA_OUT)
         # A descriptor whose data in RAM would run past the data window: refused, whatever
         # the firmware (the VM checks its own; another could DMA over its own memory).
         st.outside, window_logic = outside_window(st.in_raw, data.data_bytes)
@@ -193,10 +193,10 @@ class Sequencer(Module):
         in_raw, in_protocol, in_command = st.in_raw, st.in_protocol, st.in_command
         fsm.act("ISSUE",
             slots.find_free(),
-            If((in_protocol > PROTO_LINK) | st.outside,
+            If((in_protocol > Protocol.LINK) | st.outside,
                 # Stamped when taken: unstamped, its record carried the slot's last ts_submit.
                 If(slots.any_free, self._take(NextState("REFUSE"))).Else(NextState("IDLE"))
-            ).Elif(in_protocol == PROTO_POWER,
+            ).Elif(in_protocol == Protocol.POWER,
                 If(slots.any_free & ~st.wait_link,
                     self._take(NextState("POWER-DONE")),
                     If(in_command == POWER_OFF,
@@ -211,7 +211,7 @@ class Sequencer(Module):
                         engine.current.start.eq(1),
                     ),
                 ).Else(NextState("IDLE"))
-            ).Elif(in_protocol == PROTO_LINK,
+            ).Elif(in_protocol == Protocol.LINK,
                 If(slots.any_free & ~st.wait_link,
                     self._take([]),
                     If(in_command == LINK_COMRESET,
@@ -251,7 +251,7 @@ class Sequencer(Module):
         cur, cur_desc = st.cur, st.cur_desc
         cur_command = desc_field(cur_desc, "command")
         fsm.act("POWER-DONE",
-            If(st.d_protocol == PROTO_POWER,
+            If(st.d_protocol == Protocol.POWER,
                 If(cur_command == POWER_ON,
                     NextValue(st.sig_seen, 0),
                     NextValue(st.wait_link, 1), NextValue(st.wait_link_slot, cur),
@@ -278,7 +278,7 @@ class Sequencer(Module):
                 If(h2d_idx == 0, frames.queue(h2d_kind, h2d_slot)),
                 NextValue(h2d_idx, h2d_idx + 1),
                 If(h2d_idx == H2D_DWORDS - 1,
-                    If((h2d_kind == TXK_H2D) & (st.d_protocol == PROTO_DMA_OUT),
+                    If((h2d_kind == TXK_H2D) & (st.d_protocol == Protocol.DMA_OUT),
                         data.set_remaining.eq(1), data.remaining_value.eq(Cat(st.d_count, st.d_count == 0) << 7),
                     ),
                     NextState("IDLE")

@@ -17,7 +17,8 @@ from litex.soc.integration.builder import Builder
 
 import fisrig_hw
 from fisrig_hw import ROOT, build_lock, contract
-from fisrig_hw.verilator import MODEL_OPT_FAST, PGO_GENERATE, PGO_USE, VERILATOR_OPTIMIZE, native_libs
+from fisrig_hw import native
+from fisrig_hw.verilator import MODEL_OPT_FAST, PGO_GENERATE, PGO_USE, VERILATOR_OPTIMIZE
 from fisrig_hw.soc.sim_soc import BRIDGE_MODULE, FisrigSimSoC, sim_config
 
 DRIVE_MODULE = os.path.join(ROOT, "sim", "litex_sim", "fisrig_drive")
@@ -67,8 +68,8 @@ def triggers(obj):
 
 def default_build_dir(gen=3, build_root=None):
     """Where a SoC of that link speed is built: one directory per speed, so that switching
-    speeds never rebuilds; in build_root (default fisrig_hw.native_build())."""
-    return os.path.join(build_root or fisrig_hw.native_build(), "rtl", "soc" if gen == 3 else "soc_gen{}".format(gen))
+    speeds never rebuilds; in build_root (default fisrig_hw.native.native_build())."""
+    return os.path.join(build_root or native.native_build(), "rtl", "soc" if gen == 3 else "soc_gen{}".format(gen))
 
 
 def build(build_dir, native_build=None, compile_gateware=True,
@@ -79,8 +80,8 @@ def build(build_dir, native_build=None, compile_gateware=True,
     copy inside build_dir. Nothing is redone when the sources, the native libraries and the
     packages are those of the last build; a build running in another process is waited for
     (build_lock). native_build: the native build the drive module links (default
-    fisrig_hw.native_build()); RuntimeError when its libraries are not built."""
-    native_build = native_build or fisrig_hw.native_build()
+    fisrig_hw.native.native_build()); RuntimeError when its libraries are not built."""
+    native_build = native_build or native.native_build()
     build_dir = os.path.abspath(build_dir)  # its steps run in directories of their own (`make -C`)
     with build_lock.held(build_dir):
         builder = _build(build_dir, native_build, compile_gateware, run, profile, faults, gen)
@@ -91,7 +92,7 @@ def build(build_dir, native_build=None, compile_gateware=True,
 
 def _build(build_dir, native_build, compile_gateware, run, profile, faults, gen):
     gateware = os.path.join(build_dir, "gateware")
-    libs = native_libs(native_build, RuntimeError)
+    libs = native.native_libs(native_build, RuntimeError)
     gateware_py = [p for pattern in GATEWARE for p in glob.glob(pattern)
                    if p != os.path.abspath(__file__) and os.path.basename(p) not in NOT_GATEWARE]
     sources = sorted(gateware_py + [p for m in EXTRA_MODULES for p in glob.glob(os.path.join(m, "*"))] + libs +

@@ -57,22 +57,22 @@ def assert_phases_ordered(r):
     assert stamps == sorted(stamps), r
 
 
-def read_desc(lba, n, tag_user, proto=PROTO_DMA_IN, source=DATA_STAMP, word=1, pct=100, check=True):
-    cmd = 0x60 if proto == PROTO_FPDMA_IN else 0x25
+def read_desc(lba, n, tag_user, proto=Protocol.DMA_IN, source=DATA_STAMP, word=1, pct=100, check=True):
+    cmd = 0x60 if proto == Protocol.FPDMA_IN else 0x25
     kw = dict(protocol=proto, command=cmd, lba=lba, device=0x40, data_source=source,
               data_word=word, compress_pct=pct, flags=FLAG_CHECK if check else 0, user_tag=tag_user)
-    if proto == PROTO_FPDMA_IN:
+    if proto == Protocol.FPDMA_IN:
         kw["features"] = n
     else:
         kw["count"] = n
     return kw
 
 
-def write_desc(lba, n, tag_user, proto=PROTO_DMA_OUT, source=DATA_STAMP, word=1, pct=100):
-    cmd = 0x61 if proto == PROTO_FPDMA_OUT else 0x35
+def write_desc(lba, n, tag_user, proto=Protocol.DMA_OUT, source=DATA_STAMP, word=1, pct=100):
+    cmd = 0x61 if proto == Protocol.FPDMA_OUT else 0x35
     kw = dict(protocol=proto, command=cmd, lba=lba, device=0x40, data_source=source,
               data_word=word, compress_pct=pct, user_tag=tag_user)
-    if proto == PROTO_FPDMA_OUT:
+    if proto == Protocol.FPDMA_OUT:
         kw["features"] = n
     else:
         kw["count"] = n
@@ -83,7 +83,7 @@ def write_desc(lba, n, tag_user, proto=PROTO_DMA_OUT, source=DATA_STAMP, word=1,
 async def identify_lands_in_ram(dut):
     b = Bench(dut)
     await b.start()
-    await b.submit(protocol=PROTO_PIO_IN, command=0xEC, data_source=DATA_RAM, data_word=0x200,
+    await b.submit(protocol=Protocol.PIO_IN, command=0xEC, data_source=DATA_RAM, data_word=0x200,
                    user_tag=0xABC)
     (r,) = await b.records(1)
     assert r["user_tag"] == 0xABC and r["result"] == RESULT_OK and r["status"] == 0x50
@@ -128,7 +128,7 @@ async def ncq_32_tags_out_of_order(dut):
     b.device.ncq_batch = 32
     b.device.ncq_order = "reverse"
     for i in range(32):
-        await b.submit(**write_desc(64 * i, 8, 100 + i, proto=PROTO_FPDMA_OUT, source=DATA_LFSR, word=i))
+        await b.submit(**write_desc(64 * i, 8, 100 + i, proto=Protocol.FPDMA_OUT, source=DATA_LFSR, word=i))
     recs = await b.records(32)
     assert sorted(r["slot"] for r in recs) == list(range(32))
     assert all(r["result"] == RESULT_OK and r["sectors"] == 8 for r in recs), recs
@@ -147,7 +147,7 @@ async def ncq_32_tags_out_of_order(dut):
             assert b.device.sector(64 * i + s) == pattern_ref.sector(4, 64 * i + s, i, 0)
     # Read them back queued and checked.
     for i in range(32):
-        await b.submit(**read_desc(64 * i, 8, 200 + i, proto=PROTO_FPDMA_IN, source=DATA_LFSR, word=i))
+        await b.submit(**read_desc(64 * i, 8, 200 + i, proto=Protocol.FPDMA_IN, source=DATA_LFSR, word=i))
     recs = await b.records(32)
     assert all(r["result"] == RESULT_OK and r["check_errors"] == 0 for r in recs), recs
 
@@ -159,7 +159,7 @@ async def ncq_error_reads_log_10h(dut):
     b.device.ncq_batch = 8
     b.device.fail_tag_lba = 4 * 16 + 3  # inside the fifth command
     for i in range(8):
-        await b.submit(**read_desc(16 * i, 16, 300 + i, proto=PROTO_FPDMA_IN, check=False))
+        await b.submit(**read_desc(16 * i, 16, 300 + i, proto=Protocol.FPDMA_IN, check=False))
     recs = {}
     for _ in range(8):
         r = (await b.records(1))[0]
@@ -174,7 +174,7 @@ async def ncq_error_reads_log_10h(dut):
     assert b.device.commands[-1]["command"] == 0x2F and b.device.commands[-1]["lba"] == 0x10
     # The engine goes on afterwards.
     b.device.ncq_batch = 1
-    await b.submit(**read_desc(0, 1, 999, proto=PROTO_FPDMA_IN, check=False))
+    await b.submit(**read_desc(0, 1, 999, proto=Protocol.FPDMA_IN, check=False))
     (r,) = await b.records(1)
     assert r["result"] == RESULT_OK
 
@@ -184,7 +184,7 @@ async def h2d_answered_r_err_is_sent_again(dut):
     b = Bench(dut)
     await b.start()
     b.link.answer_r_err = 1
-    await b.submit(protocol=PROTO_NON_DATA, command=0xEA, device=0x40, user_tag=5)
+    await b.submit(protocol=Protocol.NON_DATA, command=0xEA, device=0x40, user_tag=5)
     (r,) = await b.records(1)
     assert r["result"] == RESULT_OK and r["status"] == 0x50
     assert [c["command"] for c in b.device.commands] == [0xEA]
@@ -195,8 +195,8 @@ async def hang_times_out_and_comresets(dut):
     b = Bench(dut)
     await b.start()
     b.device.ncq_batch = 3
-    await b.submit(**read_desc(0, 1, 1, proto=PROTO_FPDMA_IN, check=False))
-    await b.submit(**read_desc(8, 1, 2, proto=PROTO_FPDMA_IN, check=False))
+    await b.submit(**read_desc(0, 1, 1, proto=Protocol.FPDMA_IN, check=False))
+    await b.submit(**read_desc(8, 1, 2, proto=Protocol.FPDMA_IN, check=False))
     await ClockCycles(b.clock, 200)
     b.device.hang = True
     d = read_desc(16, 1, 3, check=False)
@@ -228,7 +228,7 @@ async def link_down_ends_slots_and_is_recorded(dut):
     await b.start()
     b.device.ncq_batch = 99  # accepts, never serves
     for i in range(5):
-        await b.submit(**read_desc(i, 1, 40 + i, proto=PROTO_FPDMA_IN, check=False))
+        await b.submit(**read_desc(i, 1, 40 + i, proto=Protocol.FPDMA_IN, check=False))
     await ClockCycles(b.clock, 400)
     dut.link_up.value = 0
     recs = await b.records(6)
@@ -247,7 +247,7 @@ async def link_down_ends_slots_and_is_recorded(dut):
 async def power_cut_at_the_third_data_fis(dut):
     b = Bench(dut)
     await b.start()
-    await b.submit(protocol=PROTO_POWER, command=POWER_OFF_AT_EVENT, features=EVENT_DATA, count=3,
+    await b.submit(protocol=Protocol.POWER, command=POWER_OFF_AT_EVENT, features=EVENT_DATA, count=3,
                    timeout_ticks=100, user_tag=1)
     (armed,) = await b.records(1)
     assert armed["result"] == RESULT_OK
@@ -274,7 +274,7 @@ async def staged_pins_switch_their_offsets_after_the_edge(dut):
     await b.start()
     stage = {PIN_12V: (0, 30), PIN_5V: (40, 10), PIN_3V3: (80, 0), PIN_P3: (120, 0)}
     for tag, (pin, (off, on)) in enumerate(stage.items(), 1):
-        await b.submit(protocol=PROTO_POWER, command=POWER_STAGE, features=pin, count=1,
+        await b.submit(protocol=Protocol.POWER, command=POWER_STAGE, features=pin, count=1,
                        timeout_ticks=off, data_word=on, user_tag=tag)
     assert [r["result"] for r in await b.records(4)] == [RESULT_OK] * 4
     assert int(dut.power_pins.value) == PINS_ON
@@ -294,23 +294,23 @@ async def staged_pins_switch_their_offsets_after_the_edge(dut):
             last, rails = pins, int(dut.rails.value)
         return seen, last
 
-    await b.submit(protocol=PROTO_POWER, command=POWER_OFF, user_tag=10)
+    await b.submit(protocol=Protocol.POWER, command=POWER_OFF, user_tag=10)
     seen, pins = await edges(300)
     t0 = seen["rails"]
     assert {p: seen[p] - t0 for p in stage} == {p: off for p, (off, _) in stage.items()}, seen
     assert pins == 1 << PIN_P3  # every rail off, P3 asserted
     assert [r["result"] for r in await b.records(1)] == [RESULT_OK]
     # (The bench's device sends no signature: POWER ON ends at its timeout.)
-    await b.submit(protocol=PROTO_POWER, command=POWER_ON, user_tag=11, timeout_ticks=500)
+    await b.submit(protocol=Protocol.POWER, command=POWER_ON, user_tag=11, timeout_ticks=500)
     seen, pins = await edges(300)
     t0 = seen["rails"]
     assert {p: seen[p] - t0 for p in stage} == {p: on for p, (_, on) in stage.items()}, seen
     assert pins == PINS_ON
     await b.records(1)
     # 12 V left alone; an off edge that an on edge overtakes: 5 V (40) never falls.
-    await b.submit(protocol=PROTO_POWER, command=POWER_STAGE, features=PIN_12V, count=0, user_tag=12)
-    await b.submit(protocol=PROTO_POWER, command=POWER_OFF, user_tag=13)
-    await b.submit(protocol=PROTO_POWER, command=POWER_ON, user_tag=14, timeout_ticks=500)
+    await b.submit(protocol=Protocol.POWER, command=POWER_STAGE, features=PIN_12V, count=0, user_tag=12)
+    await b.submit(protocol=Protocol.POWER, command=POWER_OFF, user_tag=13)
+    await b.submit(protocol=Protocol.POWER, command=POWER_ON, user_tag=14, timeout_ticks=500)
     seen, pins = await edges(300)
     assert seen.get("rails_edges") == 2, seen
     assert PIN_12V not in seen and PIN_5V not in seen and pins == PINS_ON, seen
@@ -326,7 +326,7 @@ async def refused_and_ram_sourced_dsm(dut):
     # A write whose data comes from RAM reaches the device byte for byte.
     payload = bytes((i * 7) & 0xFF for i in range(1024))
     b.ram.write_bytes(0x40000000 + 0x800, payload)
-    await b.submit(protocol=PROTO_DMA_OUT, command=0x35, lba=50, count=2, device=0x40,
+    await b.submit(protocol=Protocol.DMA_OUT, command=0x35, lba=50, count=2, device=0x40,
                    data_source=DATA_RAM, data_word=0x800, user_tag=10)
     (r,) = await b.records(1)
     assert r["result"] == RESULT_OK and r["sectors"] == 2
@@ -377,7 +377,7 @@ async def cut_at_first_data_fis(dut, read):
         await b.submit(**write_desc(500, 16, 1, word=2))
         (w,) = await b.records(1)
         assert w["result"] == RESULT_OK
-    await b.submit(protocol=PROTO_POWER, command=POWER_OFF_AT_EVENT, features=EVENT_DATA, count=1,
+    await b.submit(protocol=Protocol.POWER, command=POWER_OFF_AT_EVENT, features=EVENT_DATA, count=1,
                    timeout_ticks=77, user_tag=10)
     (armed,) = await b.records(1)
     assert armed["result"] == RESULT_OK
