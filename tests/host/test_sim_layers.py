@@ -1,6 +1,6 @@
 """The simulated drive in two layers (issue 59): sim/ssd is the SSD with no protocol (media,
 FTL, buffer, content, power), sim/sata the ATA command set over it, sim/device the SATA pins
-over that. Each layer includes only its own headers and those of the layers below it, so an
+over that, sim/nvme the NVMe controller over the same SSD. Each layer includes only its own headers and those of the layers below it, so an
 NVMe front end can stand on sim/ssd as sim/sata does; and sim/ssd speaks no ATA (no ata::
 name, no fisrig/ata.h)."""
 import re
@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[2]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"fisrig/(\w+)/', re.M)
 # What each layer may include of fisrig/<dir>/ (its own headers, the layers under it, and
 # the firmware core's shared headers, which sit in fisrig/ itself and are not matched here).
-ALLOWED = {"ssd": {"ssd"}, "sata": {"sata", "ssd"}, "device": {"device", "sata", "ssd", "link"}}
+ALLOWED = {"ssd": {"ssd"}, "sata": {"sata", "ssd"}, "device": {"device", "sata", "ssd", "link"},
+           "nvme": {"nvme", "ssd"}}
 
 
 def _sources(layer: str):

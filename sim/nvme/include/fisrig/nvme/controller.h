@@ -1,0 +1,209 @@
+// The simulated NVMe controller over the SSD (sim/ssd): NVMe's registers, the admin queue
+// and the I/O queue pairs in the host's memory, their doorbells and phase tags, PRPs, round
+// robin arbitration, and the admin and NVM commands it implements, each ending in the
+// status the specification gives it (fisrig/nvme.h has every number).
+//
+// The host writes registers and doorbells at simulated times; run_until(t) fetches and
+// executes what the doorbells made pending and posts each command's CQE in the host's
+// memory. Every command's phases come back, in posting order, through pop_completion().
+//
+// Every TLP the commands cause crosses the PCIe link (pcie_link.h): the doorbell, the SQE's
+// read request and completion, a PRP list's, the data (written to the host for a read,
+// read from it for a write), the CQE and the MSI-X message.
+//
+// Not yet here: the NVMe profile keys (NvmeConfig's defaults stand for every profile), a
+// command's abort once fetched, error log entries.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "fisrig/nvme/host_memory.h"
+#include "fisrig/nvme/pcie_link.h"
+#include "fisrig/ssd/ssd.h"
+
+extern "C" {
+#include "fisrig/nvme.h"
+}
+
+namespace fisrig::nvme {
+
+using drive::SimTime;
+
+struct NvmeConfig {
+  uint16_t max_queue_entries = 1024;  // MQES + 1
+  uint16_t io_queue_pairs = 64;       // what Number of Queues grants at most
+  uint8_t timeout_500ms = 20;         // CAP.TO: 10 s to ready
+  uint32_t mdts_pages = 32;           // largest transfer: 2^5 pages of 4 KiB (MDTS 5)
+  uint32_t dsm_max_ranges = 256;
+  SimTime enable_ns = 1000 * drive::kNsPerUs;    // CC.EN to CSTS.RDY
+  SimTime shutdown_ns = 5000 * drive::kNsPerUs;  // CC.SHN normal to SHST complete, past the drain
+  PcieConfig pcie;
+};
+
+// One command's life, as the controller saw it.
+struct NvmeCompletion {
+  uint16_t sqid = 0, cid = 0;
+  uint8_t opcode = 0;
+  uint16_t status = 0;        // the CQE's status field, phase bit clear
+  uint32_t dw0 = 0;
+  uint64_t slba = 0;
+  uint32_t blocks = 0;
+  SimTime t_doorbell = 0;     // the SQ tail doorbell that made it visible: its TLP's end
+  SimTime t_fetch = 0;        // its SQE in: the completion's end
+  SimTime t_data_first = 0;   // its first data TLP's start and its last one's end (0: none)
+  SimTime t_data_last = 0;
+  SimTime t_cqe = 0;          // its CQE's TLP's end
+  SimTime t_irq = 0;          // the MSI-X message's end
+  bool ok() const { return (status >> FISRIG_NVME_STATUS_SC_SHIFT & 0x7FF) == 0; }
+};
+
+class Controller {
+ public:
+  Controller(drive::DriveConfig config, HostMemory& memory, NvmeConfig nvme = {});
+
+  // Registers, by BAR0 offset; writes take effect at t.
+  uint32_t read32(uint32_t offset) const;
+  uint64_t read64(uint32_t offset) const;
+  void write32(uint32_t offset, uint32_t value, SimTime t);
+  void write64(uint32_t offset, uint64_t value, SimTime t);
+  // The doorbells' offsets for queue `qid`.
+  uint32_t sq_doorbell(uint16_t qid) const { return FISRIG_NVME_REG_DOORBELLS + (2u * qid << (2 + dstrd_)); }
+  uint32_t cq_doorbell(uint16_t qid) const { return FISRIG_NVME_REG_DOORBELLS + ((2u * qid + 1) << (2 + dstrd_)); }
+
+  // Fetches and executes every command the doorbells made visible by t.
+  void run_until(SimTime t);
+  bool pop_completion(NvmeCompletion& out);
+  // Doorbell writes the controller ignored (past a queue's end, a queue that is not there):
+  // the asynchronous event it reports (Invalid Doorbell Write Value).
+  uint32_t invalid_doorbell_writes() const { return invalid_doorbells_; }
+
+  // CSTS as of the latest time the host gave (a register write or run_until).
+  uint32_t csts() const;
+  bool ready() const { return csts() & FISRIG_NVME_CSTS_RDY; }
+  uint32_t shutdown_status() const { return (csts() >> FISRIG_NVME_CSTS_SHST_SHIFT) & 3; }
+  // Rails off at t: the volatile write cache is lost unless a shutdown completed first
+  // (counted as an unsafe shutdown otherwise); on again at t, the controller disabled.
+  void power_off(SimTime t);
+  void power_on(SimTime t);
+  uint64_t unsafe_shutdowns() const { return unsafe_shutdowns_; }
+  const drive::Ssd& ssd() const { return ssd_; }
+  drive::Ssd& ssd() { return ssd_; }
+  const NvmeConfig& config() const { return nvme_; }
+
+  // Identify's pages (4,096 bytes each), from the controller's state.
+  std::vector<uint8_t> identify_controller() const;
+  std::vector<uint8_t> identify_namespace(uint32_t nsid) const;
+  std::vector<uint8_t> smart_log(SimTime now) const;
+
+ private:
+  struct Sq {
+    bool live = false;
+    uint64_t base = 0;
+    uint32_t size = 0;  // entries
+    uint32_t head = 0, tail = 0;
+    uint16_t cqid = 0;
+    SimTime doorbell_at = 0;
+  };
+  struct Cq {
+    bool live = false;
+    uint64_t base = 0;
+    uint32_t size = 0;
+    uint32_t head = 0, tail = 0;
+    bool phase = true;
+    uint32_t users = 0;  // SQs that post to it
+    std::deque<std::pair<fisrig_nvme_cqe, NvmeCompletion>> held;  // waiting for room
+  };
+  struct Cmd {
+    fisrig_nvme_sqe sqe;
+    uint16_t sqid;
+    NvmeCompletion c;
+    uint16_t sc = FISRIG_NVME_SC_SUCCESS;
+    uint8_t sct = FISRIG_NVME_SCT_GENERIC;
+    SimTime t = 0;  // where the controller has got to with it
+    bool held = false;  // an Asynchronous Event Request: completes at an event
+    uint16_t sqhd = 0;  // its SQ's head once it was fetched (its CQE says so)
+    uint64_t seq = 0;   // finish order, for completions due at one time
+  };
+
+  void enable(SimTime t);
+  void disable(SimTime t);  // controller reset: every queue gone, CSTS.RDY 0
+  void shutdown(SimTime t);
+  void fail(Cmd& c, uint8_t sct, uint8_t sc) {
+    c.sct = sct;
+    c.sc = sc;
+  }
+  void execute(Cmd& c);
+  // A command done at c.t: its CQE is posted once run_until reaches that time.
+  void finish(Cmd& c);
+  static bool later(const Cmd& a, const Cmd& b);
+  void post(Cmd& c);
+  void drain(Cq& q, SimTime t);
+  // Admin (admin.cc).
+  void admin(Cmd& c);
+  void create_cq(Cmd& c);
+  void create_sq(Cmd& c);
+  void delete_sq(Cmd& c);
+  void delete_cq(Cmd& c);
+  void identify(Cmd& c);
+  void get_log_page(Cmd& c);
+  void set_features(Cmd& c);
+  void get_features(Cmd& c);
+  void format(Cmd& c, bool sanitize);
+  // An event for the host: the oldest outstanding Asynchronous Event Request completes
+  // with `dw0` (type, information, log page), none if none is outstanding.
+  void async_event(SimTime t, uint32_t dw0);
+  // NVM (io.cc).
+  void io(Cmd& c);
+  // The command's blocks (SLBA, NLB), checked against the namespace and, for a command that
+  // moves data, MDTS.
+  bool lba_range(Cmd& c, uint64_t& slba, uint32_t& blocks, bool moves_data = false);
+  // The blocks written through the buffer into the SSD, with the host's data (from_host)
+  // or without (zeros).
+  void write_blocks(Cmd& c, const drive::WritePayload& pl, uint64_t slba, uint32_t n, bool with_data);
+  void read(Cmd& c);
+  void write(Cmd& c);
+  void write_zeroes(Cmd& c);
+  void compare(Cmd& c);
+  void deallocate(Cmd& c);
+  // The host buffer of `bytes` the command's PRPs describe, as (address, length) pieces in
+  // order (prp.cc); false with the command failed where they are not valid.
+  bool prp_pieces(Cmd& c, uint64_t bytes, std::vector<std::pair<uint64_t, uint32_t>>& out);
+  // The data moved, and its TLPs booked: to the host from `ready` (or page by page of the
+  // SSD from ready[i], 4 KiB each), from the host from c.t; both set the command's data
+  // stamps and to_host's and from_host's c.t to the last TLP's end.
+  void to_host(Cmd& c, const uint8_t* data, uint64_t bytes, const std::vector<SimTime>* ready = nullptr);
+  bool from_host(Cmd& c, uint8_t* data, uint64_t bytes);
+  // A PRP list's read (request up, completion down), where the command has one: when it is in.
+  SimTime fetch_prp_list(const Cmd& c, uint64_t bytes, SimTime t);
+
+  drive::Ssd ssd_;
+  HostMemory& mem_;
+  NvmeConfig nvme_;
+  PcieLink link_;
+  uint32_t dstrd_ = 0;
+  uint32_t cc_ = 0, csts_ = 0, aqa_ = 0;
+  uint64_t asq_ = 0, acq_ = 0;
+  std::vector<Sq> sqs_;
+  std::vector<Cq> cqs_;
+  uint16_t granted_queues_ = 0;  // Number of Queues, once set: I/O SQs and CQs the host may make
+  bool queues_granted_ = false;
+  SimTime ready_at_ = drive::kNever;
+  SimTime busy_until_ = 0;  // the controller's command processing, in order
+  uint32_t rr_next_ = 0;    // round robin's next SQ
+  uint32_t arbitration_ = 0;  // the Arbitration feature as set
+  std::vector<Cmd> aers_;     // outstanding Asynchronous Event Requests
+  std::vector<Cmd> inflight_;  // done, CQE not yet due: a heap by time
+  uint64_t next_seq_ = 0;
+  uint32_t invalid_doorbells_ = 0;
+  uint64_t unsafe_shutdowns_ = 0;
+  bool enabled_ = false;                 // CC.EN taken, the admin queues good
+  SimTime now_ = 0;                      // the latest time the host gave
+  SimTime shutdown_done_ = drive::kNever;  // when CC.SHN's shutdown completes
+  std::deque<NvmeCompletion> done_;
+  std::vector<uint8_t> buf_;
+};
+
+}  // namespace fisrig::nvme

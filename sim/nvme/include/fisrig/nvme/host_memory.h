@@ -1,0 +1,50 @@
+// The host's memory as the NVMe controller reaches it over PCIe: the queues, the PRP lists
+// and the data buffers are there, and the controller reads and writes them by address. A
+// rig's engine (and a test) gives it its own.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+
+namespace fisrig::nvme {
+
+class HostMemory {
+ public:
+  virtual ~HostMemory() = default;
+  virtual void read(uint64_t addr, void* out, size_t n) = 0;
+  virtual void write(uint64_t addr, const void* in, size_t n) = 0;
+};
+
+// Memory of any address, in 4 KiB pages made when first written (zeros until then).
+class SparseMemory : public HostMemory {
+ public:
+  static constexpr uint64_t kPage = 4096;
+  void read(uint64_t addr, void* out, size_t n) override {
+    auto* o = static_cast<uint8_t*>(out);
+    while (n) {
+      size_t off = addr % kPage, k = std::min<size_t>(n, kPage - off);
+      auto it = pages_.find(addr / kPage);
+      if (it == pages_.end()) std::memset(o, 0, k);
+      else std::memcpy(o, it->second->data() + off, k);
+      addr += k, o += k, n -= k;
+    }
+  }
+  void write(uint64_t addr, const void* in, size_t n) override {
+    auto* i = static_cast<const uint8_t*>(in);
+    while (n) {
+      size_t off = addr % kPage, k = std::min<size_t>(n, kPage - off);
+      auto& p = pages_[addr / kPage];
+      if (!p) p = std::make_unique<std::array<uint8_t, kPage>>(), p->fill(0);
+      std::memcpy(p->data() + off, i, k);
+      addr += k, i += k, n -= k;
+    }
+  }
+
+ private:
+  std::unordered_map<uint64_t, std::unique_ptr<std::array<uint8_t, kPage>>> pages_;
+};
+
+}  // namespace fisrig::nvme

@@ -1,0 +1,108 @@
+// The PCIe link between the rig (the host) and the NVMe controller, costed TLP by TLP: each
+// direction is a resource of its own (the link is full duplex), and a TLP takes its bytes
+// on the wire at the link's rate after encoding. docs/nvme.md has the arithmetic and the
+// ceilings it gives.
+#pragma once
+
+#include <cstdint>
+#include <iterator>
+#include <map>
+
+#include "fisrig/ssd/sim_time.h"
+
+namespace fisrig::nvme {
+
+using drive::SimTime;
+
+struct PcieConfig {
+  uint32_t gen = 3;     // 1..5: 2.5, 5, 8, 16, 32 GT/s a lane
+  uint32_t lanes = 4;
+  uint32_t max_payload = 256;       // MPS: a data TLP's payload at most
+  uint32_t max_read_request = 512;  // MRRS: a read request's length at most
+  // From the controller's read request leaving to the host's first completion for it
+  // arriving: the root complex and host memory (a link's own time is costed apart).
+  SimTime host_read_ns = 600;
+};
+
+// A TLP's bytes on the wire beside its header and payload: at 8 GT/s and over (128b/130b),
+// the STP token (4, with the sequence number) and the LCRC (4); below, STP (1), the
+// sequence number (2), LCRC (4) and END (1): 8 either way. Headers: 16 bytes for a memory
+// request with a 64-bit address, 12 for a completion.
+constexpr uint32_t kFraming = 8, kMemHeader = 16, kCplHeader = 12;
+// Every kTlpsPerAck TLPs the receiver sends back an ACK DLLP (8 bytes at 8 GT/s and over:
+// SDP token 2, DLLP 4, CRC 2), which the other direction carries; flow control updates
+// ride on the same rate. A choice: the specification leaves the ACK's coalescing to the
+// receiver, and real links ACK every few TLPs.
+constexpr uint32_t kTlpsPerAck = 4, kDllpBytes = 8;
+
+class PcieLink {
+ public:
+  explicit PcieLink(const PcieConfig& c) : cfg_(c), ns_per_byte_(1.0 / bytes_per_ns(c)) {}
+
+  // The link's rate in one direction after encoding, bytes a ns.
+  static double bytes_per_ns(const PcieConfig& c) {
+    static constexpr double kGts[] = {0, 2.5, 5, 8, 16, 32};
+    double encoding = c.gen >= 3 ? 128.0 / 130.0 : 8.0 / 10.0;
+    return kGts[c.gen] * c.lanes * encoding / 8.0;
+  }
+  // One TLP's bytes on the wire (the ACKs it draws go the other way: up, down).
+  static uint32_t tlp_bytes(uint32_t header, uint32_t payload) { return header + payload + kFraming; }
+  SimTime tlp_ns(uint32_t header, uint32_t payload) const { return ns(tlp_bytes(header, payload)); }
+  SimTime ns(uint64_t bytes) const { return SimTime(double(bytes) * ns_per_byte_ + 0.5); }
+  const PcieConfig& config() const { return cfg_; }
+
+  // Device to host (the controller's requests, data it writes, CQEs, MSI-X) and host to
+  // device (doorbells, completions with data): a TLP of `dur` in the first gap at or after
+  // t on its direction; returns when it ends. Commands are costed as they are fetched, not
+  // in time order, so a later one may take an earlier gap, as on the wire. Every
+  // kTlpsPerAck TLPs an ACK takes its time on the other direction.
+  SimTime up(SimTime t, SimTime dur) { return send(up_, down_, up_acks_, t, dur); }
+  SimTime down(SimTime t, SimTime dur) { return send(down_, up_, down_acks_, t, dur); }
+  // Nothing will be booked before t again: older intervals go.
+  void retire_before(SimTime t) {
+    for (auto* b : {&up_, &down_})
+      while (!b->empty() && b->begin()->second < t) b->erase(b->begin());
+  }
+  void reset() { up_.clear(), down_.clear(), up_acks_ = down_acks_ = 0; }
+
+ private:
+  using Book = std::map<SimTime, SimTime>;  // busy intervals, start -> end, disjoint
+
+  static SimTime reserve(Book& b, SimTime t, SimTime dur) {
+    // The interval before t may reach past it.
+    auto it = b.upper_bound(t);
+    if (it != b.begin()) {
+      auto prev = std::prev(it);
+      if (prev->second > t) t = prev->second;
+    }
+    while (it != b.end() && it->first < t + dur) {  // not enough room before the next
+      t = std::max(t, it->second);
+      ++it;
+    }
+    SimTime end = t + dur;
+    // Join intervals that touch, so back-to-back TLPs stay one.
+    auto ins = b.emplace(t, end).first;
+    if (ins != b.begin()) {
+      auto prev = std::prev(ins);
+      if (prev->second == t) prev->second = end, b.erase(ins), ins = prev;
+    }
+    auto next = std::next(ins);
+    if (next != b.end() && next->first == ins->second) ins->second = next->second, b.erase(next);
+    return end;
+  }
+  SimTime send(Book& mine, Book& other, uint32_t& count, SimTime t, SimTime dur) {
+    SimTime end = reserve(mine, t, dur);
+    if (++count == kTlpsPerAck) {
+      count = 0;
+      reserve(other, end, ns(kDllpBytes));
+    }
+    return end;
+  }
+
+  PcieConfig cfg_;
+  double ns_per_byte_;
+  Book up_, down_;
+  uint32_t up_acks_ = 0, down_acks_ = 0;
+};
+
+}  // namespace fisrig::nvme

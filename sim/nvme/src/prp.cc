@@ -1,0 +1,113 @@
+// PRPs: a command's host buffer as PRP1, PRP2 and PRP lists across page boundaries.
+#include "fisrig/nvme/controller.h"
+
+namespace fisrig::nvme {
+
+namespace {
+constexpr uint64_t kPage = 4096;  // CC.MPS 0: the only page size this controller takes
+}
+
+bool Controller::prp_pieces(Cmd& c, uint64_t bytes, std::vector<std::pair<uint64_t, uint32_t>>& out) {
+  out.clear();
+  if (!bytes) return true;
+  const uint64_t prp1 = c.sqe.prp1, prp2 = c.sqe.prp2;
+  if (prp1 % 4) return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_PRP_OFFSET), false;
+  uint64_t first = std::min(bytes, kPage - prp1 % kPage);
+  out.emplace_back(prp1, uint32_t(first));
+  uint64_t left = bytes - first;
+  if (!left) return true;
+  if (left <= kPage) {
+    // PRP2 is the second (and last) page.
+    if (prp2 % kPage) return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_PRP_OFFSET), false;
+    out.emplace_back(prp2, uint32_t(left));
+    return true;
+  }
+  // PRP2 points at a PRP list; a list's last entry chains to the next list when more pages
+  // remain than the rest of that list holds.
+  if (prp2 % 8) return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_PRP_OFFSET), false;
+  uint64_t list = prp2;
+  while (left) {
+    uint64_t entries_here = (kPage - list % kPage) / 8;
+    uint64_t pages_left = (left + kPage - 1) / kPage;
+    uint64_t take = pages_left <= entries_here ? pages_left : entries_here - 1;
+    for (uint64_t i = 0; i < take; ++i) {
+      uint64_t page;
+      mem_.read(list + 8 * i, &page, 8);
+      if (page % kPage) return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_PRP_OFFSET), false;
+      uint64_t n = std::min(left, kPage);
+      out.emplace_back(page, uint32_t(n));
+      left -= n;
+    }
+    if (!left) break;
+    mem_.read(list + 8 * take, &list, 8);
+    if (list % 8) return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_PRP_OFFSET), false;
+  }
+  return true;
+}
+
+SimTime Controller::fetch_prp_list(const Cmd& c, uint64_t bytes, SimTime t) {
+  // A list is there when the buffer runs past PRP1's page and the next one: its entries
+  // (a page after PRP1's each) are read in one request a list page; a list page holds 512
+  // entries, or 511 and the address of the next when more remain.
+  uint64_t first = std::min(bytes, kPage - c.sqe.prp1 % kPage);
+  if (bytes - first <= kPage) return t;
+  uint64_t entries = (bytes - first + kPage - 1) / kPage;
+  while (entries) {
+    uint64_t n = entries <= kPage / 8 ? entries : kPage / 8 - 1;
+    uint32_t list_bytes = uint32_t(8 * (entries <= kPage / 8 ? n : n + 1));
+    SimTime request = link_.up(t, link_.tlp_ns(kMemHeader, 0));
+    t = link_.down(request + nvme_.pcie.host_read_ns, link_.tlp_ns(kCplHeader, list_bytes));
+    entries -= n;
+  }
+  return t;
+}
+
+void Controller::to_host(Cmd& c, const uint8_t* data, uint64_t bytes, const std::vector<SimTime>* ready) {
+  static thread_local std::vector<std::pair<uint64_t, uint32_t>> pieces;
+  if (!prp_pieces(c, bytes, pieces)) return;
+  for (auto [addr, n] : pieces) {
+    mem_.write(addr, data, n);
+    data += n;
+  }
+  // Memory writes of at most MPS bytes, in order, each once its data is in the controller.
+  const uint32_t mps = nvme_.pcie.max_payload;
+  SimTime from = fetch_prp_list(c, bytes, c.t), end = from;
+  for (uint64_t off = 0; off < bytes; off += mps) {
+    uint32_t n = uint32_t(std::min<uint64_t>(mps, bytes - off));
+    SimTime at = std::max(end, ready && !ready->empty() ? (*ready)[std::min<size_t>(off / kPage, ready->size() - 1)] : from);
+    SimTime dur = link_.tlp_ns(kMemHeader, n);
+    end = link_.up(at, dur);
+    if (!off) c.c.t_data_first = end - dur;
+  }
+  c.c.t_data_last = end;
+  c.t = std::max(c.t, end);
+}
+
+bool Controller::from_host(Cmd& c, uint8_t* data, uint64_t bytes) {
+  static thread_local std::vector<std::pair<uint64_t, uint32_t>> pieces;
+  if (!prp_pieces(c, bytes, pieces)) return false;
+  for (auto [addr, n] : pieces) {
+    mem_.read(addr, data, n);
+    data += n;
+  }
+  // Read requests of at most MRRS bytes, back to back up the link; the host answers each
+  // after its read latency with completions of at most MPS bytes, down the link in order.
+  const uint32_t mps = nvme_.pcie.max_payload, mrrs = nvme_.pcie.max_read_request;
+  SimTime t = fetch_prp_list(c, bytes, c.t), end = t;
+  for (uint64_t off = 0; off < bytes; off += mrrs) {
+    SimTime request = link_.up(t, link_.tlp_ns(kMemHeader, 0));
+    uint64_t len = std::min<uint64_t>(mrrs, bytes - off);
+    for (uint64_t k = 0; k < len; k += mps) {
+      uint32_t n = uint32_t(std::min<uint64_t>(mps, len - k));
+      SimTime dur = link_.tlp_ns(kCplHeader, n);
+      end = link_.down(std::max(request + nvme_.pcie.host_read_ns, end), dur);
+      if (!off && !k) c.c.t_data_first = end - dur;
+    }
+    t = request;
+  }
+  c.c.t_data_last = end;
+  c.t = std::max(c.t, end);
+  return true;
+}
+
+}  // namespace fisrig::nvme
