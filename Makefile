@@ -32,7 +32,7 @@ test: native
 	.venv/bin/python -m pytest -q -rs -p no:cacheprovider -n $(JOBS) --dist loadgroup tests/host tests/link tests/hw tests/rtl
 
 bench: native
-	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-model-bench && .venv/bin/python scripts/bench_main_job.py \
+	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-nvme-bench && $(BUILD)/bin/fisrig-model-bench && .venv/bin/python scripts/bench_main_job.py \
 	  && .venv/bin/python scripts/bench_rtl.py && .venv/bin/python scripts/bench_litesata_host.py \
 	  && .venv/bin/python scripts/bench_targets.py && .venv/bin/python scripts/bench_builtin_plans.py \
 	  && .venv/bin/python scripts/bench_jedec.py && .venv/bin/python scripts/bench_power.py \

@@ -12,6 +12,7 @@ declare -A WHY=(
   [libgtest-dev]="GoogleTest, the native unit tests"
   [libtomlplusplus-dev]="reads drive profiles (TOML)"
   [hdparm]="decodes the drive's IDENTIFY data in a test, as users do"
+  [nvme-cli]="decodes the NVMe controller's Identify pages, logs and features in a test, as users do"
   [fio]="its json+ tool reads our summary.json in a test"
   [python3-six]="fio_jsonplus_clat2csv imports it"
   [python3]="collects benchmark figures; runs host/ (in .venv)"

@@ -115,3 +115,15 @@ TEST(Profiles, BadBaseIsNamedWithItsLine) {
   EXPECT_EQ(refusal("base = \"../tiny-1gb.toml\"\n").why(), "expected a built-in profile's name");
   EXPECT_EQ(refusal("base = 3\n").why(), "expected a built-in profile's name");
 }
+
+TEST(Profiles, TheNvmeSectionIsReadAndChecked) {
+  DriveConfig c = parse_profile(std::string(kGood) + "[nvme]\npcie_gen = 4\npcie_lanes = 2\nmdts = 6\n", "p.toml");
+  EXPECT_EQ(c.nvme.pcie_gen, 4u);
+  EXPECT_EQ(c.nvme.pcie_lanes, 2u);
+  EXPECT_EQ(c.nvme.mdts, 6u);
+  EXPECT_EQ(c.nvme.max_payload, 256u);  // the default where the profile says nothing
+  EXPECT_EQ(refusal(std::string(kGood) + "[nvme]\npcie_gen = 6\n").key(), "nvme.pcie_gen");
+  EXPECT_EQ(refusal(std::string(kGood) + "[nvme]\npcie_lanes = 3\n").key(), "nvme.pcie_lanes");
+  EXPECT_EQ(refusal(std::string(kGood) + "[nvme]\nmax_payload = 300\n").key(), "nvme.max_payload");
+  EXPECT_EQ(refusal(std::string(kGood) + "[nvme]\nmax_queue_entries = 1\n").key(), "nvme.max_queue_entries");
+}

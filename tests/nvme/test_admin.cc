@@ -62,6 +62,7 @@ TEST(NvmeAdmin, TheSmartLogCountsWhatWasWritten) {
   std::vector<uint8_t> log(512);
   h.mem.read(kData + 0x200000, log.data(), 512);
   EXPECT_EQ(le(log, 48, 8), 2u);   // 1,024 blocks written: two data units of 1,000, rounded up
+  EXPECT_EQ(le(log, 80, 8), 4u);   // host write commands
   EXPECT_EQ(le(log, 144, 8), 0u);  // no unsafe shutdown yet
   s.cdw10 = 0x7E | 127u << 16;
   EXPECT_EQ(h.status(h.admin(s)), NvmeHost::sc(FISRIG_NVME_SCT_COMMAND_SPECIFIC, FISRIG_NVME_SC_INVALID_LOG_PAGE));

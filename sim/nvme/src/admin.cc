@@ -39,7 +39,7 @@ void Controller::create_cq(Cmd& c) {
   uint32_t qid = c.sqe.cdw10 & 0xFFFF, size = (c.sqe.cdw10 >> 16) + 1;
   if (qid == 0 || qid > granted_queues_ || cqs_[qid].live)
     return fail(c, FISRIG_NVME_SCT_COMMAND_SPECIFIC, FISRIG_NVME_SC_INVALID_QUEUE_IDENTIFIER);
-  if (size < 2 || size > nvme_.max_queue_entries)
+  if (size < 2 || size > profile().max_queue_entries)
     return fail(c, FISRIG_NVME_SCT_COMMAND_SPECIFIC, FISRIG_NVME_SC_INVALID_QUEUE_SIZE);
   if (!(c.sqe.cdw11 & 1) || c.sqe.prp1 % 4096)  // CAP.CQR: physically contiguous, page aligned
     return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_FIELD);
@@ -50,7 +50,7 @@ void Controller::create_sq(Cmd& c) {
   uint32_t qid = c.sqe.cdw10 & 0xFFFF, size = (c.sqe.cdw10 >> 16) + 1, cqid = c.sqe.cdw11 >> 16;
   if (qid == 0 || qid > granted_queues_ || sqs_[qid].live)
     return fail(c, FISRIG_NVME_SCT_COMMAND_SPECIFIC, FISRIG_NVME_SC_INVALID_QUEUE_IDENTIFIER);
-  if (size < 2 || size > nvme_.max_queue_entries)
+  if (size < 2 || size > profile().max_queue_entries)
     return fail(c, FISRIG_NVME_SCT_COMMAND_SPECIFIC, FISRIG_NVME_SC_INVALID_QUEUE_SIZE);
   if (cqid == 0 || cqid >= cqs_.size() || !cqs_[cqid].live)
     return fail(c, FISRIG_NVME_SCT_COMMAND_SPECIFIC, FISRIG_NVME_SC_COMPLETION_QUEUE_INVALID);
@@ -140,7 +140,7 @@ void Controller::set_features(Cmd& c) {
       bool any = std::any_of(sqs_.begin() + 1, sqs_.end(), [](const Sq& q) { return q.live; }) ||
                  std::any_of(cqs_.begin() + 1, cqs_.end(), [](const Cq& q) { return q.live; });
       if (any) return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_COMMAND_SEQUENCE_ERROR);
-      granted_queues_ = uint16_t(std::min<uint32_t>({nsq, ncq, nvme_.io_queue_pairs}));
+      granted_queues_ = uint16_t(std::min<uint32_t>({nsq, ncq, profile().io_queue_pairs}));
       queues_granted_ = true;
       c.c.dw0 = uint32_t(granted_queues_ - 1) << 16 | uint32_t(granted_queues_ - 1);
       return;
@@ -163,7 +163,7 @@ void Controller::set_features(Cmd& c) {
 void Controller::get_features(Cmd& c) {
   switch (c.sqe.cdw10 & 0xFF) {
     case FISRIG_NVME_FEAT_NUMBER_OF_QUEUES: {
-      uint32_t n = queues_granted_ ? granted_queues_ : nvme_.io_queue_pairs;
+      uint32_t n = queues_granted_ ? granted_queues_ : profile().io_queue_pairs;
       c.c.dw0 = (n - 1) << 16 | (n - 1);
       return;
     }

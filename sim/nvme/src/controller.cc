@@ -11,15 +11,19 @@ uint32_t field(uint64_t v, uint32_t shift, uint32_t bits) { return uint32_t(v >>
 }  // namespace
 
 Controller::Controller(drive::DriveConfig config, HostMemory& memory, NvmeConfig nvme)
-    : ssd_(std::move(config)), mem_(memory), nvme_(nvme), link_(nvme_.pcie) {
-  sqs_.resize(size_t(nvme_.io_queue_pairs) + 1);
-  cqs_.resize(size_t(nvme_.io_queue_pairs) + 1);
+    : ssd_(std::move(config)), mem_(memory), nvme_(nvme), link_(pcie_of(ssd_.config().nvme, nvme.host_read_ns)) {
+  sqs_.resize(size_t(profile().io_queue_pairs) + 1);
+  cqs_.resize(size_t(profile().io_queue_pairs) + 1);
+}
+
+PcieConfig pcie_of(const drive::NvmeInterfaceConfig& p, SimTime host_read_ns) {
+  return PcieConfig{p.pcie_gen, p.pcie_lanes, p.max_payload, p.max_read_request, host_read_ns};
 }
 
 uint64_t Controller::read64(uint32_t offset) const {
   switch (offset) {
     case FISRIG_NVME_REG_CAP:
-      return uint64_t(nvme_.max_queue_entries - 1) << FISRIG_NVME_CAP_MQES_SHIFT |
+      return uint64_t(profile().max_queue_entries - 1) << FISRIG_NVME_CAP_MQES_SHIFT |
              uint64_t(1) << FISRIG_NVME_CAP_CQR_SHIFT |
              uint64_t(nvme_.timeout_500ms) << FISRIG_NVME_CAP_TO_SHIFT |
              uint64_t(dstrd_) << FISRIG_NVME_CAP_DSTRD_SHIFT |
@@ -76,7 +80,7 @@ void Controller::write32(uint32_t offset, uint32_t value, SimTime t) {
       return;
     }
     // The doorbell is a 4-byte memory write from the host.
-    SimTime in = link_.down(t, link_.tlp_ns(kMemHeader, 4));
+    SimTime in = link_.down(t, PcieLink::tlp_bytes(kMemHeader, 4));
     if (sq) {
       run_until(t);  // what was visible before goes first
       sqs_[qid].tail = value;
@@ -110,7 +114,7 @@ void Controller::enable(SimTime t) {
   // The admin queues must be there, page aligned, and the page size 4 KiB; the entry sizes
   // those of the specification (64 and 16 bytes). Otherwise the controller fails.
   uint32_t asqs = field(aqa_, FISRIG_NVME_AQA_ASQS_SHIFT, 12) + 1, acqs = field(aqa_, FISRIG_NVME_AQA_ACQS_SHIFT, 12) + 1;
-  bool ok = asqs >= 2 && acqs >= 2 && asqs <= nvme_.max_queue_entries && acqs <= nvme_.max_queue_entries &&
+  bool ok = asqs >= 2 && acqs >= 2 && asqs <= profile().max_queue_entries && acqs <= profile().max_queue_entries &&
             asq_ % 4096 == 0 && acq_ % 4096 == 0 && field(cc_, FISRIG_NVME_CC_MPS_SHIFT, 4) == 0 &&
             field(cc_, FISRIG_NVME_CC_CSS_SHIFT, 3) == 0 && field(cc_, FISRIG_NVME_CC_IOSQES_SHIFT, 4) == 6 &&
             field(cc_, FISRIG_NVME_CC_IOCQES_SHIFT, 4) == 4;
@@ -204,8 +208,8 @@ void Controller::run_until(SimTime t) {
     c.c.opcode = c.sqe.opcode;
     c.c.t_doorbell = s.doorbell_at;
     // The SQE: the controller's read request up, the host's 64-byte completion down.
-    SimTime request = link_.up(fetch, link_.tlp_ns(kMemHeader, 0));
-    c.t = c.c.t_fetch = link_.down(request + nvme_.pcie.host_read_ns, link_.tlp_ns(kCplHeader, FISRIG_NVME_SQE_BYTES));
+    SimTime request = link_.up(fetch, PcieLink::tlp_bytes(kMemHeader, 0));
+    c.t = c.c.t_fetch = link_.down(request + nvme_.host_read_ns, PcieLink::tlp_bytes(kCplHeader, FISRIG_NVME_SQE_BYTES));
     ssd_.arrive(c.t);  // idle work (background GC, the idle flush) up to the fetch
     execute(c);
     ssd_.busy_until(c.t);
@@ -221,12 +225,20 @@ void Controller::run_until(SimTime t) {
   }
 }
 
+SimTime Controller::next_event() const {
+  SimTime t = inflight_.empty() ? drive::kNever : inflight_.front().t;
+  if (enabled_)
+    for (const Sq& s : sqs_)
+      if (s.live && s.head != s.tail) t = std::min(t, std::max({s.doorbell_at, ready_at_, busy_until_}));
+  return t;
+}
+
 bool Controller::later(const Cmd& a, const Cmd& b) { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
 
 void Controller::finish(Cmd& c) {
   // The CQE (a 16-byte write) and the MSI-X message (4 bytes) after it, up the link.
-  c.t = link_.up(c.t, link_.tlp_ns(kMemHeader, FISRIG_NVME_CQE_BYTES));
-  c.c.t_irq = link_.up(c.t, link_.tlp_ns(kMemHeader, 4));
+  c.t = link_.up(c.t, PcieLink::tlp_bytes(kMemHeader, FISRIG_NVME_CQE_BYTES));
+  c.c.t_irq = link_.up(c.t, PcieLink::tlp_bytes(kMemHeader, 4));
   c.seq = next_seq_++;
   inflight_.push_back(c);
   std::push_heap(inflight_.begin(), inflight_.end(), later);

@@ -30,7 +30,7 @@ std::vector<uint8_t> Controller::identify_controller() const {
   put_text(p, 24, id.model, 40);   // MN
   put_text(p, 64, id.firmware, 8); // FR
   p[72] = 0;                       // RAB
-  p[77] = 5;                       // MDTS: 2^5 pages of 4 KiB (NvmeConfig::mdts_pages)
+  p[77] = uint8_t(profile().mdts);  // MDTS: 2^mdts pages of 4 KiB
   put(p, 78, 1, 2);                // CNTLID
   put(p, 80, 0x00020000, 4);       // VER 2.0.0
   put(p, 88, 1000000, 4);          // RTD3E: 1 s to enter D3 (a normal shutdown's bound)
@@ -44,7 +44,7 @@ std::vector<uint8_t> Controller::identify_controller() const {
   put(p, 328, 1u << 1, 4);         // SANICAP: Block Erase
   p[512] = 0x66;                   // SQES: 64 bytes
   p[513] = 0x44;                   // CQES: 16 bytes
-  put(p, 514, nvme_.max_queue_entries, 2);  // MAXCMD
+  put(p, 514, profile().max_queue_entries, 2);  // MAXCMD
   put(p, 516, 1, 4);               // NN: one namespace
   put(p, 520, 1u << 0 | 1u << 2 | 1u << 3, 2);  // ONCS: Compare, Dataset Management, Write Zeroes
   p[524] = 0;                      // FNA: a format erases the namespace it names
@@ -84,9 +84,12 @@ std::vector<uint8_t> Controller::smart_log(SimTime now) const {
   // Data units of 1,000 512-byte blocks, rounded up.
   put128(p, 32, (s.sectors_read + 999) / 1000);
   put128(p, 48, (s.sectors_written + 999) / 1000);
+  put128(p, 64, host_reads_);
+  put128(p, 80, host_writes_);
   put128(p, 112, 1 + s.power_cycles);                     // power cycles
   put128(p, 128, ssd_.powered_ns(now) / (3600 * drive::kNsPerS));  // power-on hours
   put128(p, 144, unsafe_shutdowns_);
+  put128(p, 160, media_errors_);
   return p;
 }
 

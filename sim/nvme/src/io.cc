@@ -37,7 +37,7 @@ bool Controller::lba_range(Cmd& c, uint64_t& slba, uint32_t& blocks, bool moves_
   c.c.blocks = blocks;
   if (slba >= ssd_.visible_sectors() || blocks > ssd_.visible_sectors() - slba)
     return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_LBA_OUT_OF_RANGE), false;
-  if (moves_data && uint64_t(blocks) * kBlock > uint64_t(nvme_.mdts_pages) * 4096)  // past MDTS
+  if (moves_data && uint64_t(blocks) * kBlock > mdts_bytes())  // past MDTS
     return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_FIELD), false;
   return true;
 }
@@ -72,7 +72,11 @@ void Controller::read(Cmd& c) {
   // What reads back goes to the host up to the first unreadable block; the command then ends
   // Unrecovered Read Error.
   to_host(c, buf_.data(), bytes, &in_buffer);
-  if (bad < slba + n && c.sc == FISRIG_NVME_SC_SUCCESS) fail(c, FISRIG_NVME_SCT_MEDIA, FISRIG_NVME_SC_UNRECOVERED_READ_ERROR);
+  ++host_reads_;
+  if (bad < slba + n && c.sc == FISRIG_NVME_SC_SUCCESS) {
+    ++media_errors_;
+    fail(c, FISRIG_NVME_SCT_MEDIA, FISRIG_NVME_SC_UNRECOVERED_READ_ERROR);
+  }
 }
 
 void Controller::write(Cmd& c) {
@@ -84,6 +88,7 @@ void Controller::write(Cmd& c) {
   pl.kind = drive::WritePayload::Kind::kLiteral;
   pl.bytes = buf_.data();
   write_blocks(c, pl, slba, n, true);
+  ++host_writes_;
 }
 
 void Controller::write_zeroes(Cmd& c) {
@@ -109,7 +114,8 @@ void Controller::compare(Cmd& c) {
   static thread_local std::vector<SimTime> ready;
   ssd_.read_pages(slba, bad, c.t, ready);
   if (!ready.empty()) c.t = std::max(c.t, *std::max_element(ready.begin(), ready.end()));
-  if (bad < slba + n) return fail(c, FISRIG_NVME_SCT_MEDIA, FISRIG_NVME_SC_UNRECOVERED_READ_ERROR);
+  ++host_reads_;  // Compare counts as a read (the SMART log's Host Read Commands)
+  if (bad < slba + n) return ++media_errors_, fail(c, FISRIG_NVME_SCT_MEDIA, FISRIG_NVME_SC_UNRECOVERED_READ_ERROR);
   std::vector<uint8_t> host(uint64_t(n) * kBlock);
   if (!from_host(c, host.data(), host.size())) return;
   buf_.assign(host.size(), 0);

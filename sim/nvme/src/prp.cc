@@ -55,8 +55,8 @@ SimTime Controller::fetch_prp_list(const Cmd& c, uint64_t bytes, SimTime t) {
   while (entries) {
     uint64_t n = entries <= kPage / 8 ? entries : kPage / 8 - 1;
     uint32_t list_bytes = uint32_t(8 * (entries <= kPage / 8 ? n : n + 1));
-    SimTime request = link_.up(t, link_.tlp_ns(kMemHeader, 0));
-    t = link_.down(request + nvme_.pcie.host_read_ns, link_.tlp_ns(kCplHeader, list_bytes));
+    SimTime request = link_.up(t, PcieLink::tlp_bytes(kMemHeader, 0));
+    t = link_.down(request + nvme_.host_read_ns, PcieLink::tlp_bytes(kCplHeader, list_bytes));
     entries -= n;
   }
   return t;
@@ -70,14 +70,13 @@ void Controller::to_host(Cmd& c, const uint8_t* data, uint64_t bytes, const std:
     data += n;
   }
   // Memory writes of at most MPS bytes, in order, each once its data is in the controller.
-  const uint32_t mps = nvme_.pcie.max_payload;
+  const uint32_t mps = link_.config().max_payload;
   SimTime from = fetch_prp_list(c, bytes, c.t), end = from;
   for (uint64_t off = 0; off < bytes; off += mps) {
     uint32_t n = uint32_t(std::min<uint64_t>(mps, bytes - off));
     SimTime at = std::max(end, ready && !ready->empty() ? (*ready)[std::min<size_t>(off / kPage, ready->size() - 1)] : from);
-    SimTime dur = link_.tlp_ns(kMemHeader, n);
-    end = link_.up(at, dur);
-    if (!off) c.c.t_data_first = end - dur;
+    end = link_.up(at, PcieLink::tlp_bytes(kMemHeader, n));
+    if (!off) c.c.t_data_first = link_.last_start();
   }
   c.c.t_data_last = end;
   c.t = std::max(c.t, end);
@@ -92,16 +91,15 @@ bool Controller::from_host(Cmd& c, uint8_t* data, uint64_t bytes) {
   }
   // Read requests of at most MRRS bytes, back to back up the link; the host answers each
   // after its read latency with completions of at most MPS bytes, down the link in order.
-  const uint32_t mps = nvme_.pcie.max_payload, mrrs = nvme_.pcie.max_read_request;
+  const uint32_t mps = link_.config().max_payload, mrrs = link_.config().max_read_request;
   SimTime t = fetch_prp_list(c, bytes, c.t), end = t;
   for (uint64_t off = 0; off < bytes; off += mrrs) {
-    SimTime request = link_.up(t, link_.tlp_ns(kMemHeader, 0));
+    SimTime request = link_.up(t, PcieLink::tlp_bytes(kMemHeader, 0));
     uint64_t len = std::min<uint64_t>(mrrs, bytes - off);
     for (uint64_t k = 0; k < len; k += mps) {
       uint32_t n = uint32_t(std::min<uint64_t>(mps, len - k));
-      SimTime dur = link_.tlp_ns(kCplHeader, n);
-      end = link_.down(std::max(request + nvme_.pcie.host_read_ns, end), dur);
-      if (!off && !k) c.c.t_data_first = end - dur;
+      end = link_.down(std::max(request + nvme_.host_read_ns, end), PcieLink::tlp_bytes(kCplHeader, n));
+      if (!off && !k) c.c.t_data_first = link_.last_start();
     }
     t = request;
   }

@@ -166,6 +166,13 @@ const std::map<std::string, Setter>& profile_keys() {
       {"gc.background_max_valid_pct", [](DriveConfig& c, const toml::node& n) { c.gc.background_max_valid_pct = as_number(n); }},
       {"gc.serial_erase", [](DriveConfig& c, const toml::node& n) { c.gc.serial_erase = as_bool(n); }},
       {"interface.max_gen", [](DriveConfig& c, const toml::node& n) { c.interface.max_gen = as_u32(n); }},
+      {"nvme.pcie_gen", [](DriveConfig& c, const toml::node& n) { c.nvme.pcie_gen = as_u32(n); }},
+      {"nvme.pcie_lanes", [](DriveConfig& c, const toml::node& n) { c.nvme.pcie_lanes = as_u32(n); }},
+      {"nvme.max_payload", [](DriveConfig& c, const toml::node& n) { c.nvme.max_payload = as_u32(n); }},
+      {"nvme.max_read_request", [](DriveConfig& c, const toml::node& n) { c.nvme.max_read_request = as_u32(n); }},
+      {"nvme.io_queue_pairs", [](DriveConfig& c, const toml::node& n) { c.nvme.io_queue_pairs = as_u32(n); }},
+      {"nvme.max_queue_entries", [](DriveConfig& c, const toml::node& n) { c.nvme.max_queue_entries = as_u32(n); }},
+      {"nvme.mdts", [](DriveConfig& c, const toml::node& n) { c.nvme.mdts = as_u32(n); }},
       {"power.boot_ms", [](DriveConfig& c, const toml::node& n) { c.power.boot_ns = as_time(n, 1e6); }},
       {"power.rails", [](DriveConfig& c, const toml::node& n) { c.power.rails = as_rails(n); }},
       {"power.torn_reads_unc", [](DriveConfig& c, const toml::node& n) { c.power.torn_reads_unc = as_bool(n); }},
@@ -329,6 +336,14 @@ void DriveConfig::validate() const {
   if (nt.erase_spread_pct < 0 || nt.erase_spread_pct >= 100) bad("nand.erase_spread_pct", "must be 0 or more and below 100");
   if (nt.read_retry_pct < 0 || nt.read_retry_pct > 100) bad("nand.read_retry_pct", "must be 0..100");
   if (interface.max_gen < 1 || interface.max_gen > 3) bad("interface.max_gen", "must be 1, 2 or 3");
+  auto pow2 = [](uint32_t v, uint32_t lo, uint32_t hi) { return v >= lo && v <= hi && (v & (v - 1)) == 0; };
+  if (nvme.pcie_gen < 1 || nvme.pcie_gen > 5) bad("nvme.pcie_gen", "must be 1..5");
+  if (!pow2(nvme.pcie_lanes, 1, 16)) bad("nvme.pcie_lanes", "must be 1, 2, 4, 8 or 16");
+  if (!pow2(nvme.max_payload, 128, 4096)) bad("nvme.max_payload", "must be a power of 2 from 128 to 4096");
+  if (!pow2(nvme.max_read_request, 128, 4096)) bad("nvme.max_read_request", "must be a power of 2 from 128 to 4096");
+  if (nvme.io_queue_pairs < 1 || nvme.io_queue_pairs > 65535) bad("nvme.io_queue_pairs", "must be 1..65535");
+  if (nvme.max_queue_entries < 2 || nvme.max_queue_entries > 65536) bad("nvme.max_queue_entries", "must be 2..65536");
+  if (nvme.mdts < 1 || nvme.mdts > 10) bad("nvme.mdts", "must be 1..10 (2^mdts pages of 4 KiB)");
   if (!nand.rated_pe_cycles) bad("nand.rated_pe_cycles", "must be at least 1");
   if (cache.bytes < 65536) bad("cache.mib", "must be at least 64 KiB");
   if (identity.dsm_max_blocks < 1 || identity.dsm_max_blocks > 0xFFFF)

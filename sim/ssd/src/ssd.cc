@@ -72,7 +72,12 @@ SsdWrite Ssd::begin_write(const WritePayload& pl, uint64_t lba, bool fua) const 
   uint32_t slots = ftl_->slots_for(pl.kind == WritePayload::Kind::kZeros     ? 0
                                    : pl.kind == WritePayload::Kind::kLiteral ? 100
                                                                              : pl.compress_pct);
-  return SsdWrite{&pl, lba, fua || !cache_enabled_, slots};
+  SsdWrite w;
+  w.payload = &pl;
+  w.lba = lba;
+  w.through = fua || !cache_enabled_;
+  w.slots = slots;
+  return w;
 }
 
 void Ssd::write_page(SsdWrite& w, uint64_t lpn, uint64_t a, uint64_t b, SimTime t) {

@@ -32,15 +32,14 @@ namespace fisrig::nvme {
 
 using drive::SimTime;
 
+// What the controller takes beside the profile's [nvme] section (NvmeInterfaceConfig), which
+// sets the link, the queues and MDTS.
 struct NvmeConfig {
-  uint16_t max_queue_entries = 1024;  // MQES + 1
-  uint16_t io_queue_pairs = 64;       // what Number of Queues grants at most
   uint8_t timeout_500ms = 20;         // CAP.TO: 10 s to ready
-  uint32_t mdts_pages = 32;           // largest transfer: 2^5 pages of 4 KiB (MDTS 5)
   uint32_t dsm_max_ranges = 256;
   SimTime enable_ns = 1000 * drive::kNsPerUs;    // CC.EN to CSTS.RDY
   SimTime shutdown_ns = 5000 * drive::kNsPerUs;  // CC.SHN normal to SHST complete, past the drain
-  PcieConfig pcie;
+  SimTime host_read_ns = PcieConfig{}.host_read_ns;  // the rig's memory, behind its root port
 };
 
 // One command's life, as the controller saw it.
@@ -60,6 +59,9 @@ struct NvmeCompletion {
   bool ok() const { return (status >> FISRIG_NVME_STATUS_SC_SHIFT & 0x7FF) == 0; }
 };
 
+// The link the profile's [nvme] section describes, with the rig's memory behind it.
+PcieConfig pcie_of(const drive::NvmeInterfaceConfig& profile, SimTime host_read_ns);
+
 class Controller {
  public:
   Controller(drive::DriveConfig config, HostMemory& memory, NvmeConfig nvme = {});
@@ -69,12 +71,18 @@ class Controller {
   uint64_t read64(uint32_t offset) const;
   void write32(uint32_t offset, uint32_t value, SimTime t);
   void write64(uint32_t offset, uint64_t value, SimTime t);
+  // The profile's NVMe side.
+  const drive::NvmeInterfaceConfig& profile() const { return ssd_.config().nvme; }
+  uint32_t mdts_bytes() const { return 4096u << profile().mdts; }
   // The doorbells' offsets for queue `qid`.
   uint32_t sq_doorbell(uint16_t qid) const { return FISRIG_NVME_REG_DOORBELLS + (2u * qid << (2 + dstrd_)); }
   uint32_t cq_doorbell(uint16_t qid) const { return FISRIG_NVME_REG_DOORBELLS + ((2u * qid + 1) << (2 + dstrd_)); }
 
   // Fetches and executes every command the doorbells made visible by t.
   void run_until(SimTime t);
+  // The earliest time something is due (a CQE to post, a command to fetch), kNever if
+  // nothing is: a host with nothing else to do runs to it.
+  SimTime next_event() const;
   bool pop_completion(NvmeCompletion& out);
   // Doorbell writes the controller ignored (past a queue's end, a queue that is not there):
   // the asynchronous event it reports (Invalid Doorbell Write Value).
@@ -199,6 +207,7 @@ class Controller {
   uint64_t next_seq_ = 0;
   uint32_t invalid_doorbells_ = 0;
   uint64_t unsafe_shutdowns_ = 0;
+  uint64_t host_reads_ = 0, host_writes_ = 0, media_errors_ = 0;  // the SMART log's counts
   bool enabled_ = false;                 // CC.EN taken, the admin queues good
   SimTime now_ = 0;                      // the latest time the host gave
   SimTime shutdown_done_ = drive::kNever;  // when CC.SHN's shutdown completes

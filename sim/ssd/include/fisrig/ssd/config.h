@@ -133,6 +133,18 @@ struct InterfaceConfig {
   double dwords_per_s() const { return max_gen == 1 ? 37.5e6 : max_gen == 2 ? 75e6 : 150e6; }
 };
 
+// The NVMe front end's part of a profile (sim/nvme): its PCIe link and its queues. A SATA
+// drive's profile leaves it at its defaults, which the NVMe controller then takes.
+struct NvmeInterfaceConfig {
+  uint32_t pcie_gen = 3;             // 1..5: 2.5 to 32 GT/s a lane
+  uint32_t pcie_lanes = 4;           // 1, 2, 4, 8 or 16
+  uint32_t max_payload = 256;        // MPS, bytes: 128 to 4096, a power of 2
+  uint32_t max_read_request = 512;   // MRRS, bytes: 128 to 4096, a power of 2
+  uint32_t io_queue_pairs = 64;      // what Number of Queues grants at most
+  uint32_t max_queue_entries = 1024; // CAP.MQES + 1
+  uint32_t mdts = 5;                 // largest transfer: 2^mdts pages of 4 KiB (Identify's MDTS)
+};
+
 // What a cut does beyond losing the volatile cache. An honest drive (torn_reads_unc false
 // and none of the lies below) keeps a prefix of what it was told, in order: every write
 // acknowledged before a completed FLUSH survives. The lies are the power-fault failures
@@ -181,6 +193,7 @@ struct DriveConfig {
   CacheConfig cache;
   GcConfig gc;
   InterfaceConfig interface;
+  NvmeInterfaceConfig nvme;
   PowerConfig power;
   FaultKnobs faults;
 

@@ -31,10 +31,10 @@ struct SsdStats {
 
 // One host write while its data arrives (begin_write, write_page, end_write).
 struct SsdWrite {
-  const WritePayload* payload;
-  uint64_t lba;      // its first sector: literal bytes are taken from here on
-  bool through;      // FUA or the cache off: acknowledged only once on NAND
-  uint32_t slots;    // what a page takes on NAND after compression (Ftl::slots_for)
+  const WritePayload* payload = nullptr;
+  uint64_t lba = 0;      // its first sector: literal bytes are taken from here on
+  bool through = false;  // FUA or the cache off: acknowledged only once on NAND
+  uint32_t slots = 0;    // what a page takes on NAND after compression (Ftl::slots_for)
   uint64_t first_seq = kNever, last_seq = 0;  // the FTL's host units it landed in
   Ftl::ReadBatch rmw;  // reads of partly written pages (read-modify-write)
 };

@@ -1,0 +1,111 @@
+// `make bench`'s NVMe figures: the simulated controller over the fast-1gb drive (NAND,
+// channels and controller far faster than the link) driven by a host that keeps its queues
+// full, on a clean drive, in simulated time. Each figure is printed as a JSON line
+// (scripts/bench_collect.py) with the link's ceiling docs/nvme.md computes beside it.
+#include <cstdio>
+#include <random>
+#include <string>
+
+#include "fisrig/nvme/queue_host.h"
+#include "instruction_count.h"
+
+namespace {
+
+using fisrig::drive::kNever;
+using fisrig::nvme::QueueHost;
+using fisrig::nvme::SimTime;
+
+struct Result {
+  uint64_t commands = 0, bytes = 0;
+  SimTime first = 0, last = 0;
+  double per_s() const { return double(commands) * 1e9 / double(last - first); }
+  double mb_per_s() const { return double(bytes) * 1e3 / double(last - first); }
+};
+
+// `commands` reads of `blocks` each over `queues` queues kept `depth` deep; random LBAs
+// (aligned to the transfer) or sequential ones.
+Result reads(uint32_t gen, uint16_t queues, uint32_t depth, uint32_t blocks, uint64_t commands, bool random) {
+  fisrig::drive::DriveConfig cfg = fisrig::drive::load_profile("fast-1gb");
+  cfg.nvme.pcie_gen = gen;
+  QueueHost h(cfg);
+  if (h.make_io_queues(queues, depth * 2) != 0) throw std::runtime_error("queues refused");
+  fisrig::nvme::NvmeCompletion c;
+  while (h.ctrl.pop_completion(c)) {
+  }
+  const uint64_t bytes = uint64_t(blocks) * 512, pages = bytes / 4096;
+  const uint64_t span = h.ctrl.ssd().visible_sectors() / blocks;
+  // Each slot (queue, place in its queue) has its buffer and, past two pages, its PRP list.
+  auto buffer = [&](uint32_t slot) { return QueueHost::kData + uint64_t(slot) * bytes; };
+  auto list = [&](uint32_t slot) { return QueueHost::kData - 0x4000000 + uint64_t(slot) * 4096; };
+  for (uint32_t slot = 0; pages > 2 && slot < uint32_t(queues) * depth * 2; ++slot)
+    for (uint64_t i = 1; i < pages; ++i) {
+      uint64_t page = buffer(slot) + 4096 * i;
+      h.mem.write(list(slot) + 8 * (i - 1), &page, 8);
+    }
+  std::mt19937_64 rng(1);
+  uint64_t issued = 0, next_lba = 0;
+  auto put = [&](uint16_t q) {
+    uint32_t slot = (q - 1) * depth * 2 + h.queues[q].sq_tail;
+    uint64_t lba = (random ? rng() % span : next_lba++ % span) * blocks;
+    fisrig_nvme_sqe s{};
+    s.opcode = FISRIG_NVME_CMD_READ;
+    s.nsid = 1;
+    s.cdw10 = uint32_t(lba), s.cdw11 = uint32_t(lba >> 32), s.cdw12 = blocks - 1;
+    s.prp1 = buffer(slot);
+    s.prp2 = pages == 2 ? buffer(slot) + 4096 : pages > 2 ? list(slot) : 0;
+    h.put(q, s);
+    ++issued;
+  };
+  Result r;
+  r.first = h.now;
+  for (uint16_t q = 1; q <= queues; ++q) {
+    for (uint32_t i = 0; i < depth && issued < commands; ++i) put(q);
+    h.ring(q);
+  }
+  while (r.commands < commands) {
+    SimTime t = h.ctrl.next_event();
+    if (t == kNever) throw std::runtime_error("the controller stopped with commands outstanding");
+    h.now = std::max(h.now, t);
+    h.ctrl.run_until(h.now);
+    for (uint16_t q = 1; q <= queues; ++q) {
+      fisrig_nvme_cqe e{};
+      bool any = false, more = false;
+      while (h.reap(q, e, false)) {
+        if (QueueHost::status(e)) throw std::runtime_error("a read failed: status " + std::to_string(QueueHost::status(e)));
+        ++r.commands, any = true;
+        if (issued < commands) put(q), more = true;
+      }
+      if (any) h.ring_cq(q);
+      if (more) h.ring(q);
+    }
+    while (h.ctrl.pop_completion(c)) r.last = std::max(r.last, c.t_cqe);
+  }
+  r.bytes = r.commands * bytes;
+  return r;
+}
+
+}  // namespace
+
+int main() {
+  try {
+    using fisrig::bench::emit;
+    Result rr = reads(3, 4, 32, 8, 200000, true);
+    emit("nvme.randread_4k_iops_qd32x4", rr.per_s(), "IOPS",
+         "4 KiB random reads, 4 queues at QD32, clean fast-1gb drive, PCIe Gen3 x4 (ceiling 860,700: docs/nvme.md); "
+         "simulated time, first doorbell to last CQE");
+    for (uint32_t gen : {3u, 4u}) {
+      Result s = reads(gen, 1, 16, 256, 4096, false);
+      char name[64], what[256];
+      std::snprintf(name, sizeof name, "nvme.seq_read_mbps_gen%ux4", gen);
+      std::snprintf(what, sizeof what,
+                    "128 KiB sequential reads, one queue at QD16, clean fast-1gb drive, PCIe Gen%u x4 (ceiling %s MB/s: "
+                    "docs/nvme.md); simulated time",
+                    gen, gen == 3 ? "3,598" : "7,196");
+      emit(name, s.mb_per_s(), "MB/s", what);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fisrig-nvme-bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

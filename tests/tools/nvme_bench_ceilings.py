@@ -1,0 +1,26 @@
+#!/usr/bin/env python3
+"""make bench's NVMe figures against the link's ceilings docs/nvme.md computes: each at or
+under its ceiling (the link cannot be beaten) and within 5% of it (on a drive faster than
+the link, a host that keeps its queues full reaches it). Usage: nvme_bench_ceilings.py
+path/to/fisrig-nvme-bench"""
+import json
+import subprocess
+import sys
+
+GEN3_X4, GEN4_X4 = 8 * 4 * 128 / 130 / 8 * 1e3, 16 * 4 * 128 / 130 / 8 * 1e3  # MB/s each way
+CEILINGS = {
+    "nvme.randread_4k_iops_qd32x4": GEN3_X4 * 1e6 / 4576,  # bytes up the link a 4 KiB read
+    "nvme.seq_read_mbps_gen3x4": 131072 / 143482 * GEN3_X4,  # data of the bytes a 128 KiB read
+    "nvme.seq_read_mbps_gen4x4": 131072 / 143482 * GEN4_X4,
+}
+
+out = subprocess.run([sys.argv[1]], capture_output=True, text=True, check=True).stdout
+bad, seen = 0, set()
+for line in out.splitlines():
+    fig = json.loads(line)
+    name, value, ceiling = fig["name"], fig["value"], CEILINGS[fig["name"]]
+    ok = 0.95 * ceiling <= value <= ceiling
+    print(f"{'ok' if ok else 'WRONG'}: {name} {value:,.1f} of a ceiling of {ceiling:,.1f}")
+    seen.add(name)
+    bad += not ok
+sys.exit(1 if bad or seen != set(CEILINGS) else 0)
