@@ -11,7 +11,8 @@ uint32_t field(uint64_t v, uint32_t shift, uint32_t bits) { return uint32_t(v >>
 }  // namespace
 
 Controller::Controller(drive::DriveConfig config, HostMemory& memory, NvmeConfig nvme)
-    : ssd_(std::move(config)), mem_(memory), nvme_(nvme), link_(pcie_of(ssd_.config().nvme, nvme.host_read_ns)) {
+    : ssd_(std::move(config)), mem_(memory), nvme_(nvme), link_(pcie_of(ssd_.config().nvme, nvme.host_read_ns)),
+      rng_(ssd_.config().faults.seed) {
   sqs_.resize(size_t(profile().io_queue_pairs) + 1);
   cqs_.resize(size_t(profile().io_queue_pairs) + 1);
 }
@@ -133,6 +134,8 @@ void Controller::enable(SimTime t) {
 
 void Controller::disable(SimTime t) {
   run_until(t);
+  ssd_.set_hung(false);  // a controller reset ends a hang
+  commands_seen_ = 0;
   for (Sq& q : sqs_) q = Sq{};
   for (Cq& q : cqs_) q = Cq{};
   queues_granted_ = false;
@@ -158,6 +161,7 @@ void Controller::power_off(SimTime t) {
   // Unsafe unless a shutdown had completed (CSTS.SHST complete) before the rails fell.
   if (shutdown_done_ == drive::kNever || t < shutdown_done_) ++unsafe_shutdowns_;
   ssd_.power_off(t);
+  commands_seen_ = 0;
   for (Sq& q : sqs_) q = Sq{};
   for (Cq& q : cqs_) q = Cq{};
   cc_ = csts_ = 0;
@@ -178,7 +182,8 @@ void Controller::power_on(SimTime t) {
 
 void Controller::run_until(SimTime t) {
   now_ = std::max(now_, t);
-  if (!enabled_ || ready_at_ > t) return;
+  // A hung controller (hang_after_commands) fetches and answers nothing until a reset.
+  if (!enabled_ || ready_at_ > t || ssd_.hung()) return;
   // Nothing is booked on the link before a doorbell still to be taken, or before t.
   SimTime oldest = t;
   for (const Sq& s : sqs_)
@@ -194,6 +199,18 @@ void Controller::run_until(SimTime t) {
       if (s.live && s.head != s.tail && s.doorbell_at <= t) pick = q;
     }
     if (pick == n) break;
+    const drive::FaultKnobs& f = ssd_.config().faults;
+    if (f.hang_after_commands && commands_seen_ >= f.hang_after_commands) {
+      ssd_.set_hung(true);
+      break;
+    }
+    if (f.link_drop_after_commands && commands_seen_ >= f.link_drop_after_commands) {
+      // The link went down under the controller: fatal (CSTS.CFS) until the host resets it.
+      csts_ |= FISRIG_NVME_CSTS_CFS;
+      enabled_ = false;
+      break;
+    }
+    ++commands_seen_;
     rr_next_ = (pick + 1) % n;
     Sq& s = sqs_[pick];
     Cmd c{};
@@ -245,7 +262,15 @@ void Controller::finish(Cmd& c) {
 }
 
 void Controller::execute(Cmd& c) {
-  c.t = ssd_.run_firmware(c.t, ssd_.config().controller.command_overhead_ns);
+  const drive::FaultKnobs& f = ssd_.config().faults;
+  SimTime overhead = ssd_.config().controller.command_overhead_ns;
+  if (chance(f.busy_rate)) overhead += f.busy_ns;
+  c.t = ssd_.run_firmware(c.t, overhead);
+  run(c);
+  if (chance(f.latency_outlier_rate)) c.t += f.latency_outlier_ns;  // the CQE goes late
+}
+
+void Controller::run(Cmd& c) {
   if ((c.sqe.flags >> 6) != 0) return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_FIELD);  // SGLs: not supported
   if ((c.sqe.flags & 3) != 0) return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_FIELD);   // fused: not supported
   if (c.sqid == 0) admin(c);

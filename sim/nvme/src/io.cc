@@ -39,6 +39,14 @@ bool Controller::lba_range(Cmd& c, uint64_t& slba, uint32_t& blocks, bool moves_
     return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_LBA_OUT_OF_RANGE), false;
   if (moves_data && uint64_t(blocks) * kBlock > mdts_bytes())  // past MDTS
     return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_FIELD), false;
+  // The idnf fault knob: blocks the media cannot find, a media error over NVMe (a read's
+  // Unrecovered Read Error, a write's Write Fault).
+  if (drive::first_hit(ssd_.config().faults.idnf, slba, blocks) < slba + blocks) {
+    ++media_errors_;
+    return fail(c, FISRIG_NVME_SCT_MEDIA, c.sqe.opcode == FISRIG_NVME_CMD_WRITE || c.sqe.opcode == FISRIG_NVME_CMD_WRITE_ZEROES
+                                              ? FISRIG_NVME_SC_WRITE_FAULT
+                                              : FISRIG_NVME_SC_UNRECOVERED_READ_ERROR), false;
+  }
   return true;
 }
 

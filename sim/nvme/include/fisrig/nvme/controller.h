@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,9 @@ class Controller {
   void power_off(SimTime t);
   void power_on(SimTime t);
   uint64_t unsafe_shutdowns() const { return unsafe_shutdowns_; }
+  // TLPs the link sent again: a receiver found its LCRC bad and NAKed it (the fault knobs
+  // data_fis_crc_error_rate and r_err_rate, docs/nvme.md), which the link layer recovers.
+  uint64_t replays() const { return replays_; }
   const drive::Ssd& ssd() const { return ssd_; }
   drive::Ssd& ssd() { return ssd_; }
   const NvmeConfig& config() const { return nvme_; }
@@ -143,7 +147,8 @@ class Controller {
     c.sct = sct;
     c.sc = sc;
   }
-  void execute(Cmd& c);
+  void execute(Cmd& c);  // the fault knobs' firmware time and delay around run
+  void run(Cmd& c);
   // A command done at c.t: its CQE is posted once run_until reaches that time.
   void finish(Cmd& c);
   static bool later(const Cmd& a, const Cmd& b);
@@ -208,6 +213,12 @@ class Controller {
   uint32_t invalid_doorbells_ = 0;
   uint64_t unsafe_shutdowns_ = 0;
   uint64_t host_reads_ = 0, host_writes_ = 0, media_errors_ = 0;  // the SMART log's counts
+  // The fault knobs (the profile's [faults], drawn from its seed): docs/nvme.md says what
+  // each means over NVMe.
+  bool chance(double p) { return p > 0 && std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  std::mt19937_64 rng_;
+  uint64_t commands_seen_ = 0;  // since the last reset, for hang_after_commands and link_drop_after_commands
+  uint64_t replays_ = 0;
   bool enabled_ = false;                 // CC.EN taken, the admin queues good
   SimTime now_ = 0;                      // the latest time the host gave
   SimTime shutdown_done_ = drive::kNever;  // when CC.SHN's shutdown completes
