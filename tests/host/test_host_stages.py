@@ -8,7 +8,7 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "host" / "fisrig"
 # Lowest first. sata: the protocol's command set, which plans, programs and records all name.
-STAGES = ["errors", "program_format", "progress", "sata", "plan", "traces", "compile", "records",
+STAGES = ["errors", "program_format", "progress", "sata", "nvme", "plan", "traces", "compile", "records",
           "targets", "analysis", "report", "run", "cli"]
 
 

@@ -232,8 +232,11 @@ def parser() -> argparse.ArgumentParser:
     keep_raw(rp)
     rp.set_defaults(fn=cmd_report)
 
-    i = sub.add_parser("identify", help="the drive's IDENTIFY DEVICE, decoded", drive_help=True)
+    i = sub.add_parser("identify", help="the drive's IDENTIFY DEVICE (or NVMe Identify), decoded", drive_help=True)
     common(i)
+    i.add_argument("--protocol", choices=("sata", "nvme"), default="sata",
+                   help="the drive's SATA side (IDENTIFY DEVICE, the default) or its NVMe controller's Identify "
+                        "Controller and Namespace, laid out as nvme-cli's id-ctrl -H and id-ns -H (model target)")
     i.set_defaults(fn=cmd_identify, profile="consumer-256gb")
 
     w = sub.add_parser("raw", help="one raw command; prints its completion and timing", drive_help=True,

@@ -4,6 +4,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from fisrig.nvme import identify as nvme_identify
 from fisrig.sata import ata
 from fisrig.targets import drive_catalog, kept_drive
 from fisrig.plan import limits
@@ -21,6 +22,8 @@ RAW_LABEL = "raw"  # the new command's phase; a kept drive's replayed commands a
 
 def cmd_identify(a) -> int:
     drive_catalog.check_profile(a.profile, f"--profile {a.profile}")
+    if a.protocol == "nvme":
+        return _identify_nvme(a)
     try:
         words = make_target(a.target, a.profile, link_gen=a.link_gen, url=a.url, firmware=a.firmware).identify()
     except drive_catalog.DriveRefused as e:
@@ -29,6 +32,23 @@ def cmd_identify(a) -> int:
     print(f"model:     {f['model']}\nserial:    {f['serial']}\nfirmware:  {f['firmware']}")
     print(f"capacity:  {f['lba48_sectors']} sectors ({f['lba48_sectors'] * 512 / 1e9:.1f} GB)")
     print(f"NCQ depth: {f['ncq_depth']}\nTRIM:      {'yes' if f['trim'] else 'no'}")
+    return 0
+
+
+def _identify_nvme(a) -> int:
+    """Identify Controller and Namespace 1 of the simulated NVMe controller over the profile's
+    SSD, each field's line as `nvme id-ctrl -H` and `nvme id-ns -H` print it."""
+    if a.target != "model":
+        raise InputError(f"--target {a.target}", "the rig speaks SATA; NVMe is the simulated controller's alone so "
+                                                 "far: --target model (docs/nvme.md)")
+    try:
+        pages = drive_catalog.nvme_identify_pages(a.profile)
+    except drive_catalog.DriveRefused as e:
+        raise InputError(f"--profile {a.profile}", e.message) from None
+    print("NVME Identify Controller:")
+    print("\n".join(nvme_identify.controller_lines(pages["controller"])))
+    print("\nNVME Identify Namespace 1:")
+    print("\n".join(nvme_identify.namespace_lines(pages["namespace"])))
     return 0
 
 

@@ -48,6 +48,13 @@ def ask(*args: str) -> str:
     return proc.stdout
 
 
+def nvme_identify_pages(profile: str) -> dict[str, bytes]:
+    """The drive's Identify Controller and Namespace 1 over NVMe (sim/nvme), 4,096 bytes each,
+    by "controller" and "namespace"."""
+    out = ask("nvme-identify", "--profile", profile)
+    return {name: bytes.fromhex(hexes) for name, hexes in (l.split() for l in out.splitlines() if l.strip())}
+
+
 @functools.lru_cache(maxsize=None)
 def profiles() -> dict[str, str]:
     """Built-in profile name -> the drive's one-line description of it."""

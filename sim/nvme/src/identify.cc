@@ -41,6 +41,9 @@ std::vector<uint8_t> Controller::identify_controller() const {
   p[260] = 1u << 0 | 1u << 1;      // FRMW: slot 1 read-only, one slot
   p[261] = 1u << 2;                // LPA: extended data (NUMDU) for Get Log Page
   p[263] = 0;                      // NPSS: one power state
+  put(p, 266, 353, 2);             // WCTEMP: 80 C, in kelvin
+  put(p, 268, 358, 2);             // CCTEMP: 85 C
+  put(p, 280, ssd_.user_sectors() * drive::kSectorBytes, 8);  // TNVMCAP (low 64 of 128 bits)
   put(p, 328, 1u << 1, 4);         // SANICAP: Block Erase
   p[512] = 0x66;                   // SQES: 64 bytes
   p[513] = 0x44;                   // CQES: 16 bytes

@@ -1,6 +1,7 @@
 // fisrig-drive: the simulated SSD on its own, without the rig.
 //
 //   fisrig-drive identify [--profile P]          IDENTIFY DEVICE as `hdparm --Istdin` reads it
+//   fisrig-drive nvme-identify [--profile P]     the NVMe controller's Identify pages, in hex
 //   fisrig-drive scenario [--profile P] [...]    torture / idle / TRIM recovery figures
 //   fisrig-drive bench [--quick]                 the drive benchmarks, as JSON lines
 //   fisrig-drive profiles                        the built-in profiles
@@ -12,9 +13,11 @@
 #include <stdexcept>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "bench.h"
+#include "fisrig/nvme/queue_host.h"
 #include "fisrig/sata/drive.h"
 #include "scenarios.h"
 
@@ -33,6 +36,7 @@ struct Subcommand {
 const std::vector<Subcommand>& subcommands() {
   static const std::vector<Subcommand> all = {
       {"identify", "fisrig-drive identify [--profile P] [--fault knob=value]...", {"profile", "fault"}, {}},
+      {"nvme-identify", "fisrig-drive nvme-identify [--profile P] [--fault knob=value]...", {"profile", "fault"}, {}},
       {"scenario",
        "fisrig-drive scenario [--profile P] [--torture-min M] [--idle-min M]\n"
        "                             [--zones N] [--zone-mib M] [--fault knob=value]...",
@@ -130,6 +134,28 @@ int cmd_identify(const std::multimap<std::string, std::string>& o) {
   return 0;
 }
 
+// Identify Controller and Namespace 1 of the drive over NVMe (sim/nvme), each asked through
+// the admin queue as a host asks: two lines, "controller HEX" and "namespace HEX".
+int cmd_nvme_identify(const std::multimap<std::string, std::string>& o) {
+  nvme::QueueHost h(profile_with_faults(o));
+  for (auto [name, cns, nsid] : {std::tuple{"controller", FISRIG_NVME_CNS_CONTROLLER, 0u},
+                                 std::tuple{"namespace", FISRIG_NVME_CNS_NAMESPACE, 1u}}) {
+    fisrig_nvme_sqe s{};
+    s.opcode = FISRIG_NVME_ADMIN_IDENTIFY;
+    s.nsid = nsid;
+    s.cdw10 = cns;
+    s.prp1 = nvme::QueueHost::kData;
+    fisrig_nvme_cqe e{};
+    if (!h.run(0, s, e) || nvme::QueueHost::status(e)) throw std::runtime_error(std::string("Identify ") + name + " failed");
+    std::vector<uint8_t> page(FISRIG_NVME_IDENTIFY_BYTES);
+    h.mem.read(nvme::QueueHost::kData, page.data(), page.size());
+    std::printf("%s ", name);
+    for (uint8_t b : page) std::printf("%02x", b);
+    std::printf("\n");
+  }
+  return 0;
+}
+
 void print_curve(const char* label, const tools::SweepResult& s) {
   std::printf("  %-16s avg %7.1f MB/s   min %7.1f   max %7.1f\n", label, s.avg_mbps, s.min_mbps,
               s.max_mbps);
@@ -200,6 +226,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (name == "identify") return cmd_identify(parse_options(argc, argv, 2, *sub));
+    if (name == "nvme-identify") return cmd_nvme_identify(parse_options(argc, argv, 2, *sub));
     if (name == "scenario") return cmd_scenario(parse_options(argc, argv, 2, *sub));
     if (name == "bench") {
       auto o = parse_options(argc, argv, 2, *sub);
