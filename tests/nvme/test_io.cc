@@ -188,6 +188,30 @@ std::vector<uint8_t> after_a_cut(bool shutdown_first, uint64_t* unsafe) {
   return back;
 }
 
+TEST(NvmeIo, PowerLossProtectionMeansNoVolatileCacheAndNothingLost) {
+  drive::DriveConfig cfg = drive::load_profile("tiny-1gb");
+  cfg.power.plp = true;
+  NvmeHost h(cfg);
+  h.make_io_queues(1, 8);
+  EXPECT_EQ(h.ctrl.identify_controller()[525], 0);  // VWC: none volatile
+  fisrig_nvme_sqe vwc = sqe(FISRIG_NVME_ADMIN_SET_FEATURES);
+  vwc.cdw10 = FISRIG_NVME_FEAT_VOLATILE_WRITE_CACHE, vwc.cdw11 = 0;
+  EXPECT_EQ(h.status(h.admin(vwc)), NvmeHost::sc(FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_FIELD));
+  auto data = pattern(4096, 13);
+  h.mem.write(kData, data.data(), 4096);
+  ASSERT_EQ(h.status(h.run(1, rw(FISRIG_NVME_CMD_WRITE, 4096, 8, kData))), kOk);
+  h.ctrl.power_off(h.now + drive::kNsPerUs);  // no shutdown: still counted unsafe
+  h.ctrl.power_on(h.now += drive::kNsPerS);
+  h.now += drive::kNsPerS;
+  h.enable();
+  h.make_io_queues(1, 8);
+  ASSERT_EQ(h.status(h.run(1, rw(FISRIG_NVME_CMD_READ, 4096, 8, kData + 0x10000))), kOk);
+  std::vector<uint8_t> back(4096);
+  h.mem.read(kData + 0x10000, back.data(), 4096);
+  EXPECT_EQ(back, data);
+  EXPECT_EQ(h.ctrl.unsafe_shutdowns(), 1u);
+}
+
 TEST(NvmeIo, ANormalShutdownKeepsTheCacheAndACutWithoutOneLosesIt) {
   uint64_t unsafe = 0;
   EXPECT_EQ(after_a_cut(true, &unsafe), pattern(4096, 11));

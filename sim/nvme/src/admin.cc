@@ -146,6 +146,7 @@ void Controller::set_features(Cmd& c) {
       return;
     }
     case FISRIG_NVME_FEAT_VOLATILE_WRITE_CACHE:
+      if (!vwc_present()) return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_FIELD);
       if (v & 1) ssd_.enable_write_cache();
       else c.t = ssd_.disable_write_cache(c.t);
       return;
@@ -167,7 +168,10 @@ void Controller::get_features(Cmd& c) {
       c.c.dw0 = (n - 1) << 16 | (n - 1);
       return;
     }
-    case FISRIG_NVME_FEAT_VOLATILE_WRITE_CACHE: c.c.dw0 = ssd_.write_cache_enabled() ? 1 : 0; return;
+    case FISRIG_NVME_FEAT_VOLATILE_WRITE_CACHE:
+      if (!vwc_present()) return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_FIELD);
+      c.c.dw0 = ssd_.write_cache_enabled() ? 1 : 0;
+      return;
     case FISRIG_NVME_FEAT_ARBITRATION: c.c.dw0 = arbitration_; return;
     case FISRIG_NVME_FEAT_POWER_MANAGEMENT: c.c.dw0 = 0; return;
     default: return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_FIELD);

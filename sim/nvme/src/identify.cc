@@ -51,7 +51,7 @@ std::vector<uint8_t> Controller::identify_controller() const {
   put(p, 516, 1, 4);               // NN: one namespace
   put(p, 520, 1u << 0 | 1u << 2 | 1u << 3, 2);  // ONCS: Compare, Dataset Management, Write Zeroes
   p[524] = 0;                      // FNA: a format erases the namespace it names
-  p[525] = 1;                      // VWC: a volatile write cache is present
+  p[525] = vwc_present() ? 1 : 0;  // VWC: a volatile write cache (not one power-loss protection keeps)
   put(p, 526, 0, 2);               // AWUN: one block is written atomically
   put(p, 528, 0, 2);               // AWUPF: one block, through a power fail too
   put(p, 536, 0, 2);               // ACWU

@@ -180,6 +180,7 @@ const std::map<std::string, Setter>& profile_keys() {
       {"power.misdirected_pages", [](DriveConfig& c, const toml::node& n) { c.power.misdirected_pages = as_u32(n); }},
       {"power.loses_map_segment", [](DriveConfig& c, const toml::node& n) { c.power.loses_map_segment = as_bool(n); }},
       {"power.bit_errors_ms", [](DriveConfig& c, const toml::node& n) { c.power.bit_errors_ns = as_time(n, 1e6); }},
+      {"power.plp", [](DriveConfig& c, const toml::node& n) { c.power.plp = as_bool(n); }},
       {"power.dies_after_cycles", [](DriveConfig& c, const toml::node& n) { c.power.dies_after_cycles = as_u32(n); }},
       {"power.shrinks_to_8mib_after_cycles", [](DriveConfig& c, const toml::node& n) { c.power.shrinks_to_8mib_after_cycles = as_u32(n); }},
       {"power.idle_ma", [](DriveConfig& c, const toml::node& n) { c.power.idle_ma = as_number(n); }},

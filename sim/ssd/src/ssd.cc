@@ -144,7 +144,10 @@ SimTime Ssd::erase_all(SimTime t) {
 }
 
 void Ssd::power_off(SimTime t) {
-  stats_.last_power_loss = cache_->power_loss(t, content_, cfg_.power);
+  // With power-loss protection the buffer drains on the capacitors' energy: the cut takes
+  // effect once it is on NAND, and finds nothing to revert or tear.
+  const SimTime lost_at = cfg_.power.plp ? std::max(t, cache_->drain(t)) : t;
+  stats_.last_power_loss = cache_->power_loss(lost_at, content_, cfg_.power);
   nand_.reset_time(t);
   cpu_free_ = std::min(cpu_free_, t);
   powered_ = false;

@@ -75,6 +75,8 @@ class Controller {
   // The profile's NVMe side.
   const drive::NvmeInterfaceConfig& profile() const { return ssd_.config().nvme; }
   uint32_t mdts_bytes() const { return 4096u << profile().mdts; }
+  // A volatile write cache: one the drive has and power-loss protection does not keep.
+  bool vwc_present() const { return !ssd_.config().power.plp; }
   // The doorbells' offsets for queue `qid`.
   uint32_t sq_doorbell(uint16_t qid) const { return FISRIG_NVME_REG_DOORBELLS + (2u * qid << (2 + dstrd_)); }
   uint32_t cq_doorbell(uint16_t qid) const { return FISRIG_NVME_REG_DOORBELLS + ((2u * qid + 1) << (2 + dstrd_)); }

@@ -157,6 +157,10 @@ struct PowerConfig {
   // takes 5 V alone; an M.2 one 3.3 V; a 3.5-inch drive 5 V and 12 V.
   uint32_t rails = 0x2;
   SimTime boot_ns = 200 * kNsPerMs;  // power on to ready (after OOB)
+  // Power-loss protection: capacitors hold the drive up after a cut until its buffer is on
+  // NAND and its programs are done, so nothing it acknowledged is lost and nothing is torn
+  // (an enterprise drive's; the lies below still apply to a drive that has them).
+  bool plp = false;
   bool torn_reads_unc = true;        // a program cut mid-way reads UNC (else old data)
   bool reorders = false;             // persists later buffered units and loses earlier ones
   uint32_t misdirected_pages = 0;    // the last pages made durable before a cut landed one page on
