@@ -158,6 +158,8 @@ const std::map<std::string, Setter>& profile_keys() {
       {"controller.trim_keeps_mapped_pct", [](DriveConfig& c, const toml::node& n) { c.controller.trim_keeps_mapped_pct = as_number(n); }},
       {"cache.enabled", [](DriveConfig& c, const toml::node& n) { c.cache.enabled = as_bool(n); }},
       {"cache.mib", [](DriveConfig& c, const toml::node& n) { c.cache.bytes = uint64_t(as_number(n) * 1048576.0); }},
+      {"cache.slc_gb", [](DriveConfig& c, const toml::node& n) { c.cache.slc_gb = as_number(n); }},
+      {"nand.slc_program_us", [](DriveConfig& c, const toml::node& n) { c.timing.slc_program_ns = as_time(n, 1e3); }},
       {"cache.flush_honest", [](DriveConfig& c, const toml::node& n) { c.cache.flush_honest = as_bool(n); }},
       {"cache.idle_flush_ms", [](DriveConfig& c, const toml::node& n) { c.cache.idle_flush_ns = as_time(n, 1e6); }},
       {"gc.foreground_free_superblocks", [](DriveConfig& c, const toml::node& n) { c.gc.foreground_free_superblocks = as_u32(n); }},
@@ -347,6 +349,8 @@ void DriveConfig::validate() const {
   if (nvme.mdts < 1 || nvme.mdts > 10) bad("nvme.mdts", "must be 1..10 (2^mdts pages of 4 KiB)");
   if (!nand.rated_pe_cycles) bad("nand.rated_pe_cycles", "must be at least 1");
   if (cache.bytes < 65536) bad("cache.mib", "must be at least 64 KiB");
+  if (cache.slc_gb < 0 || cache.slc_gb * 1e9 > double(user_bytes())) bad("cache.slc_gb", "must be 0 or more and at most the user capacity");
+  if (cache.slc_gb > 0 && timing.bits_per_cell < 2) bad("cache.slc_gb", "an SLC cache needs cells of 2 bits or more (nand.bits_per_cell)");
   if (identity.dsm_max_blocks < 1 || identity.dsm_max_blocks > 0xFFFF)
     bad("identity.dsm_max_blocks", "must be 1..65535");
   if (identity.model.size() > 40) bad("identity.model", "longer than 40 characters");

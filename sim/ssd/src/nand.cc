@@ -90,9 +90,10 @@ SimTime NandBackend::spread_drawn(SimTime ns) {
 // on the same channel (no back-filling), which a real channel does not do. Each channel
 // carries several times the SATA link's rate in every profile, so it is not the limit;
 // the transfer time still counts in each die's occupancy.
-SimTime NandBackend::program(uint32_t die, uint32_t bytes, SimTime t_ready, uint32_t page, uint32_t block) {
+SimTime NandBackend::program(uint32_t die, uint32_t bytes, SimTime t_ready, uint32_t page, uint32_t block, bool slc) {
   SimTime start = std::max(t_ready, die_free_[die]);
-  last_program_ns_ = plain_ ? timing_.program_ns : spread(block_program_ns(page_type(page), block));
+  if (slc) last_program_ns_ = spread(timing_.slc_program_ns ? timing_.slc_program_ns : program_ns_[0]);
+  else last_program_ns_ = plain_ ? timing_.program_ns : spread(block_program_ns(page_type(page), block));
   SimTime done = start + transfer_ns(bytes) + last_program_ns_;
   counters_.die_busy_ns += done - start;
   die_free_[die] = done;
@@ -102,11 +103,11 @@ SimTime NandBackend::program(uint32_t die, uint32_t bytes, SimTime t_ready, uint
   return done;
 }
 
-SimTime NandBackend::read(uint32_t die, uint32_t bytes, SimTime t_issue, uint32_t page, uint32_t block) {
+SimTime NandBackend::read(uint32_t die, uint32_t bytes, SimTime t_issue, uint32_t page, uint32_t block, bool slc) {
   SimTime start = std::max(t_issue, die_free_[die]);
   SimTime array = timing_.read_ns;
   if (!plain_) {
-    array = spread(nominal_read_ns(page));
+    array = spread(slc ? read_ns_[0] : nominal_read_ns(page));
     if (timing_.read_retry_pct > 0 && uniform() * 100 < timing_.read_retry_pct) array += spread(timing_.read_retry_ns);
   }
   SimTime done = start + array + transfer_ns(bytes);

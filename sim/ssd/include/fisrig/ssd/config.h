@@ -93,6 +93,9 @@ struct NandTiming {
   // voltages (a read retry), costing read_retry_ns more on the die.
   double read_retry_pct = 0;
   SimTime read_retry_ns = 0;
+  // A page programmed one bit a cell (the SLC cache, CacheConfig::slc_gb): its program time;
+  // 0, the lower page's (page_program_ns[0], or program_ns). It reads as a lower page.
+  SimTime slc_program_ns = 0;
 };
 
 struct ControllerConfig {
@@ -112,6 +115,12 @@ struct CacheConfig {
   uint64_t bytes = 32u << 20;  // volatile write buffer
   bool flush_honest = true;    // false: FLUSH returns at once and drains nothing
   SimTime idle_flush_ns = 50 * kNsPerMs;  // a part-filled program unit is written after this idle
+  // An SLC cache of this many GB of host data (0: none): host writes land in superblocks
+  // programmed one bit a cell (NandTiming::slc_program_ns) while it has room and the free
+  // pool is deeper than GC's floor, then straight in the native cells; idle time folds it
+  // back into native cells (the Ftl), and the cache is there again. A drive full enough has
+  // none left: the free pool decides, as a dynamic SLC cache's size shrinks with use.
+  double slc_gb = 0;
 };
 
 struct GcConfig {

@@ -1,5 +1,10 @@
 // Page-mapped flash translation layer over superblocks.
 //
+// With an SLC cache (CacheConfig::slc_gb) the host's frontier opens superblocks programmed
+// one bit a cell while the cache has room: they hold 1/bits_per_cell of a native one, fast
+// to program; GC relocates their data into native superblocks like any victim's, and idle
+// time folds them first.
+//
 // A superblock is one erase block from every plane of every die; its slots are striped
 // so that consecutive program units land on consecutive dies. Host writes and GC
 // relocations fill two separate open superblocks. GC is greedy (fewest valid slots),
@@ -73,6 +78,9 @@ class Ftl {
   SimTime erase_all(SimTime t);
 
   uint32_t free_superblocks() const { return uint32_t(free_.size()); }
+  // Superblocks in SLC mode now, and the most there may be (0: no SLC cache).
+  uint32_t slc_superblocks() const { return slc_in_use_; }
+  uint32_t slc_budget() const { return slc_budget_; }
   uint32_t superblocks() const { return superblocks_; }
   uint32_t slots_per_superblock() const { return slots_per_sb_; }
   uint64_t valid_slots() const;
@@ -108,6 +116,10 @@ class Ftl {
   void program_unit(Frontier& f);
   void pad_unit(Frontier& f);
   bool collect_one(SimTime t, bool background);
+  void collect(uint32_t victim, SimTime t, bool background);  // relocates its valid data, erases it
+  // What a superblock holds: slots_per_sb_, or slc_slots_ in SLC mode.
+  uint32_t capacity(uint32_t sb) const { return sb_slc_.empty() || !sb_slc_[sb] ? slots_per_sb_ : slc_slots_; }
+  bool slc(uint32_t sb) const { return !sb_slc_.empty() && sb_slc_[sb]; }
   uint32_t pick_victim();
   void bucket_insert(uint32_t sb);
   void bucket_remove(uint32_t sb);
@@ -128,6 +140,8 @@ class Ftl {
   HugeVector<uint32_t> p2l_;       // first slot of a page: its lpn; others kNone
   std::vector<uint32_t> sb_valid_;
   std::vector<SbState> sb_state_;
+  std::vector<uint8_t> sb_slc_;  // in SLC mode (empty without an SLC cache)
+  uint32_t slc_slots_ = 0, slc_budget_ = 0, slc_in_use_ = 0;
   std::vector<int32_t> bucket_next_, bucket_prev_, bucket_head_;
   uint32_t bucket_min_hint_ = 0;
   std::deque<uint32_t> free_;

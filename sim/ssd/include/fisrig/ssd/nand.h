@@ -38,10 +38,11 @@ class NandBackend {
   // `t_ready`; `page` is its page's index within its block (its type: NandTiming), `block`
   // the block's index on the die (its own speed: NandTiming::block_spread_pct). Returns when
   // the data is durable.
-  SimTime program(uint32_t die, uint32_t bytes, SimTime t_ready, uint32_t page = 0, uint32_t block = 0);
+  // `slc`: the block is programmed one bit a cell (the SLC cache): NandTiming::slc_program_ns.
+  SimTime program(uint32_t die, uint32_t bytes, SimTime t_ready, uint32_t page = 0, uint32_t block = 0, bool slc = false);
   // Reads page `page` of block `block` on `die` and moves `bytes` of it over the channel;
   // returns data-out time.
-  SimTime read(uint32_t die, uint32_t bytes, SimTime t_issue, uint32_t page = 0, uint32_t block = 0);
+  SimTime read(uint32_t die, uint32_t bytes, SimTime t_issue, uint32_t page = 0, uint32_t block = 0, bool slc = false);
   // Erases block `block` on every plane of `die`; returns when done.
   SimTime erase(uint32_t die, SimTime t_issue, uint32_t block = 0);
   // The array time (tPROG, without the transfer) of the last program issued.
