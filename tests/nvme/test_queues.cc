@@ -123,3 +123,44 @@ TEST(NvmeQueues, AFullCompletionQueueHoldsItsEntriesUntilTheHostMakesRoom) {
 
 }  // namespace
 }  // namespace fisrig::test
+
+namespace fisrig::test {
+namespace {
+
+TEST(NvmeQueues, DeletingASubmissionQueueAbortsWhatItHadNotFetched) {
+  NvmeHost h;
+  h.make_io_queues(1, 8);
+  nvme::NvmeCompletion c;
+  while (h.ctrl.pop_completion(c)) {
+  }
+  // Three flushes and the deletion rung at once: round robin takes one flush, then the
+  // admin queue's deletion, which ends the other two Aborted due to SQ Deletion.
+  for (int i = 0; i < 3; ++i) h.put(1, sqe(FISRIG_NVME_CMD_FLUSH, 1));
+  h.ring(1);
+  fisrig_nvme_sqe del = sqe(FISRIG_NVME_ADMIN_DELETE_IO_SQ);
+  del.cdw10 = 1;
+  h.submit(0, del);
+  h.ctrl.run_until(h.now += drive::kNsPerS);
+  std::vector<int> on_cq1;
+  fisrig_nvme_cqe e{};
+  while (h.reap(1, e)) on_cq1.push_back(NvmeHost::status(e));
+  const int aborted = NvmeHost::sc(FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_ABORTED_SQ_DELETION);
+  EXPECT_EQ(on_cq1, (std::vector<int>{0, aborted, aborted}));
+  ASSERT_TRUE(h.reap(0, e));
+  EXPECT_EQ(NvmeHost::status(e), 0);  // the deletion itself
+  EXPECT_FALSE(h.reap(0, e));         // nothing of queue 1's on the admin queue
+}
+
+TEST(NvmeQueues, IoQueuesNeedTheSpecificationsEntrySizes) {
+  // A fresh host (nothing posted yet), its controller enabled again without CC's I/O entry sizes.
+  nvme::QueueHost h(drive::load_profile("tiny-1gb"));
+  h.ctrl.write32(FISRIG_NVME_REG_CC, 0, h.now);
+  h.ctrl.write32(FISRIG_NVME_REG_CC, FISRIG_NVME_CC_EN, h.now);  // no IOSQES, IOCQES
+  h.ctrl.run_until(h.now += drive::kNsPerS);
+  h.queues[0] = nvme::QueueHost::Queue{kAsq, kAcq, nvme::QueueHost::kAdminEntries, nvme::QueueHost::kAdminEntries, 0, 0, true};
+  EXPECT_TRUE(h.ctrl.ready());  // the admin queue works without them
+  EXPECT_EQ(h.make_io_queues(1, 8), NvmeHost::sc(FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_FIELD));
+}
+
+}  // namespace
+}  // namespace fisrig::test

@@ -41,7 +41,8 @@ void Controller::create_cq(Cmd& c) {
     return fail(c, FISRIG_NVME_SCT_COMMAND_SPECIFIC, FISRIG_NVME_SC_INVALID_QUEUE_IDENTIFIER);
   if (size < 2 || size > profile().max_queue_entries)
     return fail(c, FISRIG_NVME_SCT_COMMAND_SPECIFIC, FISRIG_NVME_SC_INVALID_QUEUE_SIZE);
-  if (!(c.sqe.cdw11 & 1) || c.sqe.prp1 % 4096)  // CAP.CQR: physically contiguous, page aligned
+  // CAP.CQR: physically contiguous, page aligned; CC.IOCQES the 16-byte entry.
+  if (!(c.sqe.cdw11 & 1) || c.sqe.prp1 % 4096 || ((cc_ >> FISRIG_NVME_CC_IOCQES_SHIFT) & 0xF) != 4)
     return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_FIELD);
   cqs_[qid] = Cq{true, c.sqe.prp1, size, 0, 0, true, 0, {}};
 }
@@ -54,7 +55,7 @@ void Controller::create_sq(Cmd& c) {
     return fail(c, FISRIG_NVME_SCT_COMMAND_SPECIFIC, FISRIG_NVME_SC_INVALID_QUEUE_SIZE);
   if (cqid == 0 || cqid >= cqs_.size() || !cqs_[cqid].live)
     return fail(c, FISRIG_NVME_SCT_COMMAND_SPECIFIC, FISRIG_NVME_SC_COMPLETION_QUEUE_INVALID);
-  if (!(c.sqe.cdw11 & 1) || c.sqe.prp1 % 4096)
+  if (!(c.sqe.cdw11 & 1) || c.sqe.prp1 % 4096 || ((cc_ >> FISRIG_NVME_CC_IOSQES_SHIFT) & 0xF) != 6)
     return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_FIELD);
   sqs_[qid] = Sq{true, c.sqe.prp1, size, 0, 0, uint16_t(cqid), c.t};
   ++cqs_[cqid].users;
@@ -75,6 +76,7 @@ void Controller::delete_sq(Cmd& c) {
     a.c.t_doorbell = s.doorbell_at;
     a.t = a.c.t_fetch = c.t;
     a.sqhd = uint16_t(s.head);
+    a.cqid = s.cqid;
     fail(a, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_ABORTED_SQ_DELETION);
     finish(a);
   }

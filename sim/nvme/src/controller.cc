@@ -112,13 +112,13 @@ void Controller::write32(uint32_t offset, uint32_t value, SimTime t) {
 }
 
 void Controller::enable(SimTime t) {
-  // The admin queues must be there, page aligned, and the page size 4 KiB; the entry sizes
-  // those of the specification (64 and 16 bytes). Otherwise the controller fails.
+  // The admin queues must be there, page aligned, and the page size and command set ones
+  // this controller has (4 KiB, NVM). Otherwise the controller fails. (The I/O queues'
+  // entry sizes are checked when one is made: create_cq, create_sq.)
   uint32_t asqs = field(aqa_, FISRIG_NVME_AQA_ASQS_SHIFT, 12) + 1, acqs = field(aqa_, FISRIG_NVME_AQA_ACQS_SHIFT, 12) + 1;
   bool ok = asqs >= 2 && acqs >= 2 && asqs <= profile().max_queue_entries && acqs <= profile().max_queue_entries &&
             asq_ % 4096 == 0 && acq_ % 4096 == 0 && field(cc_, FISRIG_NVME_CC_MPS_SHIFT, 4) == 0 &&
-            field(cc_, FISRIG_NVME_CC_CSS_SHIFT, 3) == 0 && field(cc_, FISRIG_NVME_CC_IOSQES_SHIFT, 4) == 6 &&
-            field(cc_, FISRIG_NVME_CC_IOCQES_SHIFT, 4) == 4;
+            field(cc_, FISRIG_NVME_CC_CSS_SHIFT, 3) == 0;
   if (!ok) {
     csts_ |= FISRIG_NVME_CSTS_CFS;
     return;
@@ -220,6 +220,7 @@ void Controller::run_until(SimTime t) {
     s.head = (s.head + 1) % s.size;
     c.sqid = uint16_t(pick);
     c.sqhd = uint16_t(s.head);
+    c.cqid = s.cqid;
     c.c.sqid = c.sqid;
     c.c.cid = c.sqe.cid;
     c.c.opcode = c.sqe.opcode;
@@ -278,8 +279,7 @@ void Controller::run(Cmd& c) {
 }
 
 void Controller::post(Cmd& c) {
-  Sq& s = sqs_[c.sqid];
-  Cq& q = cqs_[s.live ? s.cqid : 0];
+  Cq& q = cqs_[c.cqid];
   c.c.status = fisrig_nvme_status(c.sct, c.sc, c.sc != FISRIG_NVME_SC_SUCCESS);
   c.c.t_cqe = c.t;
   if (!q.live) return;  // its queue pair was deleted under it

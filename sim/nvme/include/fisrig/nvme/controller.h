@@ -139,6 +139,7 @@ class Controller {
     SimTime t = 0;  // where the controller has got to with it
     bool held = false;  // an Asynchronous Event Request: completes at an event
     uint16_t sqhd = 0;  // its SQ's head once it was fetched (its CQE says so)
+    uint16_t cqid = 0;  // the CQ its SQ posted to when it was fetched
     uint64_t seq = 0;   // finish order, for completions due at one time
   };
 
