@@ -50,12 +50,13 @@ bool Controller::lba_range(Cmd& c, uint64_t& slba, uint32_t& blocks, bool moves_
   return true;
 }
 
-void Controller::write_blocks(Cmd& c, const drive::WritePayload& pl, uint64_t slba, uint32_t n, bool with_data) {
+void Controller::write_blocks(Cmd& c, const drive::WritePayload& pl, uint64_t slba, uint32_t n, bool with_data,
+                              bool copy) {
   drive::SsdWrite w = ssd_.begin_write(pl, slba, c.sqe.cdw12 & FISRIG_NVME_RW_FUA);
   const uint64_t end = slba + n, first = slba / kPerPage, last = (end - 1) / kPerPage;
   // The controller takes the data once its buffer has room for it.
   c.t = ssd_.admit(c.t, last - first + 1);
-  if (with_data && !from_host(c, buf_.data(), buf_.size())) return;
+  if (with_data && !from_host(c, copy ? buf_.data() : nullptr, buf_.size())) return;
   for (uint64_t p = first; p <= last; ++p)
     ssd_.write_page(w, p, std::max(slba, p * kPerPage), std::min(end, (p + 1) * kPerPage), c.t);
   c.t = ssd_.end_write(w, n, c.t);
@@ -95,7 +96,9 @@ void Controller::write(Cmd& c) {
   drive::WritePayload pl;
   pl.kind = drive::WritePayload::Kind::kLiteral;
   pl.bytes = buf_.data();
-  write_blocks(c, pl, slba, n, true);
+  drive::WritePayload generated;
+  const bool described = mem_.pattern(c.sqe.prp1, generated) && drive::payload_ok(generated);
+  write_blocks(c, described ? generated : pl, slba, n, true, !described);
   ++host_writes_;
 }
 

@@ -89,6 +89,7 @@ bool Controller::from_host(Cmd& c, uint8_t* data, uint64_t bytes) {
   static thread_local std::vector<std::pair<uint64_t, uint32_t>> pieces;
   if (!prp_pieces(c, bytes, pieces)) return false;
   for (auto [addr, n] : pieces) {
+    if (!data) break;
     mem_.read(addr, data, n);
     data += n;
   }

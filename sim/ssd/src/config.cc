@@ -409,6 +409,7 @@ DriveConfig scale_capacity(DriveConfig c, double user_gb) {
   c.nand.pages_per_block = std::max<uint32_t>(1, c.nand.pages_per_block / 4);
   c.nand.blocks_per_plane = uint32_t(std::ceil(c.nand.blocks_per_plane * 4 * user_gb / full_gb));
   c.user_sectors = uint64_t(user_gb * 1e9 / 512) / 8 * 8;
+  c.cache.slc_gb *= user_gb / full_gb;  // the SLC cache keeps its share of the capacity
   c.validate();
   return c;
 }

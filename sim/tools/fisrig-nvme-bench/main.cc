@@ -2,7 +2,9 @@
 // channels and controller far faster than the link) driven by a host that keeps its queues
 // full, on a clean drive, in simulated time. Each figure is printed as a JSON line
 // (scripts/bench_collect.py) with the link's ceiling docs/nvme.md computes beside it.
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 #include <random>
 #include <string>
 
@@ -84,6 +86,86 @@ Result reads(uint32_t gen, uint16_t queues, uint32_t depth, uint32_t blocks, uin
   return r;
 }
 
+struct Fill {
+  double slc_gb = 0;  // written when the rate first fell below 60% of the first window's
+  double slc_mbps = 0, native_mbps = 0;  // median windows before and after
+};
+
+// A whole-drive fill as the review's: sequential 128 KiB writes (8 in flight, 1 MiB) of a
+// generated pattern from a freshly erased drive, the rate taken over each 256 MiB.
+Fill whole_drive_fill(const fisrig::drive::DriveConfig& cfg) {
+  QueueHost h(cfg);
+  const uint32_t depth = 8, blocks = 256;
+  if (h.make_io_queues(1, depth * 2) != 0) throw std::runtime_error("queues refused");
+  fisrig::drive::WritePayload p;
+  p.kind = fisrig::drive::WritePayload::Kind::kWord;
+  p.word = 5;
+  h.mem.describe_pattern(QueueHost::kData, QueueHost::kData + 0x10000000, p);
+  fisrig::nvme::NvmeCompletion c;
+  while (h.ctrl.pop_completion(c)) {
+  }
+  const uint64_t total = h.ctrl.ssd().visible_sectors() / blocks, per_window = 256 * 8;  // 256 MiB
+  uint64_t issued = 0, done = 0;
+  auto list = [&](uint32_t slot) { return QueueHost::kData - 0x4000000 + uint64_t(slot) * 4096; };
+  for (uint32_t slot = 0; slot < depth * 2; ++slot)
+    for (uint64_t i = 1; i < 32; ++i) {
+      uint64_t page = QueueHost::kData + (uint64_t(slot) * 32 + i) * 4096;
+      h.mem.write(list(slot) + 8 * (i - 1), &page, 8);
+    }
+  auto put = [&]() {
+    uint32_t slot = h.queues[1].sq_tail;
+    uint64_t lba = issued++ * blocks;
+    fisrig_nvme_sqe s{};
+    s.opcode = FISRIG_NVME_CMD_WRITE;
+    s.nsid = 1;
+    s.cdw10 = uint32_t(lba), s.cdw11 = uint32_t(lba >> 32), s.cdw12 = blocks - 1;
+    s.prp1 = QueueHost::kData + uint64_t(slot) * 32 * 4096;
+    s.prp2 = list(slot);
+    h.put(1, s);
+  };
+  for (uint32_t i = 0; i < depth; ++i) put();
+  h.ring(1);
+  std::vector<double> rates;
+  SimTime window_start = h.now;
+  while (done < total) {
+    SimTime t = h.ctrl.next_event();
+    if (t == kNever) throw std::runtime_error("the controller stopped with writes outstanding");
+    h.now = std::max(h.now, t);
+    h.ctrl.run_until(h.now);
+    fisrig_nvme_cqe e{};
+    bool any = false, more = false;
+    while (h.reap(1, e, false)) {
+      if (QueueHost::status(e)) throw std::runtime_error("a write failed: status " + std::to_string(QueueHost::status(e)));
+      ++done, any = true;
+      if (done % per_window == 0) {
+        rates.push_back(256.0 * 1048576 * 1e3 / double(h.now - window_start));
+        window_start = h.now;
+      }
+      if (issued < total) put(), more = true;
+    }
+    if (any) h.ring_cq(1);
+    if (more) h.ring(1);
+    while (h.ctrl.pop_completion(c)) {
+    }
+  }
+  Fill f;
+  size_t fall = rates.size();
+  for (size_t i = 1; i < rates.size(); ++i)
+    if (rates[i] < 0.6 * rates[0]) {
+      fall = i;
+      break;
+    }
+  f.slc_gb = double(fall) * 256 * 1048576 / 1e9;
+  auto median = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+    return v[v.size() / 2];
+  };
+  f.slc_mbps = median(std::vector<double>(rates.begin(), rates.begin() + long(fall)));
+  f.native_mbps = median(std::vector<double>(rates.begin() + long(std::min(fall, rates.size())), rates.end()));
+  return f;
+}
+
 }  // namespace
 
 int main() {
@@ -103,6 +185,20 @@ int main() {
                     gen, gen == 3 ? "3,598" : "7,196");
       emit(name, s.mb_per_s(), "MB/s", what);
     }
+    // The whole-drive fill of consumer-tlc-nvme-1tb, cut down to 32 GB (its SLC cache with it).
+    const double full_gb = 1000, run_gb = 32;
+    Fill f = whole_drive_fill(fisrig::drive::scale_capacity(fisrig::drive::load_profile("consumer-tlc-nvme-1tb"), run_gb));
+    char what[320];
+    std::snprintf(what, sizeof what,
+                  "where a whole-drive fill's write speed falls below 60%% of its start: consumer-tlc-nvme-1tb cut "
+                  "to %.0f GB (its SLC cache with it), fell at %.2f GB, for the full drive x%.2f (its profile: 113 GB, "
+                  "the review's); simulated time",
+                  run_gb, f.slc_gb, full_gb / run_gb);
+    emit("nvme.slc_cache_gb", f.slc_gb * full_gb / run_gb, "GB", what);
+    emit("nvme.fill_slc_mbps", f.slc_mbps, "MB/s",
+         "the same fill's median write rate in the SLC cache (256 MiB windows; the review: 4 GB/s); simulated time");
+    emit("nvme.fill_native_mbps", f.native_mbps, "MB/s",
+         "the same fill's median write rate past the SLC cache (the review: about 1.5 GB/s); simulated time");
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fisrig-nvme-bench: %s\n", e.what());
     return 1;

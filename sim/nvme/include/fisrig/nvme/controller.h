@@ -178,7 +178,8 @@ class Controller {
   bool lba_range(Cmd& c, uint64_t& slba, uint32_t& blocks, bool moves_data = false);
   // The blocks written through the buffer into the SSD, with the host's data (from_host)
   // or without (zeros).
-  void write_blocks(Cmd& c, const drive::WritePayload& pl, uint64_t slba, uint32_t n, bool with_data);
+  void write_blocks(Cmd& c, const drive::WritePayload& pl, uint64_t slba, uint32_t n, bool with_data,
+                    bool copy = true);
   void read(Cmd& c);
   void write(Cmd& c);
   void write_zeroes(Cmd& c);
@@ -191,6 +192,7 @@ class Controller {
   // SSD from ready[i], 4 KiB each), from the host from c.t; both set the command's data
   // stamps and to_host's and from_host's c.t to the last TLP's end.
   void to_host(Cmd& c, const uint8_t* data, uint64_t bytes, const std::vector<SimTime>* ready = nullptr);
+  // `data` null: the TLPs only (a buffer the host described as a pattern: HostMemory::pattern).
   bool from_host(Cmd& c, uint8_t* data, uint64_t bytes);
   // A PRP list's read (request up, completion down), where the command has one: when it is in.
   SimTime fetch_prp_list(const Cmd& c, uint64_t bytes, SimTime t);

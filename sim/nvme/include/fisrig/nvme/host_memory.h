@@ -9,6 +9,8 @@
 #include <memory>
 #include <unordered_map>
 
+#include "fisrig/ssd/content.h"
+
 namespace fisrig::nvme {
 
 class HostMemory {
@@ -16,6 +18,13 @@ class HostMemory {
   virtual ~HostMemory() = default;
   virtual void read(uint64_t addr, void* out, size_t n) = 0;
   virtual void write(uint64_t addr, const void* in, size_t n) = 0;
+  // A host that fills a write's buffer with a generated pattern (the rig's pattern source)
+  // says so for the buffer at `addr`: the SSD stores the pattern's word, not its bytes, as
+  // the SATA drive does (a whole-drive fill must fit in memory). False: the bytes are the data.
+  virtual bool pattern(uint64_t addr, drive::WritePayload& out) const {
+    (void)addr, (void)out;
+    return false;
+  }
 };
 
 // Memory of any address, in 4 KiB pages made when first written (zeros until then).
@@ -42,8 +51,20 @@ class SparseMemory : public HostMemory {
       addr += k, i += k, n -= k;
     }
   }
+  // Writes from [begin, end) carry `p` (HostMemory::pattern): a bench's or a test's pattern
+  // source, whose bytes it need not write.
+  void describe_pattern(uint64_t begin, uint64_t end, drive::WritePayload p) {
+    pattern_begin_ = begin, pattern_end_ = end, pattern_ = p;
+  }
+  bool pattern(uint64_t addr, drive::WritePayload& out) const override {
+    if (addr < pattern_begin_ || addr >= pattern_end_) return false;
+    out = pattern_;
+    return true;
+  }
 
  private:
+  uint64_t pattern_begin_ = 0, pattern_end_ = 0;
+  drive::WritePayload pattern_;
   std::unordered_map<uint64_t, std::unique_ptr<std::array<uint8_t, kPage>>> pages_;
 };
 

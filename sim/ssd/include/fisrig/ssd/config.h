@@ -233,9 +233,10 @@ class ProfileError : public std::runtime_error {
   std::string why_;
 };
 
-// The same drive (dies, timing, spare fraction, policies) cut down to `user_gb` of user
-// space, for runs that must be quick; blocks get 4x shorter so that a small drive still
-// has enough superblocks for GC to behave as on the full one.
+// The same drive (dies, timing, spare fraction, policies, its SLC cache's share of the
+// capacity) cut down to `user_gb` of user space, for runs that must be quick; blocks get
+// 4x shorter so that a small drive still has enough superblocks for GC to behave as on the
+// full one.
 DriveConfig scale_capacity(DriveConfig config, double user_gb);
 
 DriveConfig load_profile_file(const std::string& path);
