@@ -107,5 +107,14 @@ TEST(NvmeAdmin, FormatAndSanitizeEraseEveryBlock) {
   EXPECT_EQ(h.status(h.admin(lbaf)), NvmeHost::sc(FISRIG_NVME_SCT_COMMAND_SPECIFIC, FISRIG_NVME_SC_INVALID_FORMAT));
 }
 
+TEST(NvmeAdmin, ANewDrivesIdentifyFromItsProfileIsTheBuiltDrives) {
+  for (const char* name : {"tiny-1gb", "fast-1gb", "plp-honest"}) {
+    drive::DriveConfig cfg = drive::load_profile(name);
+    NvmeHost h(cfg);
+    EXPECT_EQ(nvme::Controller::identify_controller(cfg), identify(h, FISRIG_NVME_CNS_CONTROLLER, 0)) << name;
+    EXPECT_EQ(nvme::Controller::identify_namespace(cfg.user_sectors), identify(h, FISRIG_NVME_CNS_NAMESPACE, 1)) << name;
+  }
+}
+
 }  // namespace
 }  // namespace fisrig::test

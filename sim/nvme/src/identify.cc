@@ -21,8 +21,13 @@ void put_text(std::vector<uint8_t>& p, size_t at, const std::string& s, size_t b
 void put128(std::vector<uint8_t>& p, size_t at, uint64_t v) { put(p, at, v, 8); }
 }  // namespace
 
-std::vector<uint8_t> Controller::identify_controller() const {
-  const drive::IdentityConfig& id = ssd_.config().identity;
+std::vector<uint8_t> Controller::identify_controller() const { return identify_controller(ssd_.config()); }
+
+std::vector<uint8_t> Controller::identify_namespace(uint32_t) const { return identify_namespace(ssd_.visible_sectors()); }
+
+std::vector<uint8_t> Controller::identify_controller(const drive::DriveConfig& cfg) {
+  const drive::IdentityConfig& id = cfg.identity;
+  const drive::NvmeInterfaceConfig& nvme = cfg.nvme;
   std::vector<uint8_t> p(FISRIG_NVME_IDENTIFY_BYTES, 0);
   put(p, 0, 0x1D1D, 2);            // VID: not a PCI-SIG vendor's
   put(p, 2, 0x1D1D, 2);            // SSVID
@@ -30,7 +35,7 @@ std::vector<uint8_t> Controller::identify_controller() const {
   put_text(p, 24, id.model, 40);   // MN
   put_text(p, 64, id.firmware, 8); // FR
   p[72] = 0;                       // RAB
-  p[77] = uint8_t(profile().mdts);  // MDTS: 2^mdts pages of 4 KiB
+  p[77] = uint8_t(nvme.mdts);      // MDTS: 2^mdts pages of 4 KiB
   put(p, 78, 1, 2);                // CNTLID
   put(p, 80, 0x00020000, 4);       // VER 2.0.0
   put(p, 88, 1000000, 4);          // RTD3E: 1 s to enter D3 (a normal shutdown's bound)
@@ -43,15 +48,15 @@ std::vector<uint8_t> Controller::identify_controller() const {
   p[263] = 0;                      // NPSS: one power state
   put(p, 266, 353, 2);             // WCTEMP: 80 C, in kelvin
   put(p, 268, 358, 2);             // CCTEMP: 85 C
-  put(p, 280, ssd_.user_sectors() * drive::kSectorBytes, 8);  // TNVMCAP (low 64 of 128 bits)
+  put(p, 280, cfg.user_sectors * drive::kSectorBytes, 8);  // TNVMCAP (low 64 of 128 bits)
   put(p, 328, 1u << 1, 4);         // SANICAP: Block Erase
   p[512] = 0x66;                   // SQES: 64 bytes
   p[513] = 0x44;                   // CQES: 16 bytes
-  put(p, 514, profile().max_queue_entries, 2);  // MAXCMD
+  put(p, 514, nvme.max_queue_entries, 2);  // MAXCMD
   put(p, 516, 1, 4);               // NN: one namespace
   put(p, 520, 1u << 0 | 1u << 2 | 1u << 3, 2);  // ONCS: Compare, Dataset Management, Write Zeroes
   p[524] = 0;                      // FNA: a format erases the namespace it names
-  p[525] = vwc_present() ? 1 : 0;  // VWC: a volatile write cache (not one power-loss protection keeps)
+  p[525] = vwc_present(cfg) ? 1 : 0;  // VWC: a volatile write cache (not one power-loss protection keeps)
   put(p, 526, 0, 2);               // AWUN: one block is written atomically
   put(p, 528, 0, 2);               // AWUPF: one block, through a power fail too
   put(p, 536, 0, 2);               // ACWU
@@ -62,9 +67,8 @@ std::vector<uint8_t> Controller::identify_controller() const {
   return p;
 }
 
-std::vector<uint8_t> Controller::identify_namespace(uint32_t) const {
+std::vector<uint8_t> Controller::identify_namespace(uint64_t blocks) {
   std::vector<uint8_t> p(FISRIG_NVME_IDENTIFY_BYTES, 0);
-  uint64_t blocks = ssd_.visible_sectors();
   put(p, 0, blocks, 8);   // NSZE
   put(p, 8, blocks, 8);   // NCAP
   put(p, 16, blocks, 8);  // NUSE: every block counts as allocated (no thin provisioning)

@@ -13,11 +13,10 @@
 #include <stdexcept>
 #include <map>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "bench.h"
-#include "fisrig/nvme/queue_host.h"
+#include "fisrig/nvme/controller.h"
 #include "fisrig/sata/drive.h"
 #include "scenarios.h"
 
@@ -134,21 +133,13 @@ int cmd_identify(const std::multimap<std::string, std::string>& o) {
   return 0;
 }
 
-// Identify Controller and Namespace 1 of the drive over NVMe (sim/nvme), each asked through
-// the admin queue as a host asks: two lines, "controller HEX" and "namespace HEX".
+// Identify Controller and Namespace 1 of a new drive over NVMe (sim/nvme), from its profile
+// (checked as a drive built from it is): two lines, "controller HEX" and "namespace HEX".
 int cmd_nvme_identify(const std::multimap<std::string, std::string>& o) {
-  nvme::QueueHost h(profile_with_faults(o));
-  for (auto [name, cns, nsid] : {std::tuple{"controller", FISRIG_NVME_CNS_CONTROLLER, 0u},
-                                 std::tuple{"namespace", FISRIG_NVME_CNS_NAMESPACE, 1u}}) {
-    fisrig_nvme_sqe s{};
-    s.opcode = FISRIG_NVME_ADMIN_IDENTIFY;
-    s.nsid = nsid;
-    s.cdw10 = cns;
-    s.prp1 = nvme::QueueHost::kData;
-    fisrig_nvme_cqe e{};
-    if (!h.run(0, s, e) || nvme::QueueHost::status(e)) throw std::runtime_error(std::string("Identify ") + name + " failed");
-    std::vector<uint8_t> page(FISRIG_NVME_IDENTIFY_BYTES);
-    h.mem.read(nvme::QueueHost::kData, page.data(), page.size());
+  drive::DriveConfig cfg = profile_with_faults(o);
+  cfg.validate();
+  for (auto [name, page] : {std::pair{"controller", nvme::Controller::identify_controller(cfg)},
+                            std::pair{"namespace", nvme::Controller::identify_namespace(cfg.user_sectors)}}) {
     std::printf("%s ", name);
     for (uint8_t b : page) std::printf("%02x", b);
     std::printf("\n");

@@ -76,7 +76,8 @@ class Controller {
   const drive::NvmeInterfaceConfig& profile() const { return ssd_.config().nvme; }
   uint32_t mdts_bytes() const { return 4096u << profile().mdts; }
   // A volatile write cache: one the drive has and power-loss protection does not keep.
-  bool vwc_present() const { return !ssd_.config().power.plp; }
+  static bool vwc_present(const drive::DriveConfig& cfg) { return !cfg.power.plp; }
+  bool vwc_present() const { return vwc_present(ssd_.config()); }
   // The doorbells' offsets for queue `qid`.
   uint32_t sq_doorbell(uint16_t qid) const { return FISRIG_NVME_REG_DOORBELLS + (2u * qid << (2 + dstrd_)); }
   uint32_t cq_doorbell(uint16_t qid) const { return FISRIG_NVME_REG_DOORBELLS + ((2u * qid + 1) << (2 + dstrd_)); }
@@ -107,9 +108,13 @@ class Controller {
   drive::Ssd& ssd() { return ssd_; }
   const NvmeConfig& config() const { return nvme_; }
 
-  // Identify's pages (4,096 bytes each), from the controller's state.
+  // Identify's pages (4,096 bytes each), from the controller's state; and a new drive's, from
+  // its profile alone, without building it (fisrig identify --protocol nvme: a 1 TB drive's
+  // tables take seconds and gigabytes), which tests/nvme/test_admin.cc holds to the built one's.
   std::vector<uint8_t> identify_controller() const;
   std::vector<uint8_t> identify_namespace(uint32_t nsid) const;
+  static std::vector<uint8_t> identify_controller(const drive::DriveConfig& cfg);
+  static std::vector<uint8_t> identify_namespace(uint64_t visible_blocks);
   std::vector<uint8_t> smart_log(SimTime now) const;
 
  private:
