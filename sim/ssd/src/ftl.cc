@@ -37,6 +37,7 @@ Ftl::Ftl(const DriveConfig& config, NandBackend& nand, PageTable& table)
   p2l_.assign(uint64_t{slots_per_sb_} * superblocks_, kNone);
   sb_valid_.assign(superblocks_, 0);
   sb_state_.assign(superblocks_, SbState::kFree);
+  sb_capacity_.assign(superblocks_, slots_per_sb_);
   bucket_next_.assign(superblocks_, -1);
   bucket_prev_.assign(superblocks_, -1);
   bucket_head_.assign(slots_per_sb_ + 1, -1);
@@ -46,7 +47,6 @@ Ftl::Ftl(const DriveConfig& config, NandBackend& nand, PageTable& table)
     slc_slots_ = slots_per_sb_ / config.timing.bits_per_cell / unit_slots_ * unit_slots_;
     double per_sb = double(slc_slots_) * slot_bytes_;
     slc_budget_ = std::min<uint32_t>(superblocks_, uint32_t(std::ceil(config.cache.slc_gb * 1e9 / per_sb)));
-    sb_slc_.assign(superblocks_, 0);
   }
 
   uint64_t cache_units = config.cache.bytes / (uint64_t{unit_slots_} * slot_bytes_) + 1;
@@ -116,7 +116,8 @@ void Ftl::invalidate(uint64_t lpn) {
 void Ftl::program_unit(Frontier& f) {
   uint32_t unit = (f.next - 1) / unit_slots_;
   NandBackend::GcScope gc(nand_, !f.host);  // a relocation unit's program is GC's
-  SimTime done = nand_.program(die_of_unit(unit), unit_slots_ * slot_bytes_, f.unit_ready, page_of_unit(unit), f.sb, slc(f.sb));
+  SimTime done = nand_.program(die_of_unit(unit), unit_slots_ * slot_bytes_, f.unit_ready, page_of_unit(unit), f.sb,
+                               f.cap != slots_per_sb_);
   if (f.host) {
     unit_done_ring_[f.unit_seq & ring_mask_] = done;
     unit_start_ring_[f.unit_seq & ring_mask_] = done - nand_.last_program_ns();
@@ -140,14 +141,14 @@ void Ftl::close(Frontier& f, SimTime t) {
     f.unit_ready = std::max(f.unit_ready, t);
     pad_unit(f);
   }
-  counters_.pad_slots += capacity(f.sb) - f.next;  // unused tail (only when a page can't fit)
+  counters_.pad_slots += f.cap - f.next;  // unused tail (only when a page can't fit)
   sb_state_[f.sb] = SbState::kClosed;
   bucket_insert(f.sb);
   f.sb = kNone;
 }
 
 void Ftl::make_room(Frontier& f, uint32_t slots, SimTime t) {
-  if (f.sb != kNone && f.next + slots <= capacity(f.sb)) return;
+  if (f.sb != kNone && f.next + slots <= f.cap) return;
   close(f, t);
   if (f.host) {
     // Foreground GC: the host waits while the free pool is at its floor.
@@ -164,9 +165,10 @@ void Ftl::make_room(Frontier& f, uint32_t slots, SimTime t) {
   // The SLC cache while it has room, and while the free pool is deeper than GC's floor
   // plus one: a drive nearly full writes its native cells.
   if (f.host && slc_in_use_ < slc_budget_ && free_.size() > gc_.foreground_free_superblocks + 1) {
-    sb_slc_[f.sb] = 1;
+    set_slc(f.sb, true);
     ++slc_in_use_;
   }
+  f.cap = capacity(f.sb);
   f.next = 0;
   f.sb_first_seq = f.unit_seq;
 }
@@ -199,7 +201,7 @@ void Ftl::program_open_unit(SimTime t) {
   if (host_.sb == kNone || host_.next % unit_slots_ == 0) return;
   host_.unit_ready = std::max(host_.unit_ready, t);
   pad_unit(host_);
-  if (host_.next >= capacity(host_.sb)) close(host_, t);
+  if (host_.next >= host_.cap) close(host_, t);
 }
 
 SimTime Ftl::unit_done(uint64_t seq) const {
@@ -261,6 +263,7 @@ bool Ftl::collect_one(SimTime t, bool background) {
 
 void Ftl::collect(uint32_t victim, SimTime t, bool background) {
   NandBackend::GcScope gc(nand_);
+  const bool victim_slc = slc(victim);
   bucket_remove(victim);
   sb_state_[victim] = SbState::kOpen;  // out of the buckets while it is emptied
   uint32_t base = victim * slots_per_sb_;
@@ -280,7 +283,7 @@ void Ftl::collect(uint32_t victim, SimTime t, bool background) {
     gc_valid_.push_back(i);
     uint32_t u = i / unit_slots_;
     if (!gc_read_done_[u])
-      gc_read_done_[u] = nand_.read(die_of_unit(u), unit_slots_ * slot_bytes_, t, page_of_unit(u), victim, slc(victim));
+      gc_read_done_[u] = nand_.read(die_of_unit(u), unit_slots_ * slot_bytes_, t, page_of_unit(u), victim, victim_slc);
   }
   for (size_t k = 0; k < gc_valid_.size(); ++k) {
     if (k + kAhead < gc_valid_.size()) l2p_.prefetch(p2l_[base + gc_valid_[k + kAhead]]);
@@ -297,7 +300,7 @@ void Ftl::collect(uint32_t victim, SimTime t, bool background) {
   std::fill(p2l_.begin() + base, p2l_.begin() + base + slots_per_sb_, kNone);
   sb_valid_[victim] = 0;
   sb_state_[victim] = SbState::kFree;
-  if (slc(victim)) sb_slc_[victim] = 0, --slc_in_use_;
+  if (victim_slc) set_slc(victim, false), --slc_in_use_;
   free_.push_back(victim);
   ++counters_.gc_victims;
   ++counters_.superblock_erases;
@@ -335,7 +338,8 @@ SimTime Ftl::erase_all(SimTime t) {
   bucket_min_hint_ = 0;
   free_.clear();
   for (uint32_t sb = 0; sb < superblocks_; ++sb) free_.push_back(sb);
-  if (!sb_slc_.empty()) std::fill(sb_slc_.begin(), sb_slc_.end(), 0), slc_in_use_ = 0;
+  std::fill(sb_capacity_.begin(), sb_capacity_.end(), slots_per_sb_);
+  slc_in_use_ = 0;
   host_.sb = gcf_.sb = kNone;
   host_.next = gcf_.next = 0;
   host_.unit_ready = gcf_.unit_ready = 0;

@@ -100,6 +100,7 @@ class Ftl {
   struct Frontier {
     uint32_t sb = kNone;
     uint32_t next = 0;       // next slot index within sb
+    uint32_t cap = 0;        // what sb holds (capacity(sb), kept at hand for the write path)
     SimTime unit_ready = 0;  // latest data-ready time of the unit being filled
     uint64_t unit_seq = 0;   // host frontier: sequence of the unit being filled
     uint64_t sb_first_seq = 0;
@@ -117,9 +118,11 @@ class Ftl {
   void pad_unit(Frontier& f);
   bool collect_one(SimTime t, bool background);
   void collect(uint32_t victim, SimTime t, bool background);  // relocates its valid data, erases it
-  // What a superblock holds: slots_per_sb_, or slc_slots_ in SLC mode.
-  uint32_t capacity(uint32_t sb) const { return sb_slc_.empty() || !sb_slc_[sb] ? slots_per_sb_ : slc_slots_; }
-  bool slc(uint32_t sb) const { return !sb_slc_.empty() && sb_slc_[sb]; }
+  // What a superblock holds: slots_per_sb_, or slc_slots_ in SLC mode (one load: the write
+  // path asks for every page).
+  uint32_t capacity(uint32_t sb) const { return sb_capacity_[sb]; }
+  bool slc(uint32_t sb) const { return sb_capacity_[sb] != slots_per_sb_; }
+  void set_slc(uint32_t sb, bool on) { sb_capacity_[sb] = on ? slc_slots_ : slots_per_sb_; }
   uint32_t pick_victim();
   void bucket_insert(uint32_t sb);
   void bucket_remove(uint32_t sb);
@@ -140,7 +143,7 @@ class Ftl {
   HugeVector<uint32_t> p2l_;       // first slot of a page: its lpn; others kNone
   std::vector<uint32_t> sb_valid_;
   std::vector<SbState> sb_state_;
-  std::vector<uint8_t> sb_slc_;  // in SLC mode (empty without an SLC cache)
+  std::vector<uint32_t> sb_capacity_;  // capacity(sb)
   uint32_t slc_slots_ = 0, slc_budget_ = 0, slc_in_use_ = 0;
   std::vector<int32_t> bucket_next_, bucket_prev_, bucket_head_;
   uint32_t bucket_min_hint_ = 0;
