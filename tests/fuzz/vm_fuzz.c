@@ -11,6 +11,9 @@
  *   byte 1: every n-th completion fails (its result cycles through the non-OK ones); 0 none
  *   byte 2: every n-th completion is preceded by an engine event record (power cut); 0 none
  *   byte 3: descriptors after which the platform asks the VM to stop: 64 x (1 + n)
+ * A run that submits nothing for a second of CPU time (loops of billions of passes with
+ * nothing in them) is asked to stop then too, as the host stops a runaway plan: the VM
+ * checks for a stop at every instruction.
  *
  * Besides the sanitizers' findings (address, undefined behaviour), the harness aborts when
  * the VM breaks what its platforms rely on:
@@ -21,8 +24,11 @@
  *     VM gave up on a stuck engine, when what is still in flight cannot come back);
  *   - a program that fails validation submits nothing.
  */
+#define _POSIX_C_SOURCE 200809L /* sigaction and setitimer under -std=c99 */
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -188,6 +194,29 @@ static struct fisrig_run_record *sink_place(void *ctx) {
 
 static int sink_placed(void *ctx) { return sink_emit(ctx, &slot); }
 
+/* A second of this process's CPU time in one run, and the platform asks the VM to stop
+   (ITIMER_VIRTUAL: libFuzzer's own -timeout takes SIGALRM). */
+static struct fisrig_vm *volatile stop_vm;
+static void stop_on_alarm(int sig) {
+  (void)sig;
+  if (stop_vm) stop_vm->stop_requested = 1;
+}
+static void arm_stop(struct fisrig_vm *vm, long seconds) {
+  static int installed;
+  struct itimerval t;
+  if (!installed) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = stop_on_alarm;
+    sigaction(SIGVTALRM, &sa, NULL);
+    installed = 1;
+  }
+  stop_vm = vm;
+  memset(&t, 0, sizeof t);
+  t.it_value.tv_sec = seconds;
+  setitimer(ITIMER_VIRTUAL, &t, NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static struct engine e;
   static struct fisrig_vm vm;
@@ -235,7 +264,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   fisrig_vm_init(&vm, &ops, &sink);
   valid = fisrig_vm_validate(&vm, program, n);
   fisrig_vm_init(&vm, &ops, &sink);
+  arm_stop(&vm, 1);
   status = fisrig_vm_run(&vm, program, n);
+  arm_stop(NULL, 0);
 
   CHECK(status <= FISRIG_VM_STOPPED);
   CHECK(status != FISRIG_VM_RECORDS_LOST); /* this sink never refuses */
