@@ -1,14 +1,8 @@
 """The `fisrig` command as a user types it."""
-import subprocess
-import sys
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[2]
+from cli_run import fisrig
 
 
-def fisrig(*args):
-    return subprocess.run([sys.executable, "-m", "fisrig.cli", *args], capture_output=True, text=True,
-                          cwd=REPO, env={"PATH": "/usr/bin:/bin"})
+
 
 
 def test_plans_lists_the_builtins():

@@ -5,23 +5,15 @@ for it, in `nvme id-ctrl -H` and `nvme id-ns -H`. Bad input ends in one line, ex
 import os
 import shutil
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from fisrig.nvme import identify as nid
 from fisrig.targets.native_tools import build_dir
+from cli_run import fisrig
 
-REPO = Path(__file__).resolve().parents[2]
 
 
-def fisrig(*args):
-    env = {"PATH": "/usr/bin:/bin"}
-    if "FISRIG_BUILD" in os.environ:
-        env["FISRIG_BUILD"] = os.environ["FISRIG_BUILD"]
-    return subprocess.run([sys.executable, "-m", "fisrig.cli", *args], capture_output=True, text=True,
-                          cwd=REPO, env=env)
 
 
 def nvme_cli(profile, *args):

@@ -1,20 +1,11 @@
 """`fisrig raw`: status and error bits by name, the data a command returned, log pages decoded."""
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 from fisrig.sata import decode as ata_decode
+from cli_run import fisrig
 
-REPO = Path(__file__).resolve().parents[2]
 
 
-def fisrig(*args):
-    env = {"PATH": "/usr/bin:/bin"}
-    if "FISRIG_BUILD" in os.environ:
-        env["FISRIG_BUILD"] = os.environ["FISRIG_BUILD"]
-    return subprocess.run([sys.executable, "-m", "fisrig.cli", *args], capture_output=True, text=True,
-                          cwd=REPO, env=env)
 
 
 def test_bits_are_named():

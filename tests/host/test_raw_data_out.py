@@ -1,26 +1,18 @@
 """The data a raw command sends: `fisrig raw --data-out FILE` and a plan's raw `data_out`,
 one 512-byte sector (the VM's staging slot), its size and the sector count in agreement."""
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from fisrig import plan as plan_mod
 from fisrig.plan.data_out import problem
 from fisrig.run import execute, prepare
+import cli_run
 
-REPO = Path(__file__).resolve().parents[2]
 SECTOR = bytes(range(256)) * 2
 
 
 def fisrig(*args):
-    env = {"PATH": "/usr/bin:/bin"}
-    if "FISRIG_BUILD" in os.environ:
-        env["FISRIG_BUILD"] = os.environ["FISRIG_BUILD"]
-    return subprocess.run([sys.executable, "-m", "fisrig.cli", "raw", *args, "--profile", "tiny-1gb"],
-                          capture_output=True, text=True, cwd=REPO, env=env)
+    return cli_run.fisrig("raw", *args, "--profile", "tiny-1gb")
 
 
 def test_the_rules():
