@@ -112,7 +112,7 @@ TEST(NvmeAdmin, ANewDrivesIdentifyFromItsProfileIsTheBuiltDrives) {
     drive::DriveConfig cfg = drive::load_profile(name);
     NvmeHost h(cfg);
     EXPECT_EQ(nvme::Controller::identify_controller(cfg), identify(h, FISRIG_NVME_CNS_CONTROLLER, 0)) << name;
-    EXPECT_EQ(nvme::Controller::identify_namespace(cfg.user_sectors), identify(h, FISRIG_NVME_CNS_NAMESPACE, 1)) << name;
+    EXPECT_EQ(nvme::Controller::identify_namespace(cfg.user_sectors, cfg.nvme.awupf), identify(h, FISRIG_NVME_CNS_NAMESPACE, 1)) << name;
   }
 }
 

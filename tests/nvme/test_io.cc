@@ -212,6 +212,99 @@ TEST(NvmeIo, PowerLossProtectionMeansNoVolatileCacheAndNothingLost) {
   EXPECT_EQ(h.ctrl.unsafe_shutdowns(), 1u);
 }
 
+// The enterprise profile (power-loss protection, AWUPF 7) cut down to 48 GB (its superblocks are 1 GiB), with a 4 KiB
+// write done and a 128 KiB one (B) submitted: B's data crosses the link from `first` to
+// `last` (its data TLPs, from a twin that ran it whole).
+struct WriteInFlight {
+  SimTime first = 0, last = 0, cqe = 0;
+};
+drive::DriveConfig enterprise() {
+  return drive::scale_capacity(drive::load_profile("enterprise-tlc-nvme-1920gb"), 48);
+}
+void write_a_then_submit_b(NvmeHost& h) {
+  h.make_io_queues(1, 8);
+  auto a = pattern(4096, 21), b = pattern(128 * 1024, 22);
+  h.mem.write(kData, a.data(), a.size());
+  ASSERT_EQ(h.status(h.run(1, rw(FISRIG_NVME_CMD_WRITE, 0, 8, kData))), kOk);
+  h.mem.write(kData + 0x100000, b.data(), b.size());
+  // B's PRP list: 31 more pages after PRP1's.
+  std::vector<uint64_t> list;
+  for (uint64_t i = 1; i < 32; ++i) list.push_back(kData + 0x100000 + i * 4096);
+  h.mem.write(kData + 0x200000, list.data(), list.size() * 8);
+  h.submit(1, rw(FISRIG_NVME_CMD_WRITE, 64, 256, kData + 0x100000, kData + 0x200000));
+}
+WriteInFlight twin() {
+  NvmeHost h(enterprise());
+  write_a_then_submit_b(h);
+  WriteInFlight w;
+  h.ctrl.run_until(h.now + drive::kNsPerS);
+  NvmeCompletion c;
+  while (h.ctrl.pop_completion(c))
+    if (c.blocks == 256) w = WriteInFlight{c.t_data_first, c.t_data_last, c.t_cqe};
+  return w;
+}
+// After a cut at `t` and the drive back: blocks 0..7 (A) and 64..319 (B).
+std::pair<std::vector<uint8_t>, std::vector<uint8_t>> cut_at(SimTime t) {
+  NvmeHost h(enterprise());
+  write_a_then_submit_b(h);
+  h.ctrl.run_until(t);
+  h.ctrl.power_off(t);
+  h.ctrl.power_on(h.now = t + drive::kNsPerS);
+  h.now += drive::kNsPerS;
+  h.enable();
+  h.make_io_queues(1, 8);
+  std::pair<std::vector<uint8_t>, std::vector<uint8_t>> back{std::vector<uint8_t>(4096), std::vector<uint8_t>(4096)};
+  EXPECT_EQ(h.status(h.run(1, rw(FISRIG_NVME_CMD_READ, 0, 8, kData + 0x400000))), kOk);
+  h.mem.read(kData + 0x400000, back.first.data(), 4096);
+  // B's first and last 4 KiB: a write lands whole or not at all.
+  std::vector<uint8_t> b(8192);
+  EXPECT_EQ(h.status(h.run(1, rw(FISRIG_NVME_CMD_READ, 64, 8, kData + 0x500000))), kOk);
+  EXPECT_EQ(h.status(h.run(1, rw(FISRIG_NVME_CMD_READ, 312, 8, kData + 0x600000))), kOk);
+  h.mem.read(kData + 0x500000, b.data(), 4096);
+  h.mem.read(kData + 0x600000, b.data() + 4096, 4096);
+  back.second = b;
+  EXPECT_EQ(h.ctrl.unsafe_shutdowns(), 1u);
+  return back;
+}
+
+TEST(NvmeIo, TheEnterpriseProfileAdvertisesItsAtomicWritesAndNoVolatileCache) {
+  NvmeHost h(enterprise());
+  auto ctrl = h.ctrl.identify_controller(), ns = h.ctrl.identify_namespace(1);
+  EXPECT_EQ(ctrl[525], 0);  // VWC
+  EXPECT_EQ(ctrl[528] | ctrl[529] << 8, 7);  // AWUPF: 8 blocks, 4 KiB
+  EXPECT_EQ(ctrl[526] | ctrl[527] << 8, 7);  // AWUN
+  EXPECT_EQ(ns[36] | ns[37] << 8, 7);        // NAWUPF
+  EXPECT_EQ(h.ctrl.profile().io_queue_pairs, 128u);
+}
+
+TEST(NvmeIo, PowerLossProtectionKeepsWhatCameAndNothingThatHadNot) {
+  const WriteInFlight w = twin();
+  ASSERT_GT(w.last, w.first);
+  auto a = pattern(4096, 21), b = pattern(128 * 1024, 22);
+  std::vector<uint8_t> b_ends(b.begin(), b.begin() + 4096);
+  b_ends.insert(b_ends.end(), b.end() - 4096, b.end());
+  const std::vector<uint8_t> zeros(8192, 0);
+  // Cut while B's data crosses: A (acknowledged, never flushed) stays; none of B is there.
+  auto mid = cut_at((w.first + w.last) / 2);
+  EXPECT_EQ(mid.first, a);
+  EXPECT_EQ(mid.second, zeros);
+  // Cut once B's data is in and before its CQE: the capacitors put all of it on NAND.
+  ASSERT_LT(w.last + 1, w.cqe);
+  auto after = cut_at(w.last + 1);
+  EXPECT_EQ(after.first, a);
+  EXPECT_EQ(after.second, b_ends);
+}
+
+TEST(NvmeIo, AtomicWritesBeyondABlockTakePowerLossProtection) {
+  drive::DriveConfig cfg = drive::load_profile("tiny-1gb");
+  cfg.nvme.awupf = 7;
+  EXPECT_THROW(cfg.validate(), drive::ProfileError);
+  cfg.power.plp = true;
+  EXPECT_NO_THROW(cfg.validate());
+  cfg.nvme.awupf = 256;  // past MDTS 5's 128 KiB
+  EXPECT_THROW(cfg.validate(), drive::ProfileError);
+}
+
 TEST(NvmeIo, ANormalShutdownKeepsTheCacheAndACutWithoutOneLosesIt) {
   uint64_t unsafe = 0;
   EXPECT_EQ(after_a_cut(true, &unsafe), pattern(4096, 11));

@@ -23,7 +23,7 @@ void put128(std::vector<uint8_t>& p, size_t at, uint64_t v) { put(p, at, v, 8); 
 
 std::vector<uint8_t> Controller::identify_controller() const { return identify_controller(ssd_.config()); }
 
-std::vector<uint8_t> Controller::identify_namespace(uint32_t) const { return identify_namespace(ssd_.visible_sectors()); }
+std::vector<uint8_t> Controller::identify_namespace(uint32_t) const { return identify_namespace(ssd_.visible_sectors(), profile().awupf); }
 
 std::vector<uint8_t> Controller::identify_controller(const drive::DriveConfig& cfg) {
   const drive::IdentityConfig& id = cfg.identity;
@@ -57,8 +57,9 @@ std::vector<uint8_t> Controller::identify_controller(const drive::DriveConfig& c
   put(p, 520, 1u << 0 | 1u << 2 | 1u << 3, 2);  // ONCS: Compare, Dataset Management, Write Zeroes
   p[524] = 0;                      // FNA: a format erases the namespace it names
   p[525] = vwc_present(cfg) ? 1 : 0;  // VWC: a volatile write cache (not one power-loss protection keeps)
-  put(p, 526, 0, 2);               // AWUN: one block is written atomically
-  put(p, 528, 0, 2);               // AWUPF: one block, through a power fail too
+  put(p, 526, nvme.awupf, 2);      // AWUN: the controller runs one command at a time, so at
+                                   // least what a power fail keeps whole (AWUPF <= AWUN)
+  put(p, 528, nvme.awupf, 2);      // AWUPF: blocks less one a cut keeps whole (the profile's)
   put(p, 536, 0, 2);               // ACWU
   put(p, 540, 0, 4);               // SGLS: no SGLs
   const std::string nqn = "nqn.2026-12.org.fisrig:" + id.serial;  // SUBNQN, NUL padded
@@ -67,7 +68,7 @@ std::vector<uint8_t> Controller::identify_controller(const drive::DriveConfig& c
   return p;
 }
 
-std::vector<uint8_t> Controller::identify_namespace(uint64_t blocks) {
+std::vector<uint8_t> Controller::identify_namespace(uint64_t blocks, uint32_t awupf) {
   std::vector<uint8_t> p(FISRIG_NVME_IDENTIFY_BYTES, 0);
   put(p, 0, blocks, 8);   // NSZE
   put(p, 8, blocks, 8);   // NCAP
@@ -76,8 +77,8 @@ std::vector<uint8_t> Controller::identify_namespace(uint64_t blocks) {
   p[25] = 0;              // NLBAF: one format
   p[26] = 0;              // FLBAS: format 0
   p[33] = 0x1 | 1u << 3;  // DLFEAT: deallocated blocks read zeros; Write Zeroes may deallocate
-  put(p, 34, 0, 2);       // NAWUN
-  put(p, 36, 0, 2);       // NAWUPF
+  put(p, 34, awupf, 2);   // NAWUN: as AWUN
+  put(p, 36, awupf, 2);   // NAWUPF: as AWUPF
   put(p, 128, uint32_t(9) << 16, 4);  // LBAF0: no metadata, 2^9-byte blocks, best performance
   return p;
 }

@@ -3,6 +3,7 @@
 // Every key a profile may carry is listed once in the table below, with where it goes
 // and its unit; anything else is refused with its name and line.
 #include "fisrig/ssd/config.h"
+#include "fisrig/ssd/content.h"
 
 #include <toml++/toml.h>
 
@@ -175,6 +176,7 @@ const std::map<std::string, Setter>& profile_keys() {
       {"nvme.io_queue_pairs", [](DriveConfig& c, const toml::node& n) { c.nvme.io_queue_pairs = as_u32(n); }},
       {"nvme.max_queue_entries", [](DriveConfig& c, const toml::node& n) { c.nvme.max_queue_entries = as_u32(n); }},
       {"nvme.mdts", [](DriveConfig& c, const toml::node& n) { c.nvme.mdts = as_u32(n); }},
+      {"nvme.awupf", [](DriveConfig& c, const toml::node& n) { c.nvme.awupf = as_u32(n); }},
       {"power.boot_ms", [](DriveConfig& c, const toml::node& n) { c.power.boot_ns = as_time(n, 1e6); }},
       {"power.rails", [](DriveConfig& c, const toml::node& n) { c.power.rails = as_rails(n); }},
       {"power.torn_reads_unc", [](DriveConfig& c, const toml::node& n) { c.power.torn_reads_unc = as_bool(n); }},
@@ -347,6 +349,9 @@ void DriveConfig::validate() const {
   if (nvme.io_queue_pairs < 1 || nvme.io_queue_pairs > 65535) bad("nvme.io_queue_pairs", "must be 1..65535");
   if (nvme.max_queue_entries < 2 || nvme.max_queue_entries > 65536) bad("nvme.max_queue_entries", "must be 2..65536");
   if (nvme.mdts < 1 || nvme.mdts > 10) bad("nvme.mdts", "must be 1..10 (2^mdts pages of 4 KiB)");
+  if (nvme.awupf > 0 && !power.plp) bad("nvme.awupf", "more than one block atomic through a cut takes power.plp = true");
+  if (uint64_t(nvme.awupf) + 1 > (uint64_t(4096) << nvme.mdts) / kSectorBytes)
+    bad("nvme.awupf", "must be under the largest transfer (mdts)");
   if (!nand.rated_pe_cycles) bad("nand.rated_pe_cycles", "must be at least 1");
   if (cache.bytes < 65536) bad("cache.mib", "must be at least 64 KiB");
   if (cache.slc_gb < 0 || cache.slc_gb * 1e9 > double(user_bytes())) bad("cache.slc_gb", "must be 0 or more and at most the user capacity");

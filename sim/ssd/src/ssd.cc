@@ -94,7 +94,7 @@ void Ssd::write_page(SsdWrite& w, uint64_t lpn, uint64_t a, uint64_t b, SimTime 
   bool partial = b - a < kSectorsPerPage;
   if (partial && ftl_->mapped(lpn)) t_ready = std::max(t_ready, ftl_->read(lpn, t, w.rmw));
   uint64_t seq = ftl_->write(lpn, w.slots, t_ready);
-  cache_->push(lpn, seq, old, w.through);
+  cache_->push(lpn, seq, old, w.through, t);
   w.first_seq = std::min(w.first_seq, seq);
   w.last_seq = std::max(w.last_seq, seq);
 }
@@ -147,7 +147,7 @@ void Ssd::power_off(SimTime t) {
   // With power-loss protection the buffer drains on the capacitors' energy: the cut takes
   // effect once it is on NAND, and finds nothing to revert or tear.
   const SimTime lost_at = cfg_.power.plp ? std::max(t, cache_->drain(t)) : t;
-  stats_.last_power_loss = cache_->power_loss(lost_at, content_, cfg_.power);
+  stats_.last_power_loss = cache_->power_loss(lost_at, content_, cfg_.power, t);
   nand_.reset_time(t);
   cpu_free_ = std::min(cpu_free_, t);
   powered_ = false;

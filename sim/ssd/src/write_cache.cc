@@ -35,8 +35,9 @@ SimTime WriteCache::admit(SimTime t, uint64_t pages) {
   return when;
 }
 
-void WriteCache::push(uint64_t lpn, uint64_t seq, const ContentStore::PageWords& old, bool through) {
-  entries_.push_back(Entry{lpn, seq, old, through});
+void WriteCache::push(uint64_t lpn, uint64_t seq, const ContentStore::PageWords& old, bool through,
+                      SimTime arrived) {
+  entries_.push_back(Entry{lpn, seq, old, through, arrived});
 }
 
 SimTime WriteCache::drain(SimTime t) {
@@ -47,7 +48,7 @@ SimTime WriteCache::drain(SimTime t) {
   return done;
 }
 
-PowerLossReport WriteCache::power_loss(SimTime t, ContentStore& content, const PowerConfig& power) {
+PowerLossReport WriteCache::power_loss(SimTime t, ContentStore& content, const PowerConfig& power, SimTime cut) {
   PowerLossReport r;
   // Which buffered pages are lost, oldest first: those not durable by t and, on an honest
   // drive, every later one not written through (its map commits in order, so nothing
@@ -57,10 +58,10 @@ PowerLossReport WriteCache::power_loss(SimTime t, ContentStore& content, const P
   bool broken = false;
   for (size_t i = 0; i < entries_.size(); ++i) {
     const Entry& e = entries_[i];
-    bool durable = ftl_.unit_done(e.seq) <= t;
+    const bool came = e.arrived <= cut, durable = came && ftl_.unit_done(e.seq) <= t;
     if (power.reorders) {
-      lost[i] = !durable && !(e.seq & 1);
-      if (!durable && (e.seq & 1)) ++r.pages_reordered;
+      lost[i] = !came || (!durable && !(e.seq & 1));
+      if (!lost[i] && !durable) ++r.pages_reordered;
     } else {
       lost[i] = !durable || (broken && !e.through);
       broken |= !durable;
@@ -78,7 +79,7 @@ PowerLossReport WriteCache::power_loss(SimTime t, ContentStore& content, const P
     if (kept.count(e.lpn)) continue;
     SimTime done = ftl_.unit_done(e.seq);
     SimTime start = ftl_.unit_program_start(e.seq);
-    if (power.torn_reads_unc && done != kNever && done > t && start <= t) {
+    if (power.torn_reads_unc && done != kNever && done > t && start <= t && e.arrived <= cut) {
       ++r.pages_torn;
       content.fill(e.lpn * ContentStore::kSectorsPerPage, ContentStore::kSectorsPerPage, kTornWord);
     } else {

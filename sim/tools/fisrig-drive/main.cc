@@ -139,7 +139,7 @@ int cmd_nvme_identify(const std::multimap<std::string, std::string>& o) {
   drive::DriveConfig cfg = profile_with_faults(o);
   cfg.validate();
   for (auto [name, page] : {std::pair{"controller", nvme::Controller::identify_controller(cfg)},
-                            std::pair{"namespace", nvme::Controller::identify_namespace(cfg.user_sectors)}}) {
+                            std::pair{"namespace", nvme::Controller::identify_namespace(cfg.user_sectors, cfg.nvme.awupf)}}) {
     std::printf("%s ", name);
     for (uint8_t b : page) std::printf("%02x", b);
     std::printf("\n");

@@ -114,7 +114,7 @@ class Controller {
   std::vector<uint8_t> identify_controller() const;
   std::vector<uint8_t> identify_namespace(uint32_t nsid) const;
   static std::vector<uint8_t> identify_controller(const drive::DriveConfig& cfg);
-  static std::vector<uint8_t> identify_namespace(uint64_t visible_blocks);
+  static std::vector<uint8_t> identify_namespace(uint64_t visible_blocks, uint32_t awupf);
   std::vector<uint8_t> smart_log(SimTime now) const;
 
  private:

@@ -152,6 +152,11 @@ struct NvmeInterfaceConfig {
   uint32_t io_queue_pairs = 64;      // what Number of Queues grants at most
   uint32_t max_queue_entries = 1024; // CAP.MQES + 1
   uint32_t mdts = 5;                 // largest transfer: 2^mdts pages of 4 KiB (Identify's MDTS)
+  // Atomic Write Unit Power Fail, in blocks less one as Identify's AWUPF says it: a write of
+  // at most awupf + 1 blocks lands whole or not at all across a cut. More than one block
+  // takes power-loss protection (power.plp): without it the buffer loses a write's pages
+  // one by one.
+  uint32_t awupf = 0;
 };
 
 // What a cut does beyond losing the volatile cache. An honest drive (torn_reads_unc false

@@ -29,9 +29,11 @@ class WriteCache {
   // Waits (in simulated time) until `pages` pages fit (at most the buffer's); returns when
   // they do. The pages are the buffer's once pushed: a caller admits what it pushes next.
   SimTime admit(SimTime t, uint64_t pages = 1);
-  // Records a page now in the buffer: landed in host unit `seq`, held `old` before;
-  // `through`: its write was write-through (FUA, or the cache off), acknowledged durable.
-  void push(uint64_t lpn, uint64_t seq, const ContentStore::PageWords& old, bool through = false);
+  // Records a page now in the buffer: its data in at `arrived`, landed in host unit `seq`,
+  // held `old` before; `through`: its write was write-through (FUA, or the cache off),
+  // acknowledged durable.
+  void push(uint64_t lpn, uint64_t seq, const ContentStore::PageWords& old, bool through = false,
+            SimTime arrived = 0);
   // The lies that need what was made durable shortly before a cut keep that many of the
   // entries retire() forgets (0: none, the default: nothing is kept).
   void keep_recent(size_t n) { keep_recent_ = n; }
@@ -40,10 +42,12 @@ class WriteCache {
   void retire(SimTime t);
   // When everything now buffered is durable (programs the open unit if it must).
   SimTime drain(SimTime t);
-  // Power cut at t: what was not durable reverts, and so does every buffered page after it
+  // Power lost at t: what was not durable reverts, and so does every buffered page after it
   // (an honest drive commits in order; write-through pages were acknowledged durable and
-  // stay); a program in flight is torn. Then the lies `power` asks for.
-  PowerLossReport power_loss(SimTime t, ContentStore& content, const PowerConfig& power);
+  // stay); a program in flight is torn. Then the lies `power` asks for. A page whose data
+  // came in after the rails fell at `cut` (<= t: t is later where capacitors drained the
+  // buffer) never arrived: it reverts too, untorn.
+  PowerLossReport power_loss(SimTime t, ContentStore& content, const PowerConfig& power, SimTime cut = kNever);
 
   uint64_t used() const { return entries_.size() - free_head_; }
   uint64_t capacity() const { return capacity_; }
@@ -59,6 +63,7 @@ class WriteCache {
     uint64_t seq;
     ContentStore::PageWords old;
     bool through;
+    SimTime arrived;
   };
   void lie(SimTime t, ContentStore& content, const PowerConfig& power, PowerLossReport& r);
   uint64_t capacity_;
