@@ -61,6 +61,9 @@ TRACE_ENTRY = _dtype("fisrig_trace_entry", {"reserved": "pad"})
 
 # enum fisrig_protocol (fisrig_hw.descriptor.Protocol), by the names plans use ("fpdma_in")
 PROTO = {p.name.lower(): p for p in Protocol}
+# Those a SATA descriptor may say (a raw step's or `fisrig raw`'s protocol): every one but
+# NVMe's, whose descriptor is another (engine_if.h's struct fisrig_nvme_desc_head).
+SATA_PROTO = {name: p for name, p in PROTO.items() if p != Protocol.NVME}
 # enum fisrig_data_source / fisrig_pattern, by the names plans use
 DATA = {name: i for i, name in enumerate(_names("fisrig_data_source", "FISRIG_DATA_"))}
 PATTERN = {name: i for i, name in enumerate(_names("fisrig_pattern", "FISRIG_PATTERN_"))}

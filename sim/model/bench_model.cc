@@ -6,6 +6,9 @@
 //   model.ncq_4k_randread_iops_qd32  4 KiB random NCQ reads on a clean drive, simulated
 //                                    time: bounded by the rig's CPU, just under the Gen3 link
 //                                    (docs/model-target.md, "Ceilings")
+//   nvme.model_cmds_per_s            the first over NVMe: the VM + the NVMe engine model +
+//                                    the controller over the same SSD, 4 queues at QD32
+//   nvme.model_instructions_per_cmd  its companion, as the second
 // `fisrig-model-bench --quick` runs smaller drives and segments; `--instructions` only the
 // instruction count (which runs itself again under callgrind where the CPU has no counter).
 #include <algorithm>
@@ -18,6 +21,7 @@
 
 #include "../bench/instruction_count.h"
 #include "engine_model.h"
+#include "nvme_engine.h"
 
 using namespace fisrig;
 
@@ -84,6 +88,24 @@ fisrig_vm_status run(model::EngineModel& e, const std::vector<uint8_t>& prog, Co
   return fisrig_vm_run(&vm, prog.data(), uint32_t(prog.size()));
 }
 
+// The same over NVMe: the workload on 4 queues at QD32 (the VM's NVMe form of it).
+fisrig_vm_status run(model::NvmeEngineModel& e, std::vector<uint8_t> prog, Counter& c) {
+  static fisrig_vm_nvme state;
+  fisrig_op_workload w;
+  const size_t at = sizeof(fisrig_program_header) + sizeof(fisrig_op_mark);
+  std::memcpy(&w, &prog[at], sizeof w);
+  w.head.opcode = FISRIG_OP_NVME_WORKLOAD;
+  w.ncq = 0;
+  w.queues = 4;
+  std::memcpy(&prog[at], &w, sizeof w);
+  fisrig_engine_ops ops = e.ops();
+  fisrig_record_sink sink{&c, &count, nullptr, nullptr};
+  fisrig_vm vm;
+  fisrig_vm_init(&vm, &ops, &sink);
+  fisrig_vm_nvme_init(&vm, &state, e.io_queues(), e.queue_entries());
+  return fisrig_vm_run(&vm, prog.data(), uint32_t(prog.size()));
+}
+
 using bench::emit;
 
 // model.cmds_per_s's workload on a reduced, fixed run: a 2 GB drive filled through the VM,
@@ -95,12 +117,26 @@ using bench::emit;
 constexpr uint64_t kWarmup = 100000, kCounted = 200000;
 constexpr double kInstructionsGoal = 11232;
 
-void bench_instructions() {
+// The SATA engine over its drive, or the NVMe engine over its controller, on one profile.
+struct SataRig {
+  explicit SataRig(const drive::DriveConfig& cfg) : d(cfg), e(d) {}
+  uint64_t user_sectors() const { return d.user_sectors(); }
+  drive::Drive d;
+  model::EngineModel e;
+};
+struct NvmeRig {
+  explicit NvmeRig(const drive::DriveConfig& cfg) : e(cfg) {}
+  uint64_t user_sectors() const { return e.controller().ssd().user_sectors(); }
+  model::NvmeEngineModel e;
+};
+
+template <class Rig>
+void bench_instructions(const char* name, const char* what, const char* flag) {
   std::string counter;
   long long n = bench::count_instructions(
       [](bench::Region& region) {
-        drive::Drive d(drive::scale_capacity(drive::load_profile("consumer-256gb"), 2));
-        model::EngineModel e(d);
+        Rig d(drive::scale_capacity(drive::load_profile("consumer-256gb"), 2));
+        auto& e = d.e;
         Counter fill;
         fisrig_op_workload f = workload(FISRIG_PATTERN_SEQUENTIAL, 0, 256, d.user_sectors());
         f.stop_bytes = d.user_sectors() * 512;
@@ -116,53 +152,84 @@ void bench_instructions() {
         run(e, prog, counted);
         region.end();
       },
-      {"/proc/self/exe", "--instructions"}, counter);
+      {"/proc/self/exe", flag}, counter);
   if (n <= 0) return;
-  bench::emit_instructions_per_command("model.instructions_per_cmd", n, kWarmup, kCounted,
-                                       "model.cmds_per_s (program VM + engine model + drive, 4 KiB random NCQ "
-                                       "writes at QD32)", counter, kInstructionsGoal);
+  bench::emit_instructions_per_command(name, n, kWarmup, kCounted, what, counter, kInstructionsGoal);
+}
+
+void bench_instructions() {
+  bench_instructions<SataRig>("model.instructions_per_cmd",
+                              "model.cmds_per_s (program VM + engine model + drive, 4 KiB random NCQ writes at QD32)",
+                              "--instructions");
+}
+void bench_nvme_instructions() {
+  bench_instructions<NvmeRig>("nvme.model_instructions_per_cmd",
+                              "nvme.model_cmds_per_s (program VM + NVMe engine model + controller + SSD, 4 KiB "
+                              "random writes on 4 queues at QD32)",
+                              "--nvme-instructions");
+}
+
+// cmds_per_s's runs: the drive filled through the VM, then 5 segments of n random writes.
+template <class Rig>
+double cmds_per_s(const drive::DriveConfig& cfg, uint64_t n, const char* label) {
+  Rig d(cfg);
+  auto& e = d.e;
+  Counter fill;
+  fisrig_op_workload f = workload(FISRIG_PATTERN_SEQUENTIAL, 0, 256, d.user_sectors());
+  f.stop_bytes = d.user_sectors() * 512;
+  std::fprintf(stderr, "bench: %s: filling the drive through the VM\n", label);
+  run(e, one_workload(f, d.user_sectors(), 1), fill);
+  std::vector<double> rates;
+  for (int seg = 0; seg < 5; ++seg) {
+    Counter c;
+    c.marker = 2;
+    fisrig_op_workload w = workload(FISRIG_PATTERN_UNIFORM, 0, 8, d.user_sectors());
+    w.seed = 10 + seg;
+    w.stop_commands = n;
+    auto t0 = std::chrono::steady_clock::now();
+    run(e, one_workload(w, d.user_sectors(), 2), c);
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rates.push_back(double(c.records) / s);
+    std::fprintf(stderr, "bench: %s segment %d: %.3g commands/s\n", label, seg, rates.back());
+  }
+  std::sort(rates.begin(), rates.end());
+  return rates[2];
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  bool quick = false, nvme_only = false;
+  for (int i = 1; i < argc; ++i) quick |= std::string(argv[i]) == "--quick", nvme_only |= std::string(argv[i]) == "--nvme";
   if (argc > 1 && std::string(argv[1]) == "--instructions") {
     bench_instructions();
+    return 0;
+  }
+  if (argc > 1 && std::string(argv[1]) == "--nvme-instructions") {
+    bench_nvme_instructions();
     return 0;
   }
   // The consumer drive's timing and spare on 32 GB, as drive.cmdapi_cmds_per_s uses.
   double gb = quick ? 2 : 32;
   drive::DriveConfig cfg = drive::scale_capacity(drive::load_profile("consumer-256gb"), gb);
+  const uint64_t n = quick ? 100000 : 1000000;
   {
-    drive::Drive d(cfg);
-    model::EngineModel e(d);
-    Counter fill;
-    fisrig_op_workload f = workload(FISRIG_PATTERN_SEQUENTIAL, 0, 256, d.user_sectors());
-    f.stop_bytes = d.user_sectors() * 512;
-    std::fprintf(stderr, "bench: model: filling the drive through the VM\n");
-    run(e, one_workload(f, d.user_sectors(), 1), fill);
-    std::vector<double> rates;
-    const uint64_t n = quick ? 100000 : 1000000;
-    for (int seg = 0; seg < 5; ++seg) {
-      Counter c;
-      c.marker = 2;
-      fisrig_op_workload w = workload(FISRIG_PATTERN_UNIFORM, 0, 8, d.user_sectors());
-      w.seed = 10 + seg;
-      w.stop_commands = n;
-      auto t0 = std::chrono::steady_clock::now();
-      run(e, one_workload(w, d.user_sectors(), 2), c);
-      double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      rates.push_back(double(c.records) / s);
-      std::fprintf(stderr, "bench: model segment %d: %.3g commands/s\n", seg, rates.back());
-    }
-    std::sort(rates.begin(), rates.end());
+    char what[240];
+    std::snprintf(what, sizeof what,
+                  "end to end (program VM + NVMe engine model + controller + SSD): 4 KiB random writes on 4 "
+                  "queues at QD32 on a full %.0f GB consumer drive, wall clock, one core, median of 5 x %llu",
+                  gb, (unsigned long long)n);
+    emit("nvme.model_cmds_per_s", cmds_per_s<NvmeRig>(cfg, n, "nvme model"), "commands/s", what);
+    bench_nvme_instructions();
+  }
+  if (nvme_only) return 0;
+  {
     char what[200];
     std::snprintf(what, sizeof what,
                   "end to end (program VM + engine model + drive): 4 KiB random NCQ writes at QD32 on "
                   "a full %.0f GB consumer drive, wall clock, one core, median of 5 x %llu",
                   gb, (unsigned long long)n);
-    emit("model.cmds_per_s", rates[2], "commands/s", what);
+    emit("model.cmds_per_s", cmds_per_s<SataRig>(cfg, n, "model"), "commands/s", what);
   }
   bench_instructions();
   {

@@ -96,19 +96,9 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
   uint32_t off = d.data_word;
   switch (d.data_source) {
     case FISRIG_DATA_ZEROS:
-      cmd.payload.kind = drive::WritePayload::Kind::kZeros;
-      break;
     case FISRIG_DATA_STAMP:
     case FISRIG_DATA_LFSR:
-      // The pattern generator's sector is fully described by its word and the LBA.
-      cmd.payload.kind = drive::WritePayload::Kind::kWord;
-      cmd.payload.word = 1 + d.data_word % drive::kMaxUserWord;
-      cmd.payload.compress_pct = d.data_source == FISRIG_DATA_LFSR || !d.compress_pct ? 100 : d.compress_pct;
-      if (remember_styles_) {
-        uint16_t style = uint16_t(d.data_source << 8 | std::min<uint8_t>(d.compress_pct, 100));
-        if (style != (FISRIG_DATA_STAMP << 8 | 100)) styles_[cmd.payload.word] = style;
-        else styles_.erase(cmd.payload.word);
-      }
+      cmd.payload = styles_.payload(d.data_source, d.data_word, d.compress_pct);
       break;
     case FISRIG_DATA_RAM:
       if (off < data_window_.size()) {
@@ -199,22 +189,7 @@ void EngineModel::start(const fisrig_cmd_desc& d) {
 
 // The bytes of a sector holding content word `word`, as the rig's DMA would land them.
 void EngineModel::render_sector(uint32_t word, uint64_t lba, uint8_t* out) const {
-  uint32_t dw[FISRIG_SECTOR_DWORDS];
-  uint32_t w = drive::is_damaged(word) ? word & ~drive::kDamagedBit : word;
-  if (w == drive::kZeroWord) {
-    std::memset(out, 0, drive::ata::kSectorBytes);
-    return;
-  }
-  if (w == drive::kLiteralWord || w > drive::kMaxUserWord) {
-    drive_.ssd().content().read_bytes(lba, out);
-    return;
-  }
-  auto it = styles_.find(w);
-  uint16_t style = it == styles_.end() ? uint16_t(FISRIG_DATA_STAMP << 8 | 100) : it->second;
-  fisrig_pattern_sector(style >> 8, lba, w - 1, uint8_t(style & 0xFF), dw);
-  if (drive::is_damaged(word)) drive::damage_sector(dw, lba);
-  for (uint32_t i = 0; i < FISRIG_SECTOR_DWORDS; ++i)
-    for (int b = 0; b < 4; ++b) out[4 * i + b] = uint8_t(dw[i] >> (8 * b));
+  if (!styles_.render(word, lba, out)) drive_.ssd().content().read_bytes(lba, out);
 }
 
 // Sectors whose data crossed the wire in Data FISes, as the gateware counts them

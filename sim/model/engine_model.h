@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "fisrig/sata/drive.h"
+#include "pattern_styles.h"
 #include "vm_cpu_time.h"
 #include "wire_stamps.h"
 
@@ -61,7 +62,7 @@ class EngineModel {
   // integrity stamp at compress_pct 100 unless the write said otherwise: with
   // remember_write_styles on, the engine remembers the writes that did (LFSR data,
   // another compress_pct), one entry each, which runs without read-back do not need.
-  void remember_write_styles(bool on) { remember_styles_ = on; }
+  void remember_write_styles(bool on) { styles_.remember(on); }
 
  private:
   struct Slot {
@@ -317,8 +318,7 @@ class EngineModel {
   void write_current_record();
   std::vector<drive::Drive::DataFis> fis_log_;  // the drive's, for the command it takes next
   std::FILE* capture_ = nullptr;
-  bool remember_styles_ = false;
-  std::unordered_map<uint32_t, uint16_t> styles_;  // word -> data_source << 8 | compress_pct
+  PatternStyles styles_;
   std::vector<uint32_t> read_words_;
   // An NCQ error being recovered: the log read in flight, the records it holds back and the
   // log as the drive will report it. Nothing new is issued meanwhile.

@@ -3,8 +3,10 @@
 // records to a file as they come, so a run killed half-way keeps what it took.
 //
 //   fisrig-model --program P.bin --records OUT.rec [--profile P] [--fault knob=value]...
-//                [--progress-s N] [--quiet] [--data-in FILE] [--read-back]
+//                [--progress-s N] [--quiet] [--data-in FILE] [--read-back] [--protocol sata|nvme]
 //
+// --protocol nvme: the drive is the profile's SSD behind the simulated NVMe controller, and
+// the engine the NVMe one (nvme_engine.h); sata (the default): the SATA drive and engine.
 // --read-back: the program reads written data back into RAM (a verify pass): remember
 // what every write carried (EngineModel::remember_write_styles).
 // --data-in FILE: the bytes every data-in command returned (sector data, log pages,
@@ -21,16 +23,22 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include "engine_model.h"
+#include "nvme_engine.h"
 #include "program_file.h"
 #include "record_writer.h"
 
 using namespace fisrig;
 
 namespace {
+
+using SimTimeNs = drive::SimTime;
 
 // The records file (RecordWriter: whole 1 MiB writes, on a thread of their own). Whole
 // writes: ext4 zeroed every new page-cache folio before each small write filled it with
@@ -56,7 +64,7 @@ struct Progress {
 struct SinkCtx {
   RecordFile* out;
   Progress* progress;
-  model::EngineModel* engine;
+  std::function<SimTimeNs()> sim_ns;  // the engine's clock
   fisrig_vm* vm;
 };
 
@@ -77,7 +85,7 @@ int counted(SinkCtx* s) {
     if (!p->quiet && since >= p->every_s) {
       double wall = std::chrono::duration<double>(now - p->start).count();
       std::fprintf(stderr, "fisrig-model: %llu commands, %.3f s simulated, %.0f commands/s\n",
-                   (unsigned long long)s->out->written, s->engine->now_ns() / 1e9,
+                   (unsigned long long)s->out->written, s->sim_ns() / 1e9,
                    s->out->written / wall);
       p->last = now;
     }
@@ -109,14 +117,15 @@ int emit(void* ctx, const fisrig_run_record* r) {
 int usage() {
   std::fprintf(stderr,
                "usage: fisrig-model --program P.bin --records OUT.rec [--profile P]\n"
-               "                    [--fault knob=value]... [--progress-s N] [--quiet] [--data-in FILE] [--read-back]\n");
+               "                    [--fault knob=value]... [--progress-s N] [--quiet] [--data-in FILE] [--read-back]\n"
+               "                    [--protocol sata|nvme]\n");
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string program_path, records_path, data_in_path, profile = "consumer-256gb";
+  std::string program_path, records_path, data_in_path, profile = "consumer-256gb", protocol = "sata";
   std::vector<std::string> faults;
   bool read_back = false;
   Progress progress;
@@ -135,6 +144,7 @@ int main(int argc, char** argv) {
       else if (a == "--quiet") progress.quiet = true;
       else if (a == "--data-in") data_in_path = value();
       else if (a == "--read-back") read_back = true;
+      else if (a == "--protocol") protocol = value();
       else return usage();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fisrig-model: %s\n", e.what());
@@ -142,6 +152,10 @@ int main(int argc, char** argv) {
     }
   }
   if (program_path.empty() || records_path.empty()) return usage();
+  if (protocol != "sata" && protocol != "nvme") {
+    std::fprintf(stderr, "fisrig-model: --protocol %s: expected sata or nvme\n", protocol.c_str());
+    return 2;
+  }
 
   model::ProgramFile program;
   if (!program.open(program_path)) {
@@ -175,8 +189,23 @@ int main(int argc, char** argv) {
 
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
-  drive::Drive d(cfg);
-  model::EngineModel engine(d);
+  // The SATA drive and engine, or the NVMe controller's engine over the same SSD.
+  std::unique_ptr<drive::Drive> d;
+  std::unique_ptr<model::EngineModel> sata;
+  std::unique_ptr<model::NvmeEngineModel> nvme;
+  std::unique_ptr<fisrig_vm_nvme> nvme_state;
+  try {
+    if (protocol == "nvme") {
+      nvme = std::make_unique<model::NvmeEngineModel>(cfg);
+      nvme_state = std::make_unique<fisrig_vm_nvme>();
+    } else {
+      d = std::make_unique<drive::Drive>(cfg);
+      sata = std::make_unique<model::EngineModel>(*d);
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fisrig-model: %s\n", e.what());
+    return 2;
+  }
   std::FILE* data_in = nullptr;
   if (!data_in_path.empty()) {
     data_in = std::fopen(data_in_path.c_str(), "wb");
@@ -184,14 +213,18 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "fisrig-model: cannot write %s\n", data_in_path.c_str());
       return 2;
     }
-    engine.capture_data_in(data_in);
+    if (nvme) nvme->capture_data_in(data_in);
+    else sata->capture_data_in(data_in);
   }
-  engine.remember_write_styles(read_back);
-  fisrig_engine_ops ops = engine.ops();
+  if (nvme) nvme->remember_write_styles(read_back);
+  else sata->remember_write_styles(read_back);
+  fisrig_engine_ops ops = nvme ? nvme->ops() : sata->ops();
+  auto sim_ns = [&]() -> SimTimeNs { return nvme ? nvme->now_ns() : sata->now_ns(); };
   fisrig_vm vm;
-  SinkCtx ctx{&out, &progress, &engine, &vm};
+  SinkCtx ctx{&out, &progress, sim_ns, &vm};
   fisrig_record_sink sink{&ctx, &emit, &place, &placed};
   fisrig_vm_init(&vm, &ops, &sink);
+  if (nvme) fisrig_vm_nvme_init(&vm, nvme_state.get(), nvme->io_queues(), nvme->queue_entries());
   auto t0 = std::chrono::steady_clock::now();
   fisrig_vm_status st = fisrig_vm_run(&vm, program.data(), uint32_t(program.size()));
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -206,7 +239,7 @@ int main(int argc, char** argv) {
   std::printf("{\"status\": \"%s\", \"records\": %llu, \"commands\": %llu, \"errors\": %llu, "
               "\"sim_ns\": %llu, \"wall_s\": %.3f, \"error_offset\": %u, \"error\": \"%s\"}\n",
               fisrig_vm_status_name(st), (unsigned long long)out.written, (unsigned long long)vm.commands,
-              (unsigned long long)vm.errors, (unsigned long long)engine.now_ns(), wall,
+              (unsigned long long)vm.errors, (unsigned long long)sim_ns(), wall,
               vm.error_offset, vm.error_text ? vm.error_text : "");
   return st == FISRIG_VM_DONE ? 0 : 3;
 }

@@ -46,6 +46,26 @@ class ProgramBuilder {
     return add(op, FISRIG_OP_RAW, data, bytes);
   }
   ProgramBuilder& workload(const fisrig_op_workload& w) { return add(w, FISRIG_OP_WORKLOAD); }
+  ProgramBuilder& nvme_workload(const fisrig_op_workload& w) { return add(w, FISRIG_OP_NVME_WORKLOAD); }
+  // One NVMe command on queue qid, its expectation on the result and the CQE's status.
+  ProgramBuilder& nvme_raw(uint16_t qid, const fisrig_nvme_sqe& s, uint32_t data_bytes = 0,
+                           uint8_t data_source = FISRIG_DATA_NONE, uint32_t data_word = 0, uint8_t flags = 0,
+                           uint8_t expect_result = 0xFF, uint16_t status_mask = 0, uint16_t status_value = 0,
+                           const void* data_out = nullptr, uint32_t data_out_bytes = 0) {
+    fisrig_op_nvme_raw op{};
+    op.desc.protocol = FISRIG_PROTO_NVME;
+    op.desc.qid = qid;
+    op.desc.data_bytes = data_bytes;
+    op.desc.data_source = data_source;
+    op.desc.data_word = data_word;
+    op.desc.flags = flags;
+    op.sqe = s;
+    op.expect_result = expect_result;
+    op.status_mask = status_mask;
+    op.status_value = status_value;
+    op.data_bytes = data_out_bytes;
+    return add(op, FISRIG_OP_NVME_RAW, data_out, data_out_bytes);
+  }
   ProgramBuilder& trim(uint64_t lba, uint64_t n, bool queued) {
     fisrig_op_trim op{};
     op.lba_start = lba;

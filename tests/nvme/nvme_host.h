@@ -33,14 +33,14 @@ inline fisrig_nvme_sqe rw(uint8_t opcode, uint64_t slba, uint32_t blocks, uint64
 
 class NvmeHost : public nvme::QueueHost {
  public:
-  explicit NvmeHost(drive::DriveConfig profile = drive::load_profile("tiny-1gb")) : QueueHost(std::move(profile)) {}
+  explicit NvmeHost(drive::DriveConfig profile = drive::load_profile("tiny-1gb")) : nvme::QueueHost(std::move(profile)) {}
 
   // One command, answered on its queue under its id; the controller's account of each
   // completion says it was posted by the host's clock.
   fisrig_nvme_cqe run(uint16_t qid, fisrig_nvme_sqe s) {
     uint16_t cid = next_cid;
     fisrig_nvme_cqe e{};
-    EXPECT_TRUE(QueueHost::run(qid, s, e)) << "no completion on queue " << qid;
+    EXPECT_TRUE(nvme::QueueHost::run(qid, s, e)) << "no completion on queue " << qid;
     EXPECT_EQ(e.cid, cid);
     EXPECT_EQ(e.sqid, qid);
     NvmeCompletion c;
@@ -49,7 +49,7 @@ class NvmeHost : public nvme::QueueHost {
   }
   fisrig_nvme_cqe admin(fisrig_nvme_sqe s) { return run(0, s); }
   void make_io_queues(uint16_t n, uint32_t entries, uint32_t sq_entries = 0) {
-    ASSERT_EQ(QueueHost::make_io_queues(n, entries, sq_entries), 0);
+    ASSERT_EQ(nvme::QueueHost::make_io_queues(n, entries, sq_entries), 0);
   }
   static constexpr int sc(uint32_t sct, uint32_t code) { return int(sct << 8 | code); }
 };

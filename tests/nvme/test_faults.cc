@@ -13,7 +13,7 @@ drive::DriveConfig with(const char* knob, const char* value, const char* knob2 =
 
 NvmeCompletion last(NvmeHost& h, fisrig_nvme_cqe* e, fisrig_nvme_sqe s, uint16_t qid = 1) {
   uint16_t cid = h.next_cid;
-  EXPECT_TRUE(h.QueueHost::run(qid, s, *e));
+  EXPECT_TRUE(h.nvme::QueueHost::run(qid, s, *e));
   NvmeCompletion c, found;
   while (h.ctrl.pop_completion(c))
     if (c.cid == cid && c.sqid == qid) found = c;

@@ -15,7 +15,7 @@ from fisrig.errors import InputError
 from fisrig.run import execute, prepare
 from fisrig.targets import identify_fields, make_target
 
-PROTOCOLS = list(pf.PROTO)
+PROTOCOLS = list(pf.SATA_PROTO)
 DATA_IN = ("pio_in", "dma_in", "fpdma_in")
 RAW_LABEL = "raw"  # the new command's phase; a kept drive's replayed commands are kept_drive.KEPT_LABEL's
 

@@ -312,8 +312,8 @@ class _Compiler(PowerSteps, TraceSteps):
         known = ata.protocol_of(cmd, a.get("features", 0))
         protocol = a.get("protocol", known)
         if protocol is None:
-            raise self.err(step, "command", f"command {cmd:#04x}: say which protocol (one of {', '.join(pf.PROTO)})")
-        self.one_of(step, "protocol", protocol, pf.PROTO)
+            raise self.err(step, "command", f"command {cmd:#04x}: say which protocol (one of {', '.join(pf.SATA_PROTO)})")
+        self.one_of(step, "protocol", protocol, pf.SATA_PROTO)
         expect = a.get("expect", "ok")
         self.one_of(step, "expect", expect, ("ok", "error", "any"))
         status, error = a.get("expect_status"), a.get("expect_error")

@@ -125,7 +125,8 @@ void Controller::enable(SimTime t) {
   }
   cqs_[0] = Cq{true, acq_, acqs, 0, 0, true, 1, {}};
   sqs_[0] = Sq{true, asq_, asqs, 0, 0, 0, t};
-  ready_at_ = t + nvme_.enable_ns;
+  list_live_sqs();
+  ready_at_ = std::max(t + nvme_.enable_ns, boot_done_);  // kNever: the cuts killed the SSD
   busy_until_ = ready_at_;
   enabled_ = true;
   csts_ = 0;
@@ -137,6 +138,7 @@ void Controller::disable(SimTime t) {
   ssd_.set_hung(false);  // a controller reset ends a hang
   commands_seen_ = 0;
   for (Sq& q : sqs_) q = Sq{};
+  live_sqs_.clear();
   for (Cq& q : cqs_) q = Cq{};
   queues_granted_ = false;
   granted_queues_ = 0;
@@ -163,6 +165,7 @@ void Controller::power_off(SimTime t) {
   ssd_.power_off(t);
   commands_seen_ = 0;
   for (Sq& q : sqs_) q = Sq{};
+  live_sqs_.clear();
   for (Cq& q : cqs_) q = Cq{};
   cc_ = csts_ = 0;
   enabled_ = false;
@@ -177,6 +180,7 @@ void Controller::power_off(SimTime t) {
 
 void Controller::power_on(SimTime t) {
   SimTime up = ssd_.power_on(t);
+  boot_done_ = up;
   busy_until_ = std::max(busy_until_, up);
 }
 
@@ -186,17 +190,19 @@ void Controller::run_until(SimTime t) {
   if (!enabled_ || ready_at_ > t || ssd_.hung()) return;
   // Nothing is booked on the link before a doorbell still to be taken, or before t.
   SimTime oldest = t;
-  for (const Sq& s : sqs_)
-    if (s.live && s.head != s.tail) oldest = std::min(oldest, s.doorbell_at);
-  for (const Cmd& c : inflight_) oldest = std::min(oldest, c.t);
+  for (uint16_t q : live_sqs_)
+    if (sqs_[q].head != sqs_[q].tail) oldest = std::min(oldest, sqs_[q].doorbell_at);
+  if (!inflight_.empty()) oldest = std::min(oldest, inflight_.front().t);  // a heap by time
   link_.retire_before(oldest);
   for (;;) {
     // Round robin over every SQ with a command visible by t, the admin queue among them.
-    uint32_t n = uint32_t(sqs_.size()), pick = n;
-    for (uint32_t i = 0; i < n && pick == n; ++i) {
-      uint32_t q = (rr_next_ + i) % n;
+    const uint32_t n = uint32_t(sqs_.size()), live = uint32_t(live_sqs_.size());
+    uint32_t pick = n, from = 0;
+    while (from < live && live_sqs_[from] < rr_next_) ++from;  // the first live SQ at or after rr_next_
+    for (uint32_t i = 0; i < live && pick == n; ++i) {
+      uint32_t q = live_sqs_[(from + i) % live];
       const Sq& s = sqs_[q];
-      if (s.live && s.head != s.tail && s.doorbell_at <= t) pick = q;
+      if (s.head != s.tail && s.doorbell_at <= t) pick = q;
     }
     if (pick == n) break;
     const drive::FaultKnobs& f = ssd_.config().faults;
@@ -244,10 +250,11 @@ void Controller::run_until(SimTime t) {
 }
 
 SimTime Controller::next_event() const {
+  if (ssd_.hung()) return drive::kNever;  // nothing is due from a hung controller (run_until)
   SimTime t = inflight_.empty() ? drive::kNever : inflight_.front().t;
   if (enabled_)
-    for (const Sq& s : sqs_)
-      if (s.live && s.head != s.tail) t = std::min(t, std::max({s.doorbell_at, ready_at_, busy_until_}));
+    for (uint16_t q : live_sqs_)
+      if (sqs_[q].head != sqs_[q].tail) t = std::min(t, std::max({sqs_[q].doorbell_at, ready_at_, busy_until_}));
   return t;
 }
 

@@ -70,7 +70,15 @@ void Controller::read(Cmd& c) {
   static thread_local std::vector<SimTime> ready, in_buffer;
   ssd_.read_pages(slba, bad, c.t, ready);
   buf_.assign(uint64_t(n) * kBlock, 0);
-  ssd_.read_content(slba, bad, drive::ReadSink{nullptr, buf_.data()});
+  if (mem_.renders()) {  // the host's patterns as it wrote them, the SSD's bytes otherwise
+    static thread_local std::vector<uint32_t> words;
+    words.resize(bad - slba);
+    ssd_.read_content(slba, bad, drive::ReadSink{words.data(), nullptr});
+    for (uint64_t i = 0; i < bad - slba; ++i)
+      if (!mem_.render(words[i], slba + i, buf_.data() + i * kBlock)) ssd_.content().read_bytes(slba + i, buf_.data() + i * kBlock);
+  } else {
+    ssd_.read_content(slba, bad, drive::ReadSink{nullptr, buf_.data()});
+  }
   ssd_.count_read(bad - slba);
   // When each 4 KiB of the host's buffer is in the controller: the SSD's pages it spans.
   const uint64_t bytes = (bad - slba) * kBlock, lead = (slba % kPerPage) * kBlock;

@@ -82,6 +82,7 @@ void Controller::to_host(Cmd& c, const uint8_t* data, uint64_t bytes, const std:
     if (chance(ssd_.config().faults.data_fis_crc_error_rate)) ++replays_, end = link_.up(end, PcieLink::tlp_bytes(kMemHeader, n));
   }
   c.c.t_data_last = end;
+  c.c.bytes += bytes;
   c.t = std::max(c.t, end);
 }
 
@@ -113,6 +114,7 @@ bool Controller::from_host(Cmd& c, uint8_t* data, uint64_t bytes) {
     t = request;
   }
   c.c.t_data_last = end;
+  c.c.bytes += bytes;
   c.t = std::max(c.t, end);
   return true;
 }

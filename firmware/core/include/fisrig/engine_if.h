@@ -40,7 +40,8 @@ enum fisrig_protocol {
   FISRIG_PROTO_FPDMA_IN = 5,  /* NCQ: H2D, D2H, DMA Setup, Data..., SDB (READ FPDMA QUEUED) */
   FISRIG_PROTO_FPDMA_OUT = 6, /* NCQ: H2D, D2H, DMA Setup, Data..., SDB (WRITE / SEND FPDMA) */
   FISRIG_PROTO_POWER = 7,     /* not a command: a power-controller operation, see below */
-  FISRIG_PROTO_LINK = 8       /* not a command: COMRESET / wait for link up */
+  FISRIG_PROTO_LINK = 8,      /* not a command: COMRESET / wait for link up */
+  FISRIG_PROTO_NVME = 9       /* an NVMe engine's command: struct fisrig_nvme_desc (three entries) */
 };
 
 /* Where write data comes from and what read data is checked against (data_source). */
@@ -272,6 +273,82 @@ struct fisrig_ring_regs {
   uint32_t cq_head;             /* written by the CPU: records consumed */
 };
 
+/*
+ * An NVMe engine's command descriptor (FISRIG_PROTO_NVME): three consecutive entries of the
+ * submission ring, 96 bytes, the first a head laid out as a struct fisrig_cmd_desc is where
+ * their fields are the same (protocol, data_source, compress_pct, flags, data_word,
+ * user_tag, timeout_ticks), the other two the 64-byte SQE (fisrig/nvme.h's struct
+ * fisrig_nvme_sqe) as the plan built it. The engine owns the NVMe queues, in the rig's
+ * memory: it puts the SQE on queue `qid` (0 the admin queue) with its own command
+ * identifier (the slot it picks) and, but for FISRIG_NVME_DESC_OWN_PRP, PRP1 and PRP2 (and
+ * a PRP list) describing its data buffer of data_bytes there, rings the doorbell, and
+ * takes the CQE and the MSI-X message. The opcode's bits 1:0 say the data's direction, as
+ * NVMe's standard opcodes do (01b to the controller, 10b from it).
+ *
+ * The data buffer, by data_source: a write's is the generated pattern (ZEROS, STAMP, LFSR,
+ * as for SATA, one 512-byte block to a sector) or data_bytes from the data window at
+ * data_word (RAM: a DSM's ranges, a raw command's payload); a read's goes to the data
+ * window at data_word (RAM), is checked against the pattern (FISRIG_DESC_CHECK), or is
+ * dropped (NONE).
+ */
+#define FISRIG_NVME_DESC_ENTRIES 3u
+#define FISRIG_NVME_DESC_OWN_PRP 0x01u /* nvme_flags: PRP1/PRP2 as the SQE has them (raw) */
+struct fisrig_nvme_desc_head {
+  uint8_t protocol;      /* FISRIG_PROTO_NVME */
+  uint8_t nvme_flags;    /* FISRIG_NVME_DESC_* */
+  uint16_t qid;          /* the queue: 0 admin, 1.. the engine's I/O queue pairs */
+  uint32_t data_bytes;   /* the data buffer's size: 0 none; at most FISRIG_NVME_DATA_MAX */
+  uint8_t reserved[9];
+  uint8_t data_source;   /* enum fisrig_data_source */
+  uint8_t compress_pct;
+  uint8_t flags;         /* FISRIG_DESC_* */
+  uint32_t data_word;
+  uint32_t user_tag;
+  uint32_t timeout_ticks;
+};
+/* A command's data buffer at most: the 2 MiB an MDTS of 9 allows (512 4 KiB pages). */
+#define FISRIG_NVME_DATA_MAX (2u << 20)
+
+/*
+ * An NVMe engine's completion record: 80 bytes, as a struct fisrig_cpl_record where the
+ * fields are the same (user_tag, slot, result, check_errors, data_dwords, ts_submit,
+ * ts_data_first, ts_data_last), in completion order.
+ *
+ * Every stamp but ts_submit is a tick at which a TLP crossed the rig's PCIe link (its
+ * pins, the rig being the root complex), either way: the stamp of a TLP the rig sends is
+ * the tick its last symbol left (the controller has it whole then), of one it receives the
+ * tick its last symbol came, but ts_data_first: the first symbol of the first data TLP.
+ * A data TLP is a memory write from the controller (a read's data) or a completion with
+ * data from the rig (a write's); sim/nvme's pcie_link.h costs each with its framing, and
+ * the model target's engine stamps them where that puts them.
+ *
+ *   ts_submit      the engine took the descriptor from the submission ring
+ *   ts_doorbell    the SQ tail doorbell's memory write that made its SQE visible
+ *   ts_sqe         the completion that took its SQE to the controller
+ *   ts_irq         the MSI-X message after its CQE (0: none came, the vector masked)
+ *   ts_data_first  the first symbol of its first data TLP, either way
+ *   ts_data_last   the last symbol of its last data TLP
+ *   ts_cqe         its CQE's memory write (where ts_status is: the command's end)
+ */
+struct fisrig_nvme_cpl_record {
+  uint32_t user_tag;
+  uint8_t slot;          /* engine slot: the command identifier it gave the SQE */
+  uint8_t result;        /* enum fisrig_result; ATA_ERROR: the CQE's status is not Successful */
+  uint16_t status;       /* the CQE's status field, phase bit clear: SC << 1, SCT << 9, DNR */
+  uint32_t dw0;          /* the CQE's dword 0 (command specific) */
+  uint16_t qid;          /* the queue it went on */
+  uint16_t check_errors; /* blocks that failed the data check */
+  uint32_t blocks;       /* whole 512-byte blocks of data moved (data_dwords / 128) */
+  uint32_t data_dwords;  /* data dwords moved in its data TLPs, either way */
+  uint64_t ts_submit;
+  uint64_t ts_doorbell;
+  uint64_t ts_sqe;
+  uint64_t ts_irq;
+  uint64_t ts_data_first;
+  uint64_t ts_data_last;
+  uint64_t ts_cqe;
+};
+
 /* Ticks to ns, rounded to the nearest ns (reports, run outcomes). */
 static inline uint64_t fisrig_ticks_to_ns(uint64_t ticks) {
   return (ticks * FISRIG_TICK_NS_NUM + FISRIG_TICK_NS_DEN / 2) / FISRIG_TICK_NS_DEN;
@@ -309,6 +386,16 @@ typedef char fisrig_cut_masks_where_cpl_says[offsetof(struct fisrig_cut_record, 
                                              offsetof(struct fisrig_cut_record, ts_status) == offsetof(struct fisrig_cpl_record, ts_status) ? 1 : -1];
 typedef char fisrig_current_is_a_cpl[sizeof(struct fisrig_current_record) == sizeof(struct fisrig_cpl_record) &&
                                      offsetof(struct fisrig_current_record, ts_first) == offsetof(struct fisrig_cpl_record, ts_status) ? 1 : -1];
+typedef char fisrig_nvme_head_is_a_desc[sizeof(struct fisrig_nvme_desc_head) == sizeof(struct fisrig_cmd_desc) &&
+                                        offsetof(struct fisrig_nvme_desc_head, data_source) == offsetof(struct fisrig_cmd_desc, data_source) &&
+                                        offsetof(struct fisrig_nvme_desc_head, data_word) == offsetof(struct fisrig_cmd_desc, data_word) &&
+                                        offsetof(struct fisrig_nvme_desc_head, user_tag) == offsetof(struct fisrig_cmd_desc, user_tag) &&
+                                        offsetof(struct fisrig_nvme_desc_head, timeout_ticks) == offsetof(struct fisrig_cmd_desc, timeout_ticks) ? 1 : -1];
+typedef char fisrig_nvme_cpl_is_a_cpl[sizeof(struct fisrig_nvme_cpl_record) == sizeof(struct fisrig_cpl_record) &&
+                                      offsetof(struct fisrig_nvme_cpl_record, check_errors) == offsetof(struct fisrig_cpl_record, check_errors) &&
+                                      offsetof(struct fisrig_nvme_cpl_record, blocks) == offsetof(struct fisrig_cpl_record, sectors) &&
+                                      offsetof(struct fisrig_nvme_cpl_record, ts_data_first) == offsetof(struct fisrig_cpl_record, ts_data_first) &&
+                                      offsetof(struct fisrig_nvme_cpl_record, ts_cqe) == offsetof(struct fisrig_cpl_record, ts_status) ? 1 : -1];
 typedef char fisrig_tick_ns_is_exact[FISRIG_TICK_NS_NUM * FISRIG_TICK_HZ == FISRIG_TICK_NS_DEN * 1000000000ull ? 1 : -1];
 
 #endif /* FISRIG_ENGINE_IF_H */

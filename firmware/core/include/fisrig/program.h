@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "fisrig/engine_if.h"
+#include "fisrig/nvme.h"
 
 #define FISRIG_PROGRAM_MAGIC 0x50525346u /* "FSRP" */
 #define FISRIG_PROGRAM_VERSION 2u
@@ -37,7 +38,10 @@ enum fisrig_opcode {
   FISRIG_OP_DRAIN = 8,     /* head only: wait until nothing is outstanding */
   FISRIG_OP_TRACE = 9,     /* struct fisrig_op_trace, then its entries: a trace replay */
   FISRIG_OP_VERIFY = 10,   /* struct fisrig_op_verify: read a span back, say what each sector holds */
-  FISRIG_OP_POLICY = 11    /* struct fisrig_op_policy: what the commands that follow do on an error */
+  FISRIG_OP_POLICY = 11,   /* struct fisrig_op_policy: what the commands that follow do on an error */
+  /* An NVMe engine's (engine_if.h FISRIG_PROTO_NVME): refused where the platform has none. */
+  FISRIG_OP_NVME_RAW = 12,     /* struct fisrig_op_nvme_raw: one NVMe command, with an expectation */
+  FISRIG_OP_NVME_WORKLOAD = 13 /* struct fisrig_op_workload over `queues` I/O queues */
 };
 
 struct fisrig_op_head {
@@ -99,6 +103,28 @@ struct fisrig_op_raw {
   /* then data_bytes of data-out, padded to 4 bytes */
 };
 
+/*
+ * One NVMe command (FISRIG_OP_NVME_RAW): the descriptor's head and SQE go to the engine as
+ * written but for what the engine owns (engine_if.h: the command identifier, and the PRPs
+ * unless the head says FISRIG_NVME_DESC_OWN_PRP); its data-out (data_bytes, at most
+ * FISRIG_VM_NVME_RAW_BYTES) follows and is staged at the data window's start, where a
+ * data-in command's data lands (data_source RAM, data_word 0). The expectation is on the
+ * result and the CQE's status field (phase bit clear).
+ */
+struct fisrig_op_nvme_raw {
+  struct fisrig_op_head head;
+  uint8_t expect_result;   /* enum fisrig_result, or 0xFF = any */
+  uint8_t reserved;
+  uint16_t status_mask;    /* (status & mask) == value */
+  uint16_t status_value;
+  uint16_t reserved2;
+  uint32_t data_bytes;
+  struct fisrig_nvme_desc_head desc;
+  struct fisrig_nvme_sqe sqe;
+  /* then data_bytes of data-out, padded to 4 bytes */
+};
+#define FISRIG_VM_NVME_RAW_BYTES 4096u /* a DSM's 256 ranges */
+
 enum fisrig_pattern { FISRIG_PATTERN_SEQUENTIAL = 0, FISRIG_PATTERN_UNIFORM = 1, FISRIG_PATTERN_ZIPF = 2 };
 
 enum fisrig_workload_flags {
@@ -124,7 +150,8 @@ struct fisrig_op_workload {
   uint8_t fua;          /* writes with FUA */
   uint8_t flags;        /* enum fisrig_workload_flags */
   uint8_t sizes;        /* transfer-size pairs used, 1..8 */
-  uint8_t reserved;
+  uint8_t queues;       /* NVME_WORKLOAD: I/O queues 1..n, each kept queue_depth deep
+                           (ncq, then, is 0); WORKLOAD: 0 */
   uint32_t seed;
   uint32_t zipf_theta_milli; /* zipf skew x1000 (pattern ZIPF) */
   uint64_t lba_start;
@@ -322,6 +349,7 @@ struct fisrig_records_file_header {
   uint32_t reserved;      /* zero */
 };
 
+typedef char fisrig_nvme_raw_is_112_bytes[sizeof(struct fisrig_op_nvme_raw) == 112 ? 1 : -1];
 typedef char fisrig_record_is_104_bytes[sizeof(struct fisrig_run_record) == 104 ? 1 : -1];
 typedef char fisrig_trace_entry_is_16_bytes[sizeof(struct fisrig_trace_entry) == 16 ? 1 : -1];
 

@@ -90,6 +90,43 @@ struct fisrig_vm_inflight {
   uint8_t retried;                /* retries its own failures spent (struct fisrig_op_policy) */
 };
 
+/*
+ * The NVMe path (program.h FISRIG_OP_NVME_*) is built where the engine may be an NVMe one
+ * (the model target's, FISRIG_VM_NVME_PATH 1, as firmware/core/CMakeLists.txt builds it).
+ * The SATA rig's firmware leaves it out, and struct fisrig_vm's last field with it: its VM
+ * keeps, byte for byte, the layout in the rig CPU's caches that the model's CPU times are
+ * fitted to (sim/model/vm_cpu_time.h), and refuses NVMe instructions as unknown.
+ */
+#ifndef FISRIG_VM_NVME_PATH
+#define FISRIG_VM_NVME_PATH 0
+#endif
+
+/*
+ * An NVMe engine's commands in flight (FISRIG_OP_NVME_*), the platform's to give when its
+ * engine is an NVMe one (engine_if.h FISRIG_PROTO_NVME): apart from the SATA path's table,
+ * whose place in the rig CPU's data cache the model's CPU times are fitted to, and larger
+ * (queues x depth: 4 queues at QD32 are 128). Each in-flight entry stages a DSM's range at
+ * its index x FISRIG_VM_DSM_BYTES in the data window.
+ */
+#define FISRIG_VM_NVME_INFLIGHT 256u
+/* An NVMe descriptor's user_tag: this bit and its in-flight index (the SATA path's are below it). */
+#define FISRIG_VM_NVME_TAG 0x100u
+struct fisrig_vm_nvme_inflight {
+  struct fisrig_vm_inflight base; /* base.desc: the descriptor's head (engine_if.h's layout) */
+  struct fisrig_nvme_sqe sqe;
+};
+struct fisrig_vm_nvme {
+  uint16_t queues;         /* the engine's I/O queue pairs (qids 1..queues) */
+  uint16_t queue_entries;  /* each queue's entries: a queue holds one less in flight */
+  uint32_t outstanding;
+  uint32_t queue_outstanding[FISRIG_VM_NVME_INFLIGHT]; /* by qid */
+  uint32_t free_count;
+  uint8_t free_tags[FISRIG_VM_NVME_INFLIGHT];
+  uint32_t requeue_head, requeue_tail;
+  uint8_t requeue[FISRIG_VM_NVME_INFLIGHT];
+  struct fisrig_vm_nvme_inflight inflight[FISRIG_VM_NVME_INFLIGHT];
+};
+
 struct fisrig_vm {
   struct fisrig_engine_ops ops;
   struct fisrig_record_sink sink;
@@ -131,6 +168,11 @@ struct fisrig_vm {
   uint32_t error_offset;          /* BAD_PROGRAM / EXPECT_FAILED: instruction offset */
   const char *error_text;         /* a static string saying what was wrong */
   struct fisrig_cpl_record last_failed;
+#if FISRIG_VM_NVME_PATH
+  /* The platform's NVMe state, set after fisrig_vm_init where the engine is an NVMe one
+     (fisrig_vm_nvme_init); null, NVMe instructions are refused. */
+  struct fisrig_vm_nvme *nvme;
+#endif
 };
 
 /* The status's name as run outcomes and reports spell it ("done", "expect_failed", ...). */
@@ -138,6 +180,10 @@ const char *fisrig_vm_status_name(enum fisrig_vm_status status);
 
 void fisrig_vm_init(struct fisrig_vm *vm, const struct fisrig_engine_ops *ops,
                     const struct fisrig_record_sink *sink);
+#if FISRIG_VM_NVME_PATH
+/* Gives an initialised VM the NVMe engine's state (its queues: count and entries). */
+void fisrig_vm_nvme_init(struct fisrig_vm *vm, struct fisrig_vm_nvme *nvme, uint16_t queues, uint16_t queue_entries);
+#endif
 /* Checks a program's structure without running it; returns DONE or BAD_PROGRAM. */
 enum fisrig_vm_status fisrig_vm_validate(struct fisrig_vm *vm, const uint8_t *program, uint32_t size);
 /* Runs it. Every descriptor submitted is waited for before this returns (unless the

@@ -46,12 +46,20 @@ static const char *check_trace(struct cursor *c) {
   return NULL;
 }
 
+static const char *check_workload_mix(struct cursor *c, const struct fisrig_op_workload *w);
+
 static const char *check_workload(struct cursor *c) {
   struct fisrig_op_workload workload;
   const struct fisrig_op_workload *w = op_at(c, &workload, sizeof workload);
-  uint32_t i, weights = 0;
+  if (w->queues) return "a SATA workload has no queues";
   if (w->queue_depth < 1 || w->queue_depth > FISRIG_ENGINE_SLOTS) return "queue depth must be 1..32";
   if (!w->ncq && w->queue_depth != 1) return "DMA (non-NCQ) workloads run at queue depth 1";
+  return check_workload_mix(c, w);
+}
+
+/* What a workload draws, and when it stops: the same checks over either protocol. */
+static const char *check_workload_mix(struct cursor *c, const struct fisrig_op_workload *w) {
+  uint32_t i, weights = 0;
   if (w->sizes < 1 || w->sizes > 8) return "1..8 transfer sizes";
   if (w->flags & ~(uint32_t)FISRIG_WORKLOAD_SEED_PER_PASS) return "unknown workload flags";
   for (i = 0; i < w->sizes; ++i) {
@@ -276,6 +284,10 @@ static const struct op_desc op_table[] = {
   [FISRIG_OP_TRACE] = {sizeof(struct fisrig_op_trace), check_trace, run_trace},
   [FISRIG_OP_VERIFY] = {sizeof(struct fisrig_op_verify), check_verify, run_verify},
   [FISRIG_OP_POLICY] = {sizeof(struct fisrig_op_policy), check_policy, run_policy},
+#if FISRIG_VM_NVME_PATH
+  [FISRIG_OP_NVME_RAW] = {sizeof(struct fisrig_op_nvme_raw), check_nvme_raw, run_nvme_raw},
+  [FISRIG_OP_NVME_WORKLOAD] = {sizeof(struct fisrig_op_workload), check_nvme_workload, run_nvme_workload},
+#endif
 };
 
 /* The opcode's entry, or NULL for an instruction this VM does not know. */

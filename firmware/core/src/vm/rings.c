@@ -13,7 +13,7 @@ static FISRIG_VM_HOT int emit(struct fisrig_vm *vm, const struct fisrig_run_reco
    libata's EH does (ata_eh_qc_retry gives such a command its try back): only its own
    failures spend them, so each round of errors spends some command's retry and the
    rounds end. Its attempts are still bounded by what a record can say. */
-static int goes_again(struct fisrig_vm *vm, struct fisrig_vm_inflight *f, uint8_t result) {
+static FISRIG_VM_INLINE int goes_again(struct fisrig_vm *vm, struct fisrig_vm_inflight *f, uint8_t result) {
   if (!vm->requeue_on || vm->on_error == FISRIG_ON_ERROR_FAIL || f->attempt >= FISRIG_POLICY_MAX_RETRIES)
     return 0;
   switch (result) {

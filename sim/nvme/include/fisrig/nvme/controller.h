@@ -57,6 +57,7 @@ struct NvmeCompletion {
   SimTime t_data_last = 0;
   SimTime t_cqe = 0;          // its CQE's TLP's end
   SimTime t_irq = 0;          // the MSI-X message's end
+  uint64_t bytes = 0;         // data moved in its data TLPs, either way (not PRP lists)
   bool ok() const { return (status >> FISRIG_NVME_STATUS_SC_SHIFT & 0x7FF) == 0; }
 };
 
@@ -88,6 +89,8 @@ class Controller {
   // nothing is: a host with nothing else to do runs to it.
   SimTime next_event() const;
   bool pop_completion(NvmeCompletion& out);
+  // When queue qid's last SQ tail doorbell write reached the controller (its TLP's end).
+  SimTime sq_doorbell_at(uint16_t qid) const { return qid < sqs_.size() ? sqs_[qid].doorbell_at : 0; }
   // Doorbell writes the controller ignored (past a queue's end, a queue that is not there):
   // the asynchronous event it reports (Invalid Doorbell Write Value).
   uint32_t invalid_doorbell_writes() const { return invalid_doorbells_; }
@@ -211,9 +214,18 @@ class Controller {
   uint64_t asq_ = 0, acq_ = 0;
   std::vector<Sq> sqs_;
   std::vector<Cq> cqs_;
+  // The live SQs' ids, in order: what fetching and arbitration look at (of the profile's
+  // queue pairs, a host uses a few). Made again whenever one is made or goes.
+  std::vector<uint16_t> live_sqs_;
+  void list_live_sqs() {
+    live_sqs_.clear();
+    for (size_t q = 0; q < sqs_.size(); ++q)
+      if (sqs_[q].live) live_sqs_.push_back(uint16_t(q));
+  }
   uint16_t granted_queues_ = 0;  // Number of Queues, once set: I/O SQs and CQs the host may make
   bool queues_granted_ = false;
   SimTime ready_at_ = drive::kNever;
+  SimTime boot_done_ = 0;  // the SSD up after the last power on: CSTS.RDY no sooner
   SimTime busy_until_ = 0;  // the controller's command processing, in order
   uint32_t rr_next_ = 0;    // round robin's next SQ
   uint32_t arbitration_ = 0;  // the Arbitration feature as set

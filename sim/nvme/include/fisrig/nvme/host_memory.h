@@ -25,6 +25,14 @@ class HostMemory {
     (void)addr, (void)out;
     return false;
   }
+  // And what its patterns read back as: a sector holding the SSD's content word `word` at
+  // `lba` rendered into `out` (512 bytes), false where the word is not one of its patterns
+  // (the SSD's own bytes go then). Asked only of a host that renders().
+  virtual bool renders() const { return false; }
+  virtual bool render(uint32_t word, uint64_t lba, uint8_t* out) const {
+    (void)word, (void)lba, (void)out;
+    return false;
+  }
 };
 
 // Memory of any address, in 4 KiB pages made when first written (zeros until then).

@@ -4,9 +4,10 @@
 // ceilings it gives.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
-#include <map>
+#include <deque>
 
 #include "fisrig/ssd/sim_time.h"
 
@@ -64,12 +65,14 @@ class PcieLink {
   // Nothing will be booked before t again: older intervals go.
   void retire_before(SimTime t) {
     for (Direction* d : {&up_, &down_})
-      while (!d->busy.empty() && d->busy.begin()->second < t) d->busy.erase(d->busy.begin());
+      while (!d->busy.empty() && d->busy.front().second < t) d->busy.pop_front();
   }
   void reset() { up_ = Direction{}, down_ = Direction{}; }
 
  private:
-  using Book = std::map<SimTime, SimTime>;  // busy intervals, start -> end, disjoint
+  // Busy intervals (start, end), disjoint, by start; the oldest go from the front (a map's
+  // node a TLP cost more than the rest of its booking).
+  using Book = std::deque<std::pair<SimTime, SimTime>>;
   struct Direction {
     Book busy;
     uint32_t tlps = 0;     // since its last ACK
@@ -82,9 +85,11 @@ class PcieLink {
     return n;
   }
 
-  SimTime reserve(Book& b, SimTime t, SimTime dur) {
+  SimTime reserve(Direction& d, SimTime t, SimTime dur) {
+    Book& b = d.busy;
+    // The first interval starting after t.
+    auto it = std::upper_bound(b.begin(), b.end(), t, [](SimTime v, const std::pair<SimTime, SimTime>& e) { return v < e.first; });
     // The interval before t may reach past it.
-    auto it = b.upper_bound(t);
     if (it != b.begin()) {
       auto prev = std::prev(it);
       if (prev->second > t) t = prev->second;
@@ -96,21 +101,26 @@ class PcieLink {
     SimTime end = t + dur;
     booked_start_ = t;
     // Join intervals that touch, so back-to-back TLPs stay one.
-    auto ins = b.emplace(t, end).first;
-    if (ins != b.begin()) {
-      auto prev = std::prev(ins);
-      if (prev->second == t) prev->second = end, b.erase(ins), ins = prev;
+    const bool joins_prev = it != b.begin() && std::prev(it)->second == t;
+    const bool joins_next = it != b.end() && it->first == end;
+    if (joins_prev && joins_next) {
+      std::prev(it)->second = it->second;
+      b.erase(it);
+    } else if (joins_prev) {
+      std::prev(it)->second = end;
+    } else if (joins_next) {
+      it->first = t;
+    } else {
+      b.insert(it, {t, end});
     }
-    auto next = std::next(ins);
-    if (next != b.end() && next->first == ins->second) ins->second = next->second, b.erase(next);
     return end;
   }
   SimTime send(Direction& mine, Direction& other, SimTime t, uint32_t bytes) {
-    SimTime end = reserve(mine.busy, t, duration(mine, bytes));
+    SimTime end = reserve(mine, t, duration(mine, bytes));
     last_start_ = booked_start_;  // before the ACK's booking moves it
     if (++mine.tlps == kTlpsPerAck) {
       mine.tlps = 0;
-      reserve(other.busy, end, duration(other, kDllpBytes));
+      reserve(other, end, duration(other, kDllpBytes));
     }
     return end;
   }

@@ -11,7 +11,10 @@
 
 namespace fisrig::nvme {
 
-class QueueHost {
+// On the host's memory `Memory` (a SparseMemory, or one that says what a write's buffer holds:
+// the model target's engine, sim/model/nvme_rig_memory.h).
+template <class Memory = SparseMemory>
+class QueueHostOn {
  public:
   static constexpr uint64_t kAsq = 0x10000, kAcq = 0x20000, kIoQueues = 0x100000, kData = 0x10000000;
   static constexpr uint32_t kAdminEntries = 32;
@@ -22,7 +25,7 @@ class QueueHost {
     bool phase = true;
   };
 
-  explicit QueueHost(drive::DriveConfig profile, NvmeConfig cfg = {}) : ctrl(std::move(profile), mem, cfg) { enable(); }
+  explicit QueueHostOn(drive::DriveConfig profile, NvmeConfig cfg = {}) : ctrl(std::move(profile), mem, cfg) { enable(); }
 
   // The admin queue set up and CC.EN written; the host waits for CSTS.RDY.
   void enable() {
@@ -39,10 +42,10 @@ class QueueHost {
     queues[0] = Queue{kAsq, kAcq, kAdminEntries, kAdminEntries, 0, 0, true};
   }
 
-  // Writes the command into queue `qid` (its cid the host's next) without ringing.
-  uint16_t put(uint16_t qid, fisrig_nvme_sqe s) {
+  // Writes the command into queue `qid` (its cid the host's next, or its own) without ringing.
+  uint16_t put(uint16_t qid, fisrig_nvme_sqe s, bool own_cid = false) {
     Queue& q = queues[qid];
-    s.cid = next_cid++;
+    if (!own_cid) s.cid = next_cid++;
     mem.write(q.sq + uint64_t(q.sq_tail) * FISRIG_NVME_SQE_BYTES, &s, sizeof s);
     q.sq_tail = (q.sq_tail + 1) % q.sq_entries;
     return s.cid;
@@ -103,7 +106,7 @@ class QueueHost {
   // The status field without its phase bit: SCT << 8 | SC, as nvme-cli prints it.
   static int status(const fisrig_nvme_cqe& e) { return (e.status >> 1) & 0x7FF; }
 
-  SparseMemory mem;
+  Memory mem;
   Controller ctrl;
   std::vector<Queue> queues;
   SimTime now = 0;
@@ -116,5 +119,7 @@ class QueueHost {
   }
   void clear(uint64_t addr, size_t bytes) { mem.write(addr, std::vector<uint8_t>(bytes, 0).data(), bytes); }
 };
+
+using QueueHost = QueueHostOn<>;
 
 }  // namespace fisrig::nvme

@@ -1,0 +1,131 @@
+// The NVMe engine as a transaction-level model: the descriptor-ring interface of
+// engine_if.h (FISRIG_PROTO_NVME descriptors, NVMe completion records) over the simulated
+// NVMe controller (sim/nvme), for the model target. The split is the one part 2 builds in
+// gateware: the engine owns the admin queue and its I/O queue pairs in the rig's memory
+// (nvme_rig_memory.h), writes each descriptor's SQE with its own command identifier and
+// PRPs to the slot's data buffer, rings the doorbells, takes the CQEs and MSI-X messages,
+// and writes one record per descriptor with the stamps engine_if.h defines at the rig's
+// PCIe link, where pcie_link.h puts each TLP.
+//
+// Beside the commands: POWER OFF, ON and a cut at a time, and LINK COMRESET (a controller
+// reset: CC.EN cleared, the queues made again) and WAIT_UP (CSTS.RDY and the queues), one
+// ring entry each as for SATA. A command past its timeout ends TIMEOUT and the engine
+// resets the controller, as the SATA engine sends a COMRESET: the commands in flight end
+// LINK_LOST, with what they had.
+#pragma once
+
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <queue>
+#include <vector>
+
+#include "fisrig/nvme/queue_host.h"
+#include "nvme_rig_memory.h"
+#include "wire_stamps.h"
+
+extern "C" {
+#include "fisrig/vm.h"
+}
+
+namespace fisrig::model {
+
+class NvmeEngineModel {
+ public:
+  static constexpr uint32_t kSqEntries = 1024;  // 32-byte entries: an NVMe descriptor takes three
+  static constexpr uint32_t kCqEntries = 1024;
+  static constexpr uint32_t kDataWindowBytes = FISRIG_NVME_DATA_MAX;
+  static constexpr uint32_t kSlots = NvmeRigMemory::kSlots;
+  static constexpr uint16_t kMaxIoQueues = 16;      // I/O queue pairs the engine makes at most
+  static constexpr uint32_t kMaxQueueEntries = 256;  // and their entries
+
+  explicit NvmeEngineModel(drive::DriveConfig cfg);
+  NvmeEngineModel(const NvmeEngineModel&) = delete;
+  NvmeEngineModel& operator=(const NvmeEngineModel&) = delete;
+
+  fisrig_engine_ops ops();
+  // The I/O queue pairs the engine made (qids 1..io_queues()) and their entries.
+  uint16_t io_queues() const { return io_queues_; }
+  uint16_t queue_entries() const { return queue_entries_; }
+  uint64_t now_ticks() const { return ns_to_ticks(now_); }
+  SimTime now_ns() const { return now_; }
+  nvme::Controller& controller() { return host_.ctrl; }
+  const nvme::Controller& controller() const { return host_.ctrl; }
+  // As EngineModel's: the bytes every data-in command returned, in completion order, for
+  // commands that completed successfully (`fisrig raw`).
+  void capture_data_in(std::FILE* f) { capture_ = f; }
+  // As EngineModel's: remember writes whose pattern is not the stamp at 100% (read-back).
+  void remember_write_styles(bool on) { host_.mem.styles.remember(on); }
+
+ private:
+  struct Slot {
+    bool busy = false;
+    fisrig_nvme_desc_head head{};
+    uint8_t opcode = 0;
+    uint64_t ts_submit = 0, ts_doorbell = 0;
+    uint64_t deadline = 0;  // ticks
+    uint64_t generation = 0;  // its starts so far: a deadline of an earlier one is stale
+  };
+  // The slots' deadlines, earliest on top, as (tick, generation << 8 | slot); a slot's entry
+  // goes stale when it ends, and leaves when it comes to the top.
+  using Deadline = std::pair<uint64_t, uint64_t>;
+  mutable std::priority_queue<Deadline, std::vector<Deadline>, std::greater<Deadline>> deadlines_;
+  // The slot whose deadline is the earliest, kSlots if none is busy.
+  uint32_t earliest_deadline() const;
+
+  void doorbell(uint32_t tail);
+  void start(const fisrig_nvme_desc_head& h, fisrig_nvme_sqe s, uint64_t ts_submit);
+  void ring_started();
+  void power(const fisrig_cmd_desc& d, uint64_t ts_submit);
+  void link(const fisrig_cmd_desc& d, uint64_t ts_submit);
+  // Every event up to t handled: CQEs taken, timeouts, a cut due.
+  void run_until(SimTime t);
+  SimTime next_event() const;
+  void collect();
+  void finish(uint32_t s, const nvme::NvmeCompletion& c);
+  void free_slot(uint32_t s);
+  // Every command in flight ends with `result` and the stamps it had.
+  void lose_all(uint8_t result);
+  void cut(SimTime t, uint64_t trigger_tick);
+  // CC.EN, CSTS.RDY, Number of Queues and the I/O queue pairs, in simulated time from now;
+  // false if the controller did not come ready within CAP.TO.
+  bool bring_up();
+  void reset_controller();
+  // A record of a one-entry descriptor (POWER, LINK) or of one the engine ends at once.
+  void end_desc(uint32_t user_tag, uint8_t result, uint64_t ts_submit);
+  void end_nvme_at_once(const fisrig_nvme_desc_head& h, uint8_t result, uint64_t ts_submit);
+  void push(const fisrig_cpl_record& r);
+  template <class R>
+  void push_as(const R& r) {
+    fisrig_cpl_record c;
+    static_assert(sizeof c == sizeof r, "a record is 80 bytes");
+    std::memcpy(&c, &r, sizeof c);
+    push(c);
+  }
+
+  static void c_doorbell(void* ctx, uint32_t tail);
+  static uint32_t c_sq_head(void* ctx);
+  static uint32_t c_cq_tail(void* ctx);
+  static void c_cq_consumed(void* ctx, uint32_t head);
+  static uint64_t c_now(void* ctx);
+  static void c_wait(void* ctx, uint64_t until);
+
+  nvme::QueueHostOn<NvmeRigMemory> host_;
+  SimTime now_ = 0;
+  bool up_ = false;  // the controller ready and the engine's queues made
+  uint16_t io_queues_ = 0, queue_entries_ = 0;
+  std::vector<fisrig_cmd_desc> sq_;
+  std::vector<fisrig_cpl_record> cq_;
+  std::deque<fisrig_cpl_record> held_;  // records waiting for room in the ring
+  uint32_t sq_head_ = 0, cq_tail_ = 0, cq_head_ = 0;
+  std::vector<uint8_t> window_;
+  std::vector<Slot> slots_;
+  std::vector<uint32_t> free_;
+  std::vector<uint32_t> started_;  // slots put on their queues, not yet rung for
+  SimTime cut_at_ = drive::kNever;
+  uint64_t cut_trigger_tick_ = 0;
+  std::vector<uint8_t> buffer_;
+  std::FILE* capture_ = nullptr;
+};
+
+}  // namespace fisrig::model

@@ -1,0 +1,288 @@
+// The model target's NVMe engine (sim/model/nvme_engine.h) behind the VM: NVMe descriptors
+// of three ring entries, records with engine_if.h's NVMe stamps in their order, queues kept
+// at their depth, data checked and landed in RAM, status codes, a cut and a controller
+// reset, and a VM without an NVMe engine refusing NVMe instructions.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+
+#include "model_run.h"
+#include "nvme_engine.h"
+
+namespace fisrig::test {
+namespace {
+
+struct NvmeRun {
+  fisrig_vm_status status;
+  std::vector<fisrig_run_record> records;
+  const char* error_text = nullptr;
+  std::vector<uint8_t> window;  // the data window after the run
+};
+
+NvmeRun run_nvme(const std::vector<uint8_t>& program, drive::DriveConfig cfg = tiny()) {
+  model::NvmeEngineModel engine(cfg);
+  fisrig_engine_ops ops = engine.ops();
+  NvmeRun r;
+  fisrig_record_sink sink{&r.records, &collect, nullptr, nullptr};
+  fisrig_vm vm;
+  auto nvme = std::make_unique<fisrig_vm_nvme>();
+  fisrig_vm_init(&vm, &ops, &sink);
+  fisrig_vm_nvme_init(&vm, nvme.get(), engine.io_queues(), engine.queue_entries());
+  r.status = fisrig_vm_run(&vm, program.data(), uint32_t(program.size()));
+  r.error_text = vm.error_text;
+  r.window.assign(ops.data_window, ops.data_window + 8192);
+  return r;
+}
+
+fisrig_nvme_cpl_record nvme_cpl(const fisrig_run_record& r) {
+  fisrig_nvme_cpl_record c;
+  std::memcpy(&c, &r.cpl, sizeof c);
+  return c;
+}
+
+fisrig_nvme_sqe rw(uint8_t opcode, uint64_t slba, uint32_t blocks) {
+  fisrig_nvme_sqe s{};
+  s.opcode = opcode;
+  s.nsid = 1;
+  s.cdw10 = uint32_t(slba), s.cdw11 = uint32_t(slba >> 32), s.cdw12 = blocks - 1;
+  return s;
+}
+
+constexpr uint16_t kStatusMask = 0x7FE;  // SCT and SC
+
+TEST(NvmeEngine, AWriteReadsBackCheckedWithItsStampsInOrder) {
+  ProgramBuilder p;
+  p.nvme_raw(1, rw(FISRIG_NVME_CMD_WRITE, 100, 16), 16 * 512, FISRIG_DATA_STAMP, 5, 0, FISRIG_RESULT_OK);
+  p.nvme_raw(1, rw(FISRIG_NVME_CMD_READ, 100, 16), 16 * 512, FISRIG_DATA_STAMP, 5, FISRIG_DESC_CHECK, FISRIG_RESULT_OK);
+  p.nvme_raw(1, rw(FISRIG_NVME_CMD_READ, 100, 16), 16 * 512, FISRIG_DATA_STAMP, 6, FISRIG_DESC_CHECK);
+  NvmeRun r = run_nvme(p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << r.error_text;
+  auto cmds = commands_of(ModelRun{r.status, r.records});
+  ASSERT_EQ(cmds.size(), 3u);
+  for (const auto& rec : cmds) {
+    fisrig_nvme_cpl_record c = nvme_cpl(rec);
+    EXPECT_EQ(rec.protocol, FISRIG_PROTO_NVME);
+    EXPECT_EQ(rec.lba, 100u);
+    EXPECT_EQ(rec.lbas, 16u);
+    EXPECT_EQ(c.qid, 1u);
+    EXPECT_EQ(c.blocks, 16u);
+    EXPECT_EQ(c.data_dwords, 16u * 128);
+    // engine_if.h's order: submit, doorbell, SQE in, data, CQE, then the MSI-X message.
+    EXPECT_LT(c.ts_submit, c.ts_doorbell);
+    EXPECT_LT(c.ts_doorbell, c.ts_sqe);
+    EXPECT_LT(c.ts_sqe, c.ts_data_first);
+    EXPECT_LT(c.ts_data_first, c.ts_data_last);
+    EXPECT_LT(c.ts_data_last, c.ts_cqe);
+    EXPECT_LT(c.ts_cqe, c.ts_irq);
+  }
+  EXPECT_EQ(cmds[0].command, FISRIG_NVME_CMD_WRITE);
+  EXPECT_EQ(cmds[0].seq, 5u);  // a stamp write's sequence, for the power-loss verdicts
+  EXPECT_EQ(cmds[1].cpl.result, FISRIG_RESULT_OK);
+  EXPECT_EQ(cmds[1].cpl.check_errors, 0u);
+  EXPECT_EQ(cmds[2].cpl.result, FISRIG_RESULT_CHECK_FAILED);  // another write's data
+  EXPECT_EQ(cmds[2].cpl.check_errors, 16u);
+}
+
+TEST(NvmeEngine, ReadsIntoRamLandTheStampsTheWriteCarried) {
+  ProgramBuilder p;
+  p.nvme_raw(2, rw(FISRIG_NVME_CMD_WRITE, 7, 1), 512, FISRIG_DATA_STAMP, 9, 0, FISRIG_RESULT_OK);
+  p.nvme_raw(2, rw(FISRIG_NVME_CMD_READ, 7, 1), 512, FISRIG_DATA_RAM, 0, 0, FISRIG_RESULT_OK);
+  NvmeRun r = run_nvme(p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << r.error_text;
+  uint32_t want[FISRIG_SECTOR_DWORDS];
+  fisrig_pattern_sector(FISRIG_DATA_STAMP, 7, 9, 100, want);
+  EXPECT_EQ(std::memcmp(r.window.data(), want, 512), 0);
+}
+
+TEST(NvmeEngine, StatusCodesComeBackAsTheControllerGaveThem) {
+  const uint64_t blocks = tiny().user_sectors;
+  ProgramBuilder p;
+  // Past the namespace's end: LBA Out of Range (generic, 80h), the device's error.
+  p.nvme_raw(1, rw(FISRIG_NVME_CMD_READ, blocks, 8), 4096, FISRIG_DATA_NONE, 0, 0, FISRIG_RESULT_ATA_ERROR,
+             kStatusMask, fisrig_nvme_status(FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_LBA_OUT_OF_RANGE, 0));
+  // An opcode the NVM command set does not have: Invalid Command Opcode.
+  fisrig_nvme_sqe bad{};
+  bad.opcode = 0x7C;
+  bad.nsid = 1;
+  p.nvme_raw(1, bad, 0, FISRIG_DATA_NONE, 0, 0, FISRIG_RESULT_ATA_ERROR, kStatusMask,
+             fisrig_nvme_status(FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_OPCODE, 0));
+  // Identify Controller on the admin queue, into RAM.
+  fisrig_nvme_sqe id{};
+  id.opcode = FISRIG_NVME_ADMIN_IDENTIFY;
+  id.cdw10 = FISRIG_NVME_CNS_CONTROLLER;
+  p.nvme_raw(0, id, 4096, FISRIG_DATA_RAM, 0, 0, FISRIG_RESULT_OK, kStatusMask, 0);
+  NvmeRun r = run_nvme(p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << r.error_text;
+  auto cmds = commands_of(ModelRun{r.status, r.records});
+  ASSERT_EQ(cmds.size(), 3u);
+  EXPECT_EQ(nvme_cpl(cmds[0]).status >> 1 & 0xFF, FISRIG_NVME_SC_LBA_OUT_OF_RANGE);
+  EXPECT_EQ(nvme_cpl(cmds[0]).blocks, 0u);
+  EXPECT_EQ(nvme_cpl(cmds[2]).qid, 0u);
+  // Identify's model number (bytes 24..63) is the profile's.
+  std::string mn(reinterpret_cast<const char*>(r.window.data()) + 24, 40);
+  EXPECT_EQ(mn.substr(0, tiny().identity.model.size()), tiny().identity.model);
+}
+
+TEST(NvmeEngine, AMissedExpectationEndsTheRun) {
+  ProgramBuilder p;
+  p.nvme_raw(1, rw(FISRIG_NVME_CMD_READ, 0, 8), 4096, FISRIG_DATA_NONE, 0, 0, FISRIG_RESULT_ATA_ERROR);
+  NvmeRun r = run_nvme(p.build());
+  EXPECT_EQ(r.status, FISRIG_VM_EXPECT_FAILED);
+}
+
+TEST(NvmeEngine, AWorkloadKeepsEachQueueAtItsDepth) {
+  fisrig_op_workload w = ProgramBuilder::random_4k(32, false, 100, 4000, tiny().user_sectors);
+  w.queues = 4;
+  ProgramBuilder p;
+  p.nvme_workload(w);
+  NvmeRun r = run_nvme(p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << r.error_text;
+  auto cmds = commands_of(ModelRun{r.status, r.records});
+  ASSERT_EQ(cmds.size(), 4000u);
+  // In flight over time, by queue and in all: at most 32 a queue, and 128 reached.
+  std::vector<std::pair<uint64_t, int>> edges;
+  std::map<uint16_t, std::vector<std::pair<uint64_t, int>>> by_queue;
+  for (const auto& rec : cmds) {
+    fisrig_nvme_cpl_record c = nvme_cpl(rec);
+    ASSERT_EQ(c.result, FISRIG_RESULT_OK);
+    ASSERT_GE(c.qid, 1u);
+    ASSERT_LE(c.qid, 4u);
+    edges.push_back({c.ts_submit, 1}), edges.push_back({c.ts_cqe, -1});
+    by_queue[c.qid].push_back({c.ts_submit, 1}), by_queue[c.qid].push_back({c.ts_cqe, -1});
+  }
+  auto most = [](std::vector<std::pair<uint64_t, int>> e) {
+    std::sort(e.begin(), e.end(), [](auto a, auto b) { return a.first != b.first ? a.first < b.first : a.second < b.second; });
+    int n = 0, m = 0;
+    for (auto [t, d] : e) m = std::max(m, n += d);
+    return m;
+  };
+  EXPECT_EQ(most(edges), 128);
+  ASSERT_EQ(by_queue.size(), 4u);
+  for (auto& [q, e] : by_queue) EXPECT_EQ(most(e), 32) << "queue " << q;
+}
+
+TEST(NvmeEngine, AWorkloadsDeallocatesAndFlushesAreNvmeCommands) {
+  fisrig_op_workload w = ProgramBuilder::random_4k(8, false, 40, 600, tiny().user_sectors);
+  w.queues = 2;
+  w.trim_pct = 30;
+  w.flush_pct = 10;
+  ProgramBuilder p;
+  p.nvme_workload(w);
+  NvmeRun r = run_nvme(p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << r.error_text;
+  std::map<uint8_t, int> ops;
+  for (const auto& rec : commands_of(ModelRun{r.status, r.records})) {
+    ++ops[rec.command];
+    EXPECT_EQ(rec.cpl.result, FISRIG_RESULT_OK);
+    if (rec.command == FISRIG_NVME_CMD_DATASET_MANAGEMENT) {
+      EXPECT_EQ(rec.lbas, 8u);
+    }
+  }
+  EXPECT_GT(ops[FISRIG_NVME_CMD_READ], 150);
+  EXPECT_GT(ops[FISRIG_NVME_CMD_DATASET_MANAGEMENT], 100);
+  EXPECT_GT(ops[FISRIG_NVME_CMD_FLUSH], 20);
+  EXPECT_GT(ops[FISRIG_NVME_CMD_WRITE], 60);
+}
+
+// A cut at a time in a write workload: the cut's record, every command in flight LINK_LOST,
+// and after POWER ON the controller back (LINK_UP) and commands answered again.
+TEST(NvmeEngine, ACutEndsWhatWasInFlightAndPowerOnBringsTheControllerBack) {
+  fisrig_op_workload w = ProgramBuilder::random_4k(16, false, 0, 1000000, tiny().user_sectors);
+  w.queues = 2;
+  w.stop_commands = 0;
+  w.stop_ticks = 30 * FISRIG_TICK_HZ / 1000;  // 30 ms
+  ProgramBuilder p;
+  fisrig_cmd_desc arm = ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_OFF_AT_EVENT, 0, 0, FISRIG_EVENT_TIME);
+  arm.timeout_ticks = 5 * FISRIG_TICK_HZ / 1000;  // 5 ms after the arming
+  p.raw(arm, ProgramBuilder::ok());
+  p.nvme_workload(w);
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_ON, 0, 0), ProgramBuilder::ok());
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_LINK, FISRIG_LINK_WAIT_UP, 0, 0), ProgramBuilder::ok());
+  p.nvme_raw(1, rw(FISRIG_NVME_CMD_READ, 0, 8), 4096, FISRIG_DATA_NONE, 0, 0, FISRIG_RESULT_OK);
+  NvmeRun r = run_nvme(p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << r.error_text;
+  int cut = -1, up = -1, lost = 0, ok_before = 0;
+  for (size_t i = 0; i < r.records.size(); ++i) {
+    const auto& rec = r.records[i];
+    if (rec.kind == FISRIG_RECORD_POWER && rec.cpl.user_tag == FISRIG_USER_TAG_EVENT) {
+      if (rec.cpl.slot == FISRIG_EVENT_REC_POWER_CUT) cut = int(i);
+      if (rec.cpl.slot == FISRIG_EVENT_REC_LINK_UP) up = int(i);
+    }
+    if (rec.kind == FISRIG_RECORD_COMMAND && rec.protocol == FISRIG_PROTO_NVME) {
+      if (cut < 0) {
+        ok_before += rec.cpl.result == FISRIG_RESULT_OK;
+      } else if (up < 0) {
+        lost += rec.cpl.result == FISRIG_RESULT_LINK_LOST;
+      }
+    }
+  }
+  ASSERT_GE(cut, 0);
+  ASSERT_GT(up, cut);
+  EXPECT_GT(ok_before, 10);
+  EXPECT_GT(lost, 0);
+  EXPECT_LE(lost, 32);
+  // The cut 5 ms after its arming, on the engine's clock.
+  const auto& c = r.records[size_t(cut)].cpl;
+  fisrig_cut_record cr;
+  std::memcpy(&cr, &c, sizeof cr);
+  EXPECT_EQ(cr.ts_status - cr.ts_trigger, 5 * FISRIG_TICK_HZ / 1000);
+  const auto& last = commands_of(ModelRun{r.status, r.records}).back();
+  EXPECT_EQ(last.cpl.result, FISRIG_RESULT_OK);
+}
+
+TEST(NvmeEngine, ACommandPastItsTimeoutEndsAndTheControllerIsReset) {
+  drive::DriveConfig cfg = tiny();
+  // The engine's bring-up is 33 admin commands (Number of Queues, and a CQ and an SQ for
+  // each of 16 pairs); the controller hangs at the 41st command since a reset, I/O's 8th.
+  cfg.faults.set("hang_after_commands", "40");
+  ProgramBuilder p;
+  fisrig_op_policy pol{};
+  pol.timeout_ticks = FISRIG_TICK_HZ / 100;  // 10 ms
+  p.add(pol, FISRIG_OP_POLICY);
+  fisrig_op_workload w = ProgramBuilder::random_4k(4, false, 100, 40, tiny().user_sectors);
+  w.queues = 1;
+  p.nvme_workload(w);
+  NvmeRun r = run_nvme(p.build(), cfg);
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << r.error_text;
+  std::map<uint8_t, int> results;
+  for (const auto& rec : commands_of(ModelRun{r.status, r.records})) ++results[rec.cpl.result];
+  EXPECT_GE(results[FISRIG_RESULT_TIMEOUT], 2);     // the 8th command, and again after the reset
+  EXPECT_GE(results[FISRIG_RESULT_LINK_LOST], 3);   // the rest in flight, at each reset
+  EXPECT_GE(results[FISRIG_RESULT_OK], 14);         // 7 answered each time the controller came back
+}
+
+TEST(NvmeEngine, AVmWithoutAnNvmeEngineRefusesNvmeInstructions) {
+  drive::Drive d(tiny());
+  ProgramBuilder p;
+  p.nvme_raw(1, rw(FISRIG_NVME_CMD_READ, 0, 8), 4096);
+  ModelRun r = run(d, p.build());
+  EXPECT_EQ(r.status, FISRIG_VM_BAD_PROGRAM);
+  EXPECT_STREQ(r.error_text, "an NVMe instruction, and this rig's engine is not an NVMe one");
+}
+
+TEST(NvmeEngine, BadNvmeInstructionsAreRefusedBeforeTheRun) {
+  fisrig_op_workload w = ProgramBuilder::random_4k(64, false, 100, 10, 1000);
+  w.queues = 8;  // 512 in flight
+  NvmeRun r = run_nvme(ProgramBuilder().nvme_workload(w).build());
+  EXPECT_EQ(r.status, FISRIG_VM_BAD_PROGRAM);
+  EXPECT_STREQ(r.error_text, "queues x queue depth over the 256 NVMe commands the VM keeps in flight");
+  w.queues = 0;
+  r = run_nvme(ProgramBuilder().nvme_workload(w).build());
+  EXPECT_STREQ(r.error_text, "an NVMe workload needs a queue or more");
+  w.queues = 1;
+  w.queue_depth = 8;
+  ProgramBuilder sata;
+  sata.workload(w);
+  r = run_nvme(sata.build());
+  EXPECT_STREQ(r.error_text, "a SATA workload has no queues");
+  fisrig_nvme_sqe s = rw(FISRIG_NVME_CMD_READ, 0, 8);
+  r = run_nvme(ProgramBuilder().nvme_raw(1, s, 4 << 20).build());
+  EXPECT_STREQ(r.error_text, "NVMe RAW data over the engine's 2 MiB");
+  r = run_nvme(ProgramBuilder().nvme_raw(17, s, 4096).build());
+  EXPECT_STREQ(r.error_text, "NVMe RAW on a queue the engine does not have");
+}
+
+}  // namespace
+}  // namespace fisrig::test
