@@ -145,19 +145,52 @@ def op_raw(descriptor: bytes, *, result: int = ANY_RESULT, status_mask: int = 0,
     return _op(OP_RAW, body + struct.pack("<I", len(data_out)) + descriptor + data_out)
 
 
+# An NVMe engine's (engine_if.h struct fisrig_nvme_desc_head, nvme.h struct fisrig_nvme_sqe,
+# program.h struct fisrig_op_nvme_raw).
+OP_NVME_RAW, OP_NVME_WORKLOAD = _c.FISRIG_OP_NVME_RAW, _c.FISRIG_OP_NVME_WORKLOAD
+NVME_QUEUES, NVME_QUEUE_ENTRIES = _c.FISRIG_NVME_ENGINE_QUEUES, _c.FISRIG_NVME_ENGINE_QUEUE_ENTRIES
+NVME_INFLIGHT = _c.FISRIG_VM_NVME_INFLIGHT
+NVME_RAW_BYTES = _c.FISRIG_VM_NVME_RAW_BYTES
+NVME_DATA_MAX = _c.FISRIG_NVME_DATA_MAX
+_NVME_HEAD = struct.Struct("<BBHI9xBBBIII")
+_SQE = struct.Struct("<BBHIIIQQQ6I")
+_NVME_RAW = struct.Struct("<BxHHxxI")
+
+
+def nvme_desc(qid: int, *, data_bytes: int = 0, data: str = "none", data_word: int = 0, flags: int = 0,
+              compress_pct: int = 100, timeout_ticks: int = 0, own_prp: bool = False) -> bytes:
+    """An NVMe descriptor's head (32 bytes); user_tag is the VM's."""
+    return _NVME_HEAD.pack(Protocol.NVME, _c.FISRIG_NVME_DESC_OWN_PRP if own_prp else 0, qid, data_bytes,
+                           DATA[data], compress_pct, flags, data_word, 0, timeout_ticks)
+
+
+def sqe(opcode: int, *, flags: int = 0, nsid: int = 0, cdw2: int = 0, cdw3: int = 0, mptr: int = 0,
+        prp1: int = 0, prp2: int = 0, cdw10: int = 0, cdw11: int = 0, cdw12: int = 0, cdw13: int = 0,
+        cdw14: int = 0, cdw15: int = 0) -> bytes:
+    """A 64-byte submission queue entry; its command identifier is the engine's."""
+    return _SQE.pack(opcode, flags, 0, nsid, cdw2, cdw3, mptr, prp1, prp2, cdw10, cdw11, cdw12, cdw13, cdw14, cdw15)
+
+
+def op_nvme_raw(head: bytes, entry: bytes, *, result: int = ANY_RESULT, status_mask: int = 0,
+                status_value: int = 0, data_out: bytes = b"") -> bytes:
+    """One NVMe command with its expectation on the result and the CQE's status field."""
+    return _op(OP_NVME_RAW, _NVME_RAW.pack(result, status_mask, status_value, len(data_out)) + head + entry + data_out)
+
+
 def op_workload(*, pattern: str, queue_depth: int, ncq: bool, data: str, compress_pct: int,
                 read_pct: int, trim_pct: int, flush_pct: int, fua: bool, seed: int,
                 zipf_theta: float, lba_start: int, lba_span: int, stop_commands: int,
                 stop_bytes: int, stop_ticks: int, sizes: list[tuple[int, int]],
-                seed_per_pass: bool = False) -> bytes:
+                seed_per_pass: bool = False, queues: int = 0) -> bytes:
+    """A workload: a SATA one (queues 0), or an NVMe one over `queues` I/O queues."""
     sectors = [s for s, _ in sizes] + [0] * (8 - len(sizes))
     weights = [w for _, w in sizes] + [0] * (8 - len(sizes))
     body = _WORKLOAD.pack(PATTERN[pattern], queue_depth, int(ncq), DATA[data], compress_pct,
                           read_pct, trim_pct, flush_pct, int(fua),
-                          _c.FISRIG_WORKLOAD_SEED_PER_PASS if seed_per_pass else 0, len(sizes), 0, seed,
+                          _c.FISRIG_WORKLOAD_SEED_PER_PASS if seed_per_pass else 0, len(sizes), queues, seed,
                           int(round(zipf_theta * 1000)), lba_start, lba_span, stop_commands,
                           stop_bytes, stop_ticks, *sectors, *weights)
-    return _op(OP_WORKLOAD, body)
+    return _op(OP_NVME_WORKLOAD if queues else OP_WORKLOAD, body)
 
 
 def op_trim(lba_start: int, sectors: int, queued: bool) -> bytes:

@@ -69,6 +69,11 @@ def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = No
     for f in faults:
         drive_catalog.check_fault(f, f"--fault {f}")
     tgt = make_target(target, profile, faults, link_gen, url, firmware)
+    if plan.protocol == "nvme":  # the rig's NVMe engine is the model target's until its gateware comes
+        if target != "model":
+            raise InputError(f"--target {target}", "an NVMe plan (protocol = \"nvme\") runs on --target model; "
+                                                   "the rig's NVMe gateware is to come (docs/nvme.md)")
+        tgt.protocol = "nvme"
     try:
         words = tgt.identify()
     except drive_catalog.DriveRefused as e:  # a knob's value, or a profile file's content

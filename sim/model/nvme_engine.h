@@ -36,8 +36,8 @@ class NvmeEngineModel {
   static constexpr uint32_t kCqEntries = 1024;
   static constexpr uint32_t kDataWindowBytes = FISRIG_NVME_DATA_MAX;
   static constexpr uint32_t kSlots = NvmeRigMemory::kSlots;
-  static constexpr uint16_t kMaxIoQueues = 16;      // I/O queue pairs the engine makes at most
-  static constexpr uint32_t kMaxQueueEntries = 256;  // and their entries
+  static constexpr uint16_t kMaxIoQueues = FISRIG_NVME_ENGINE_QUEUES;  // I/O queue pairs it makes at most
+  static constexpr uint32_t kMaxQueueEntries = FISRIG_NVME_ENGINE_QUEUE_ENTRIES;  // and their entries
 
   explicit NvmeEngineModel(drive::DriveConfig cfg);
   NvmeEngineModel(const NvmeEngineModel&) = delete;

@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 
 from fisrig.sata.ata import FLUSHES, READS, TRIMS, WRITES
+from fisrig import program_format as pf
 from fisrig.records.store import code_of, codes
 
 # Rows a chunk for the element-wise passes: 8 MB of int64 temporaries, which malloc hands
@@ -36,6 +37,23 @@ OP_OTHER, OP_READ, OP_WRITE, OP_TRIM, OP_FLUSH = 0, 1, 2, 3, 4
 OP_OF = np.zeros(256, dtype=np.int8)
 for _code, _ops in ((OP_READ, READS), (OP_WRITE, WRITES), (OP_TRIM, TRIMS), (OP_FLUSH, FLUSHES)):
     OP_OF[list(_ops)] = _code
+# An NVMe I/O queue's (nvme.h's NVM opcodes: Read, Write, Dataset Management, Flush); an admin
+# command (queue 0) is none of them.
+NVME_OP_OF = np.zeros(256, dtype=np.int8)
+for _code, _ops in ((OP_READ, (0x02,)), (OP_WRITE, (0x01,)), (OP_TRIM, (0x09,)), (OP_FLUSH, (0x00,))):
+    NVME_OP_OF[list(_ops)] = _code
+_NVME = int(pf.PROTO["nvme"])
+
+
+def op_classes(command: np.ndarray, protocol: np.ndarray | None, queue: np.ndarray | None) -> np.ndarray:
+    """Each command's class (OP_*) by its protocol's opcodes: ATA's, or NVMe's on an I/O queue."""
+    op = OP_OF[command]
+    if protocol is None or queue is None:
+        return op
+    nvme = protocol == _NVME
+    if nvme.any():
+        op[nvme] = np.where(queue[nvme] != 0, NVME_OP_OF[command[nvme]], OP_OTHER)
+    return op
 
 # More runs of rows than this and a phase's rows are found by a mask instead of one by one.
 _MAX_RUNS = 4096
@@ -180,7 +198,11 @@ class PhaseRows:
     @property
     def op(self) -> np.ndarray:
         """Each command's class: OP_READ, OP_WRITE, OP_TRIM, OP_FLUSH or OP_OTHER."""
-        return self._memo("op", lambda: OP_OF[self["command"]])
+        def make():
+            names = self.table.column_names
+            return op_classes(self["command"], self["protocol"] if "protocol" in names else None,
+                              self["queue"] if "queue" in names else None)
+        return self._memo("op", make)
 
     def sorted(self, name: str) -> np.ndarray:
         """A stamp column in ascending order: itself when it already is (statuses come in

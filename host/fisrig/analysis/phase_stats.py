@@ -45,7 +45,8 @@ def published_latency(j: dict) -> dict[str, float] | None:
         return None
     pct = lat["percentile"]
     return {"mean": lat["mean"], **{f"p{k:g}": pct[f"{k:.6f}"] for k in HEADLINE_PERCENTILES}, "max": lat["max"]}
-COLUMNS = ["marker", "kind", "result", "lba", "lbas", "sectors", "t_submit_ns", "t_status_ns", "latency_ns", "command", "detail"]
+COLUMNS = ["marker", "kind", "result", "lba", "lbas", "sectors", "t_submit_ns", "t_status_ns", "latency_ns", "command", "detail",
+           "protocol", "queue"]
 
 
 def queue_depth_held(t0: np.ndarray, t1: np.ndarray, depth: np.ndarray | None = None) -> tuple[float, int]:

@@ -61,7 +61,8 @@ def _out_flag(value: str | None) -> str | None:
 
 
 def cmd_run(a) -> int:
-    return _run(plan_mod.with_settings(plan_mod.load(plan_mod.find(a.plan)), a.set), a)
+    settings = a.set + ([f"protocol={a.protocol}"] if a.protocol else [])
+    return _run(plan_mod.with_settings(plan_mod.load(plan_mod.find(a.plan)), settings), a)
 
 
 def _print_report(run_dir: Path, phases, plots, status: str, notes: list[str]) -> None:
@@ -215,6 +216,9 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="set a [plan] key for this run, e.g. --set data=lfsr, --set compress_pct=25, "
                         "--set seed=7 (repeatable)")
+    r.add_argument("--protocol", choices=plan_mod.PROTOCOLS,
+                   help="what the plan's commands go over: sata (the default) or nvme (the model target's NVMe "
+                        "engine and controller over the profile's SSD: docs/nvme.md); as the plan's [plan] protocol")
     runs(r, "runs/<plan name>")
     common(r)
     r.set_defaults(fn=cmd_run)

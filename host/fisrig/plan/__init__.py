@@ -75,7 +75,13 @@ MAX_RETRIES = pf.MAX_RETRIES  # the attempt fits the record's detail bits
 for _kind in ("sweep", "fill", "workload", "replay", "pts_iops"):
     STEP_KEYS[_kind].update(POLICY_KEYS)
 PLAN_KEYS = {"name": str, "description": str, "profile": str, "seed": int, "data": str, "compress_pct": int,
-             "current_us": _NUM, **POLICY_KEYS}
+             "current_us": _NUM, "protocol": str, **POLICY_KEYS}
+# What the plan's commands go to the drive over: SATA (the rig's SATA engine), or NVMe (an
+# NVMe engine, docs/nvme.md; the model target's for now).
+PROTOCOLS = ("sata", "nvme")
+# An NVMe plan's generators take their I/O queues (each kept queue_depth deep).
+for _kind in ("fill", "workload"):
+    STEP_KEYS[_kind]["queues"] = int
 
 
 def phase_label(label: str | None, current: str | None, do: str) -> str:
@@ -84,10 +90,11 @@ def phase_label(label: str | None, current: str | None, do: str) -> str:
 
 
 def asked_queue_depth(do: str, args: dict) -> int | None:
-    """The commands in flight a step asks for; None for steps that issue a command or two."""
+    """The commands in flight a step asks for (over NVMe, each of its queues that deep); None
+    for steps that issue a command or two."""
     if do not in DEFAULT_QUEUE_DEPTH:
         return None
-    return args.get("queue_depth", DEFAULT_QUEUE_DEPTH[do])
+    return args.get("queue_depth", DEFAULT_QUEUE_DEPTH[do]) * args.get("queues", 1)
 
 
 @dataclass
@@ -113,6 +120,7 @@ class Plan:
     timeout_ms: float = 0       # lost link's wait; 0 the engine's 30 s)
     link_timeout_ms: float = 0
     current_us: float = 0     # the drive's current sampled every current_us us, the whole plan (0: not)
+    protocol: str = "sata"    # PROTOCOLS
     source: str = "<plan>"
     lines: dict[tuple, int] = field(default_factory=dict)
 
@@ -206,7 +214,7 @@ def from_dict(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None 
             raise PlanError(source, where, f"[plan]: {key} = {problem}")
     name = head.get("name", Path(source).stem)
     _check_name(name, source, lines.get(("plan", 0, "name")))
-    for key in ("data", "compress_pct", "current_us", *POLICY_KEYS):
+    for key in ("data", "compress_pct", "current_us", "protocol", *POLICY_KEYS):
         if key in head and (why := _setting_problem(key, head[key])):
             raise PlanError(source, lines.get(("plan", 0, key)), f"[plan]: {why}")
     plan = Plan(name=name, steps=[], source=source, lines=lines,
@@ -214,7 +222,7 @@ def from_dict(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None 
                 seed=head.get("seed", 1), data=head.get("data", "stamp"), compress_pct=head.get("compress_pct", 100),
                 on_error=head.get("on_error", "fail"), retries=head.get("retries"),
                 timeout_ms=head.get("timeout_ms", 0), link_timeout_ms=head.get("link_timeout_ms", 0),
-                current_us=head.get("current_us", 0))
+                current_us=head.get("current_us", 0), protocol=head.get("protocol", "sata"))
     steps = data.get("step")
     if not steps:
         raise PlanError(source, None, "the plan has no [[step]]")
@@ -301,6 +309,8 @@ def _setting_problem(key: str, value: Any) -> str | None:
         return f"data = {value!r} is not valid {closest(value, DATA_SOURCES)}"
     if key == "compress_pct" and not 0 <= value <= 100:
         return f"compress_pct = {value}: must be 0..100"
+    if key == "protocol" and value not in PROTOCOLS:
+        return f"protocol = {value!r} is not valid {closest(value, PROTOCOLS)}"
     return policy_problem(key, value)
 
 
@@ -339,7 +349,7 @@ def with_settings(plan: Plan, settings: list[str]) -> Plan:
             raise InputError(where, f"{key} = {problem}")
         if key == "name":
             _check_name(parsed, where, None)
-        if key in ("data", "compress_pct", "current_us", *POLICY_KEYS) and (why := _setting_problem(key, parsed)):
+        if key in ("data", "compress_pct", "current_us", "protocol", *POLICY_KEYS) and (why := _setting_problem(key, parsed)):
             raise InputError(where, why)
         setattr(plan, key, parsed)
     return plan

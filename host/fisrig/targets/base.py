@@ -40,6 +40,8 @@ class Target:
     name = ""
     # The bytes data-in commands return can be kept (RunSinks.data_in): what `raw` shows.
     captures_data_in = False
+    # What the program's commands go over: "sata", or "nvme" (the model target's NVMe engine).
+    protocol = "sata"
 
     def __init__(self, profile: str, faults: list[str] | None = None):
         self.profile, self.faults, self.link_gen = profile, list(faults or []), 3

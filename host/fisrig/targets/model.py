@@ -33,6 +33,8 @@ class ModelTarget(Target):
             cmd += ["--data-in", str(sinks.data_in)]
         if sinks.read_back:
             cmd.append("--read-back")
+        if self.protocol != "sata":
+            cmd += ["--protocol", self.protocol]
         stdout, stderr, code = self._follow(cmd, records, sinks)
         lines = [l for l in stdout.splitlines() if l.startswith("{")]
         if not lines:

@@ -308,6 +308,10 @@ struct fisrig_nvme_desc_head {
 };
 /* A command's data buffer at most: the 2 MiB an MDTS of 9 allows (512 4 KiB pages). */
 #define FISRIG_NVME_DATA_MAX (2u << 20)
+/* The I/O queue pairs an NVMe engine makes at most (the controller's Number of Queues may
+   grant fewer), and the entries of each (fewer where CAP.MQES says so). */
+#define FISRIG_NVME_ENGINE_QUEUES 16u
+#define FISRIG_NVME_ENGINE_QUEUE_ENTRIES 256u
 
 /*
  * An NVMe engine's completion record: 80 bytes, as a struct fisrig_cpl_record where the

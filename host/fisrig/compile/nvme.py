@@ -1,0 +1,89 @@
+"""A plan's steps over NVMe (`protocol = "nvme"` in [plan]): each step whose meaning carries
+over becomes the NVMe engine's instructions (program.h FISRIG_OP_NVME_*, docs/nvme.md), and
+a step without an NVMe form yet is refused with its file and line."""
+from __future__ import annotations
+
+import struct
+
+from fisrig import program_format as pf
+from fisrig.compile.estimate import Cost
+from fisrig.plan import Step
+
+# nvme.h's numbers the steps send.
+ADMIN_IDENTIFY, ADMIN_FORMAT_NVM, ADMIN_SANITIZE = 0x06, 0x80, 0x84
+CMD_FLUSH, CMD_DATASET_MANAGEMENT = 0x00, 0x09
+CNS_CONTROLLER = 0x01
+DSM_AD = 1 << 2
+FORMAT_SES_USER_DATA = 1 << 9   # Format NVM's SES: user data erase
+SANITIZE_BLOCK_ERASE = 2        # Sanitize's SANACT
+DSM_RANGES = pf.NVME_RAW_BYTES // 16  # a command's ranges: its data-out, 16 bytes each
+DSM_RANGE_MAX = 0xFFFFFFFF            # a range's blocks
+STATUS_TYPE_AND_CODE = 0x7FE          # the CQE status field's SCT and SC (phase bit clear)
+NAMESPACE = 1
+
+# The step kinds an NVMe plan takes; the others say so (their NVMe forms are to come:
+# docs/nvme.md, "Not yet").
+NVME_STEPS = {"workload", "fill", "sweep", "flush", "identify", "trim", "secure_erase", "sanitize", "drain",
+              "idle", "comreset", "power_off", "power_on", "power_cut_at"}
+
+
+class NvmeSteps:
+    """The compiler's NVMe forms (mixed into compile._Compiler)."""
+
+    def check_nvme_step(self, step: Step) -> None:
+        if step.do not in NVME_STEPS:
+            raise self.err(step, "do", f"a {step.do} step has no NVMe form yet (protocol = \"nvme\"; "
+                                       f"NVMe plans take: {', '.join(sorted(NVME_STEPS))})")
+        if step.do == "power_cut_at" and step.args.get("event", "time") != "time":
+            raise self.err(step, "event", f"event = {step.args['event']!r}: an NVMe plan cuts at a time only "
+                                          "(event = \"time\"; a cut at a TLP of a kind is to come)")
+
+    def nvme_queue_count(self, step: Step, qd: int) -> int:
+        """The I/O queues a generator keeps `qd` deep: its `queues` (1 unless said)."""
+        queues = step.args.get("queues", 1)
+        if not 1 <= queues <= pf.NVME_QUEUES:
+            raise self.err(step, "queues", f"queues = {queues}: the NVMe engine has 1..{pf.NVME_QUEUES}")
+        if queues * qd > pf.NVME_INFLIGHT:
+            raise self.err(step, "queues", f"queues = {queues} at queue_depth {qd} are {queues * qd} commands in "
+                                           f"flight; the VM keeps at most {pf.NVME_INFLIGHT}")
+        return queues
+
+    def nvme_queue_depth(self, step: Step, default_qd: int) -> int:
+        if "ncq" in step.args:
+            raise self.err(step, "ncq", "ncq is SATA's; an NVMe plan's commands are queued on `queues` I/O queues")
+        qd = step.args.get("queue_depth", default_qd)
+        if not 1 <= qd < pf.NVME_QUEUE_ENTRIES:
+            raise self.err(step, "queue_depth", f"queue_depth {qd}: an NVMe queue holds 1..{pf.NVME_QUEUE_ENTRIES - 1}")
+        return qd
+
+    def nvme_command(self, qid: int, entry: bytes, *, data_bytes: int = 0, data_out: bytes = b"") -> None:
+        """One NVMe command that must end OK (Successful status)."""
+        head = pf.nvme_desc(qid, data_bytes=max(data_bytes, len(data_out)), data="ram" if data_out or data_bytes else "none")
+        self.ops.append(pf.op_nvme_raw(head, entry, result=pf.RESULT["ok"], status_mask=STATUS_TYPE_AND_CODE,
+                                       status_value=0, data_out=data_out))
+        self.cost(Cost(commands=1))
+
+    def nvme_flush(self, step: Step) -> None:
+        self.nvme_command(1, pf.sqe(CMD_FLUSH, nsid=NAMESPACE))
+
+    def nvme_identify(self, step: Step) -> None:
+        self.nvme_command(0, pf.sqe(ADMIN_IDENTIFY, cdw10=CNS_CONTROLLER), data_bytes=4096)
+
+    def nvme_secure_erase(self, step: Step) -> None:
+        self.nvme_command(0, pf.sqe(ADMIN_FORMAT_NVM, nsid=NAMESPACE, cdw10=FORMAT_SES_USER_DATA))
+
+    def nvme_sanitize(self, step: Step) -> None:
+        self.nvme_command(0, pf.sqe(ADMIN_SANITIZE, cdw10=SANITIZE_BLOCK_ERASE))
+
+    def nvme_trim(self, step: Step) -> None:
+        """Deallocate: Dataset Management with the AD bit, 256 ranges a command at most."""
+        start, count = self.span(step)
+        ranges = []
+        while count:
+            n = min(count, DSM_RANGE_MAX)
+            ranges.append(struct.pack("<IIQ", 0, n, start))
+            start, count = start + n, count - n
+        for i in range(0, len(ranges), DSM_RANGES):
+            part = ranges[i:i + DSM_RANGES]
+            self.nvme_command(1, pf.sqe(CMD_DATASET_MANAGEMENT, nsid=NAMESPACE, cdw10=len(part) - 1, cdw11=DSM_AD),
+                          data_out=b"".join(part))

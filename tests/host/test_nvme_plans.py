@@ -1,0 +1,139 @@
+"""Plans over NVMe (`protocol = "nvme"`, or `fisrig run --protocol nvme`) on the model target:
+the NVMe engine and controller over the profile's SSD (docs/nvme.md). A plan's workloads run
+on several I/O queues each kept at its depth, its TRIM is deallocate, its flush and identify
+NVMe commands, and records.parquet has one schema for both protocols (the queue and the CQE's
+status beside the ATA fields). A step or setting with no NVMe form yet, and every bad value,
+ends in one line naming where, exit 2."""
+import json
+import textwrap
+
+import pandas as pd
+import pytest
+
+from fisrig.analysis.arrays import NVME_OP_OF, OP_READ
+from cli_run import fisrig
+
+PLAN = """\
+[plan]
+name = "nvme-queues"
+protocol = "nvme"
+profile = "tiny-1gb"
+
+[[step]]
+do = "identify"
+
+[[step]]
+do = "fill"
+label = "fill"
+span_pct = 25
+queue_depth = 8
+queues = 2
+
+[[step]]
+do = "workload"
+label = "randread-qd32x4"
+read_pct = 100
+queue_depth = 32
+queues = 4
+commands = 8000
+
+[[step]]
+do = "trim"
+label = "trim"
+span_pct = 10
+
+[[step]]
+do = "flush"
+label = "flush"
+"""
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    d = tmp_path_factory.mktemp("nvme")
+    plan = d / "plan.toml"
+    plan.write_text(PLAN)
+    r = fisrig("run", str(plan), "--out", str(d / "run"), "-q")
+    assert r.returncode == 0, r.stderr
+    return d / "run", r.stdout
+
+
+def test_an_nvme_plan_runs_on_the_queues_it_asks_for(run):
+    run_dir, stdout = run
+    df = pd.read_parquet(run_dir / "records.parquet")
+    cmds = df[df.kind == "command"]
+    assert (cmds.protocol == 9).all() and (cmds.result == "ok").all() and (cmds.nvme_status == 0).all()
+    assert (cmds.status == 0).all() and (cmds.error == 0).all()
+    reads = cmds[cmds.marker == "randread-qd32x4"]
+    assert len(reads) == 8000 and set(reads.queue) == {1, 2, 3, 4}
+    assert (reads.command == 0x02).all() and (reads.sectors == 8).all()
+    # engine_if.h's order at the link: submit, doorbell, SQE in, data, CQE (t_status_ns).
+    for a, b in (("t_submit_ns", "t_h2d_ns"), ("t_h2d_ns", "t_accept_ns"), ("t_accept_ns", "t_data_first_ns"),
+                 ("t_data_first_ns", "t_data_last_ns"), ("t_data_last_ns", "t_status_ns")):
+        assert (reads[a] < reads[b]).all(), (a, b)
+    assert (reads.t_setup_ns > reads.t_status_ns).all()  # the MSI-X message, after the CQE
+    identify = cmds[cmds.marker == "identify"]
+    assert list(identify.queue) == [0] and list(identify.command) == [0x06]
+    trims = cmds[cmds.marker == "trim"]
+    assert (trims.command == 0x09).all() and trims.lbas.sum() == int(0.10 * tiny_blocks(run_dir)) // 8 * 8
+    assert list(cmds[cmds.marker == "flush"].command) == [0x00]
+    # The headline holds the depth the phase asked for: 4 queues of 32.
+    line = next(l for l in stdout.splitlines() if l.strip().startswith("randread-qd32x4"))
+    assert "of 128" in line and "max 128" in line
+
+
+def tiny_blocks(run_dir):
+    return json.loads((run_dir / "run.json").read_text())["identify"]["lba48_sectors"]
+
+
+def test_its_summary_counts_nvme_reads_as_reads(run):
+    run_dir, _ = run
+    summary = json.loads((run_dir / "summary.json").read_text())
+    job = next(j for j in summary["jobs"] if j["jobname"] == "randread-qd32x4")
+    assert job["read"]["total_ios"] == 8000 and job["write"]["total_ios"] == 0
+    assert (run_dir / "report.html").exists()
+    assert NVME_OP_OF[0x02] == OP_READ
+
+
+def test_the_cli_sets_the_protocol_of_a_sata_plan(tmp_path):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.replace('protocol = "nvme"\n', ""))
+    r = fisrig("run", str(plan), "--out", str(tmp_path / "sata"), "-q")
+    assert r.returncode == 2 and "queues are NVMe's" in r.stderr  # the SATA plan has queues
+    r = fisrig("run", str(plan), "--protocol", "nvme", "--out", str(tmp_path / "nvme"), "-q")
+    assert r.returncode == 0, r.stderr
+    df = pd.read_parquet(tmp_path / "nvme" / "records.parquet")
+    assert set(df[df.kind == "command"].protocol) == {9}
+
+
+@pytest.mark.parametrize("edit, where, says", [
+    (('protocol = "nvme"', 'protocol = "scsi"'), ":3:", "protocol = 'scsi' is not valid (closest: 'sata'"),
+    (("queues = 4", "queues = 17"), ":21:", "queues = 17: the NVMe engine has 1..16"),
+    (("queues = 4", "queues = 9"), ":21:", "are 288 commands in flight; the VM keeps at most 256"),
+    (("queue_depth = 32", "queue_depth = 256"), ":20:", "queue_depth 256: an NVMe queue holds 1..255"),
+    (("queues = 4", "ncq = true"), ":21:", "ncq is SATA's"),
+    (('do = "flush"', 'do = "verify"'), ":30:", "do = 'verify' is not a step kind"),
+    (('do = "flush"', 'do = "power_loss"'), ":30:", "a power_loss step has no NVMe form yet"),
+    (('do = "flush"', 'do = "power_cut_at"\nevent = "sdb"'), ":31:", "an NVMe plan cuts at a time only"),
+    (('profile = "tiny-1gb"', 'profile = "tiny-1gb"\ncurrent_us = 100'), ":5:", "current sampler over NVMe is to come"),
+])
+def test_bad_nvme_plans_end_in_one_line(tmp_path, edit, where, says):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN.replace(*edit))
+    r = fisrig("run", str(plan), "--out", str(tmp_path / "run"), "-q")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert says in r.stderr and "Traceback" not in r.stderr
+    if where:
+        assert f"plan.toml{where}" in r.stderr
+    assert not (tmp_path / "run" / "records.parquet").exists()
+
+
+def test_an_nvme_plan_runs_on_the_model_target_only(tmp_path):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(PLAN)
+    r = fisrig("run", str(plan), "--target", "rtl", "--out", str(tmp_path / "run"), "-q")
+    assert r.returncode == 2
+    assert r.stderr.strip().endswith("--target rtl: an NVMe plan (protocol = \"nvme\") runs on --target model; "
+                                     "the rig's NVMe gateware is to come (docs/nvme.md)")
+    r = fisrig("run", str(plan), "--protocol", "fibre", "--out", str(tmp_path / "run"), "-q")
+    assert r.returncode == 2 and "--protocol" in r.stderr
