@@ -226,20 +226,10 @@ void NvmeEngineModel::run_until(SimTime t) {
     }
     const uint32_t s = earliest_deadline();
     if (s < kSlots && ticks_to_ns(slots_[s].deadline) <= now_) {
-        // No CQE by its timeout: TIMEOUT, and the controller reset (the rest LINK_LOST).
-        const Slot& sl = slots_[s];
-        fisrig_nvme_cpl_record r{};
-        r.user_tag = sl.head.user_tag;
-        r.slot = uint8_t(s);
-        r.result = FISRIG_RESULT_TIMEOUT;
-        r.qid = sl.head.qid;
-        r.ts_submit = sl.ts_submit;
-        r.ts_doorbell = sl.ts_doorbell;
-        r.ts_cqe = now_ticks();
-        free_slot(s);
-        push_as(r);
-        reset_controller();
-      }
+      // No CQE by its timeout: TIMEOUT, and the controller reset (the rest LINK_LOST).
+      end_slot(s, FISRIG_RESULT_TIMEOUT);
+      reset_controller();
+    }
   }
   now_ = std::max(now_, t);
   host_.ctrl.run_until(now_);
@@ -316,21 +306,23 @@ void NvmeEngineModel::free_slot(uint32_t s) {
   free_.push_back(s);
 }
 
+void NvmeEngineModel::end_slot(uint32_t s, uint8_t result) {
+  const Slot& sl = slots_[s];
+  fisrig_nvme_cpl_record r{};
+  r.user_tag = sl.head.user_tag;
+  r.slot = uint8_t(s);
+  r.result = result;
+  r.qid = sl.head.qid;
+  r.ts_submit = sl.ts_submit;
+  r.ts_doorbell = sl.ts_doorbell;
+  r.ts_cqe = now_ticks();
+  free_slot(s);
+  push_as(r);
+}
+
 void NvmeEngineModel::lose_all(uint8_t result) {
-  for (uint32_t s = 0; s < kSlots; ++s) {
-    if (!slots_[s].busy) continue;
-    const Slot& sl = slots_[s];
-    fisrig_nvme_cpl_record r{};
-    r.user_tag = sl.head.user_tag;
-    r.slot = uint8_t(s);
-    r.result = result;
-    r.qid = sl.head.qid;
-    r.ts_submit = sl.ts_submit;
-    r.ts_doorbell = sl.ts_doorbell;
-    r.ts_cqe = now_ticks();
-    free_slot(s);
-    push_as(r);
-  }
+  for (uint32_t s = 0; s < kSlots; ++s)
+    if (slots_[s].busy) end_slot(s, result);
   nvme::NvmeCompletion c;
   while (host_.ctrl.pop_completion(c)) {  // a reset's or a cut's leftovers
   }

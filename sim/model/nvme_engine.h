@@ -84,6 +84,8 @@ class NvmeEngineModel {
   void collect();
   void finish(uint32_t s, const nvme::NvmeCompletion& c);
   void free_slot(uint32_t s);
+  // Slot s's command ends now with `result` and the stamps it had (submit, doorbell).
+  void end_slot(uint32_t s, uint8_t result);
   // Every command in flight ends with `result` and the stamps it had.
   void lose_all(uint8_t result);
   void cut(SimTime t, uint64_t trigger_tick);

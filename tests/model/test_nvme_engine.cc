@@ -253,6 +253,36 @@ TEST(NvmeEngine, ACommandPastItsTimeoutEndsAndTheControllerIsReset) {
   EXPECT_GE(results[FISRIG_RESULT_OK], 14);         // 7 answered each time the controller came back
 }
 
+// The same with the policy's requeue: what a reset ended goes again (its record says so),
+// and every command the workload drew ends OK or in its own timeout. The controller hangs
+// at I/O's 28th command since a reset (33 of the 60 are the bring-up's), so the 40 need two.
+TEST(NvmeEngine, CommandsAResetEndedGoAgainUnderRequeue) {
+  drive::DriveConfig cfg = tiny();
+  cfg.faults.set("hang_after_commands", "60");
+  ProgramBuilder p;
+  fisrig_op_policy pol{};
+  pol.on_error = FISRIG_ON_ERROR_REQUEUE;
+  pol.timeout_ticks = FISRIG_TICK_HZ / 100;
+  p.add(pol, FISRIG_OP_POLICY);
+  fisrig_op_workload w = ProgramBuilder::random_4k(4, false, 100, 40, tiny().user_sectors);
+  w.queues = 2;
+  p.nvme_workload(w);
+  NvmeRun r = run_nvme(p.build(), cfg);
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << r.error_text;
+  int ok = 0, timeouts = 0, again = 0;
+  for (const auto& rec : commands_of(ModelRun{r.status, r.records})) {
+    ok += rec.cpl.result == FISRIG_RESULT_OK;
+    timeouts += rec.cpl.result == FISRIG_RESULT_TIMEOUT;
+    if (rec.cpl.result == FISRIG_RESULT_LINK_LOST) {
+      EXPECT_TRUE(rec.detail & FISRIG_DETAIL_SENT_AGAIN);
+      ++again;
+    }
+  }
+  EXPECT_GT(again, 0);
+  EXPECT_GT(timeouts, 0);
+  EXPECT_EQ(ok + timeouts, 40);
+}
+
 TEST(NvmeEngine, AVmWithoutAnNvmeEngineRefusesNvmeInstructions) {
   drive::Drive d(tiny());
   ProgramBuilder p;

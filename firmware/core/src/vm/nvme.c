@@ -325,7 +325,9 @@ static FISRIG_VM_NVME enum fisrig_vm_status run_nvme_workload(struct fisrig_vm *
         if (s != FISRIG_VM_DONE || vm->link_lost) break;
         continue;
       }
-    } else if (q && n->requeue_head != n->requeue_tail) {
+    } else if (!halt && n->requeue_head != n->requeue_tail &&
+               n->queue_outstanding[nvme_head_of(&n->inflight[n->requeue[n->requeue_head % FISRIG_VM_NVME_INFLIGHT]]).qid] <
+                   w->queue_depth) { /* the oldest to go again, on its own queue once that has room */
       uint32_t idx = n->requeue[n->requeue_head++ % FISRIG_VM_NVME_INFLIGHT];
       n->inflight[idx].base.attempt++;
       s = nvme_send(vm, idx);
