@@ -137,3 +137,70 @@ def test_an_nvme_plan_runs_on_the_model_target_only(tmp_path):
                                      "the rig's NVMe gateware is to come (docs/nvme.md)")
     r = fisrig("run", str(plan), "--protocol", "fibre", "--out", str(tmp_path / "run"), "-q")
     assert r.returncode == 2 and "--protocol" in r.stderr
+
+
+def test_raw_nvme_prints_the_cqe_decoded_and_keeps_the_data(tmp_path):
+    out = tmp_path / "id.bin"
+    r = fisrig("raw", "--protocol", "nvme", "--command", "0x06", "--queue", "0", "--cdw10", "1",
+               "--data-bytes", "4096", "--data-in", str(out), "--profile", "tiny-1gb")
+    assert r.returncode == 0, r.stderr
+    assert "NVMe command 0x06 on the admin queue (command id 0): ok" in r.stdout
+    assert "status 0x000 success (generic)" in r.stdout
+    assert "data moved: 4096 bytes" in r.stdout and "doorbell +" in r.stdout and "MSI-X +" in r.stdout
+    page = out.read_bytes()
+    assert len(page) == 4096 and page[24:64].decode().strip() == "fisrig SIM-T1 tiny"
+    # Past the namespace's end: LBA Out of Range, DNR, nothing moved, exit 1.
+    r = fisrig("raw", "--protocol", "nvme", "--command", "0x02", "--nsid", "1", "--cdw10", "99999999",
+               "--cdw12", "7", "--data-bytes", "4096", "--profile", "tiny-1gb")
+    assert r.returncode == 1, r.stderr
+    assert "error (its status)" in r.stdout and "status 0x080 lba out of range (generic), DNR" in r.stdout
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--protocol", "nvme", "--command", "0x02", "--lba", "5"], "--lba: is a SATA command's"),
+    (["--command", "0x25", "--cdw10", "5"], "--cdw10: is an NVMe command's (--protocol nvme)"),
+    (["--protocol", "nvme", "--command", "0x02", "--queue", "40"], "--queue 40: 0 (the admin queue) or an I/O queue 1..16"),
+    (["--protocol", "nvme", "--command", "0x02", "--data-bytes", "99999999"], "--data-bytes 99999999: 0..2097152"),
+    (["--protocol", "nvme", "--command", "0x01", "--data-in", "x.bin"], "opcode 0x01 moves no data from the controller"),
+])
+def test_raw_nvme_refuses_bad_flags_in_one_line(args, says):
+    r = fisrig("raw", *args)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and says in r.stderr, r.stderr
+
+
+def test_a_raw_step_sets_every_sqe_dword(tmp_path):
+    plan = tmp_path / "plan.toml"
+    plan.write_text(textwrap.dedent("""\
+        [plan]
+        name = "nvme-raw"
+        protocol = "nvme"
+        profile = "tiny-1gb"
+
+        [[step]]
+        do = "raw"
+        command = 0x09
+        nsid = 1
+        cdw10 = 0
+        cdw11 = 4
+        data_out = "ranges.bin"
+
+        [[step]]
+        do = "raw"
+        command = 0x02
+        nsid = 1
+        cdw10 = 2147483647
+        data_bytes = 512
+        expect = "error"
+        expect_status = 0x080
+        """))
+    (tmp_path / "ranges.bin").write_bytes(bytes(4) + (64).to_bytes(4, "little") + (128).to_bytes(8, "little"))
+    r = fisrig("run", str(plan), "--out", str(tmp_path / "run"), "-q")
+    assert r.returncode == 0, r.stderr
+    df = pd.read_parquet(tmp_path / "run" / "records.parquet")
+    cmds = df[df.kind == "command"]
+    assert list(cmds.command) == [0x09, 0x02] and [s >> 1 & 0x7FF for s in cmds.nvme_status] == [0, 0x080]
+    assert list(cmds.lbas) == [64, 1] and list(cmds.lba) == [128, 2147483647]
+    bad = plan.read_text().replace("nsid = 1\ncdw10 = 0", "nsid = 1\nlba = 5")
+    plan.write_text(bad)
+    r = fisrig("run", str(plan), "--out", str(tmp_path / "run2"), "-q")
+    assert r.returncode == 2 and "plan.toml:10:" in r.stderr and "lba is a SATA raw step's" in r.stderr

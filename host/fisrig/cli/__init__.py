@@ -259,7 +259,14 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--device", type=_int, default=0x40, help="8 bits")
     w.add_argument("--aux", type=_int, default=0, help="16 bits")
     w.add_argument("--protocol", help=f"needed for opcodes fisrig does not know: {', '.join(PROTOCOLS)}; for one it "
-                                      "knows, the protocol the rig runs instead of the opcode's")
+                                      "knows, the protocol the rig runs instead of the opcode's; nvme: an NVMe "
+                                      "command (--command is its opcode; model target, docs/nvme.md)")
+    nv = w.add_argument_group("NVMe (--protocol nvme): the SQE's fields; the command id and PRPs are the engine's")
+    nv.add_argument("--queue", type=_int, default=1, help="0 the admin queue, 1.. an I/O queue (default 1)")
+    nv.add_argument("--nsid", type=_int, default=0, help="the namespace (1 the drive's one)")
+    for i in (2, 3, 10, 11, 12, 13, 14, 15):
+        nv.add_argument(f"--cdw{i}", type=_int, default=0, help=argparse.SUPPRESS if i in (2, 3, 13, 14, 15) else None)
+    nv.add_argument("--data-bytes", type=_int, default=0, help="the buffer a data-in command fills (4096 for Identify)")
     w.add_argument("--data-in", metavar="FILE", help="keep the data the command returned (a data-in "
                                                      "command; model target) in FILE, a new file")
     w.add_argument("--data-out", metavar="FILE", help="the data a data-out command sends, from FILE: one "

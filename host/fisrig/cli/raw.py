@@ -64,7 +64,69 @@ def _check_raw_flags(a) -> None:
         raise InputError(f"--protocol {a.protocol}", f"no such protocol {closest(a.protocol, PROTOCOLS)}")
 
 
+def _nvme_flags_only(a) -> None:
+    """A SATA command takes none of the NVMe flags (nor they an H2D field's)."""
+    nvme = a.protocol == "nvme"
+    sata_given = [f"--{k}" for k in ("lba", "count", "features", "aux") if getattr(a, k)] + \
+                 (["--device"] if a.device != 0x40 else []) + (["--drive"] if a.drive else [])
+    nvme_given = [f"--{k.replace('_', '-')}" for k in ("nsid", "data_bytes", *(f"cdw{i}" for i in (2, 3, 10, 11, 12, 13, 14, 15)))
+                  if getattr(a, k)] + (["--queue"] if a.queue != 1 else [])
+    if nvme and sata_given:
+        raise InputError(sata_given[0], "is a SATA command's; an NVMe one takes --queue, --nsid, --cdw10.. --cdw15, "
+                                        "--data-bytes")
+    if not nvme and nvme_given:
+        raise InputError(nvme_given[0], "is an NVMe command's (--protocol nvme)")
+
+
+def _raw_nvme(a) -> int:
+    """One NVMe command on the model target's NVMe engine: its CQE decoded, its stamps."""
+    if not 0 <= a.queue <= pf.NVME_QUEUES:
+        raise InputError(f"--queue {a.queue}", f"0 (the admin queue) or an I/O queue 1..{pf.NVME_QUEUES}")
+    if not 0 <= a.data_bytes <= pf.NVME_DATA_MAX:
+        raise InputError(f"--data-bytes {a.data_bytes}", f"0..{pf.NVME_DATA_MAX} (the engine's buffer)")
+    for k in ("nsid", *(f"cdw{i}" for i in (2, 3, 10, 11, 12, 13, 14, 15))):
+        if not 0 <= getattr(a, k) <= 0xFFFFFFFF:
+            raise InputError(f"--{k} {getattr(a, k)}", "a dword is 0..0xffffffff")
+    if not 0 <= a.command <= 0xFF:
+        raise InputError(f"--command {a.command}", "an NVMe opcode is 0..255")
+    step = {"do": "raw", "label": RAW_LABEL, "command": a.command, "queue": a.queue, "nsid": a.nsid,
+            "data_bytes": a.data_bytes, "expect": "any", **{f"cdw{i}": getattr(a, f"cdw{i}") for i in (2, 3, 10, 11, 12, 13, 14, 15)}}
+    if a.timeout_ms:
+        step["timeout_ms"] = a.timeout_ms
+    if a.data_out is not None:
+        step["data_out"] = str(Path(a.data_out).resolve())
+    if a.data_in is not None:
+        if not a.command & 2:
+            raise InputError(f"--data-in {a.data_in}", f"opcode {a.command:#04x} moves no data from the controller "
+                                                       "(its bits 1:0)")
+        if Path(a.data_in).exists():
+            raise InputError(f"--data-in {a.data_in}", "already exists; name a new file")
+    plan = plan_mod.from_dict({"plan": {"name": "raw", "protocol": "nvme"}, "step": [step]}, "<raw>")
+    profile = a.profile or kept_drive.DEFAULT_PROFILE
+    p = prepare(plan, a.target, profile, a.fault, link_gen=a.link_gen, url=a.url, firmware=a.firmware)
+    with tempfile.TemporaryDirectory() as tmp:
+        if a.command & 2:
+            p.data_in = Path(tmp) / "data_in.bin"
+        r = execute(p, Path(tmp) / "run", quiet=True)
+        import pyarrow.parquet as pq
+        row = _own_record(pq.read_table(r.run_dir / "records.parquet").to_pylist())
+        data = p.data_in.read_bytes() if p.data_in is not None and p.data_in.exists() else None
+    from fisrig.nvme import completion
+    print(kept_drive.describe(None, profile, a.fault, a.target))
+    for line in completion.lines(row, data):
+        print(line)
+    if data is not None and a.data_in is not None:
+        Path(a.data_in).write_bytes(data)
+        print(f"data in: {len(data)} bytes written to {a.data_in}")
+    return 0 if row["result"] == "ok" else 1
+
+
 def cmd_raw(a) -> int:
+    _nvme_flags_only(a)
+    if a.protocol == "nvme":
+        if why := plan_mod.policy_problem("timeout_ms", a.timeout_ms):
+            raise InputError(f"--timeout-ms {a.timeout_ms:g}", why.split(": ", 1)[1])
+        return _raw_nvme(a)
     _check_raw_flags(a)
     if a.drive is not None and a.target != "model":
         raise InputError(f"--drive {a.drive}", f"a kept drive is the model target's (the commands it had are "

@@ -310,6 +310,9 @@ class _Compiler(PowerSteps, TraceSteps, NvmeSteps):
 
     def do_raw(self, step: Step) -> None:
         a = step.args
+        for key in ("queue", "nsid", "cdw2", "cdw3", "cdw10", "cdw11", "cdw12", "cdw13", "cdw14", "cdw15", "data_bytes"):
+            if key in a:
+                raise self.err(step, key, f"{key} is an NVMe raw step's (protocol = \"nvme\" in [plan])")
         if "command" not in a:
             raise self.err(step, None, "raw needs command")
         cmd = a["command"]

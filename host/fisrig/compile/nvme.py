@@ -4,6 +4,7 @@ a step without an NVMe form yet is refused with its file and line."""
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 from fisrig import program_format as pf
 from fisrig.compile.estimate import Cost
@@ -24,7 +25,11 @@ NAMESPACE = 1
 # The step kinds an NVMe plan takes; the others say so (their NVMe forms are to come:
 # docs/nvme.md, "Not yet").
 NVME_STEPS = {"workload", "fill", "sweep", "flush", "identify", "trim", "secure_erase", "sanitize", "drain",
-              "idle", "comreset", "power_off", "power_on", "power_cut_at"}
+              "idle", "comreset", "power_off", "power_on", "power_cut_at", "raw"}
+# A raw step's SATA fields, which an NVMe one does not take; and its own, which a SATA one does not.
+SATA_RAW_KEYS = ("features", "lba", "count", "device", "aux", "icc", "protocol", "expect_error")
+NVME_RAW_KEYS = ("queue", "nsid", "cdw2", "cdw3", "cdw10", "cdw11", "cdw12", "cdw13", "cdw14", "cdw15", "data_bytes")
+DWORD = 0xFFFFFFFF
 
 
 class NvmeSteps:
@@ -55,6 +60,65 @@ class NvmeSteps:
         if not 1 <= qd < pf.NVME_QUEUE_ENTRIES:
             raise self.err(step, "queue_depth", f"queue_depth {qd}: an NVMe queue holds 1..{pf.NVME_QUEUE_ENTRIES - 1}")
         return qd
+
+    def nvme_raw(self, step: Step) -> None:
+        """One NVMe command with every SQE field the step gives (the command identifier and
+        the PRPs are the engine's), on `queue`, its expectation on the result and the CQE's
+        status (`expect_status`: SCT << 8 | SC, as nvme-cli prints it)."""
+        a = step.args
+        for key in SATA_RAW_KEYS:
+            if key in a:
+                raise self.err(step, key, f"{key} is a SATA raw step's; an NVMe one takes command (the opcode), "
+                                          f"{', '.join(NVME_RAW_KEYS)}, expect, expect_status, timeout_ms, data_out")
+        if "command" not in a:
+            raise self.err(step, None, "raw needs command (the NVMe opcode)")
+        opcode = a["command"]
+        if not 0 <= opcode <= 0xFF:
+            raise self.err(step, "command", f"command = {opcode}: an NVMe opcode is 0..255")
+        for key in NVME_RAW_KEYS[1:-1]:
+            if not 0 <= a.get(key, 0) <= DWORD:
+                raise self.err(step, key, f"{key} = {a[key]}: a dword is 0..{DWORD:#x}")
+        qid = a.get("queue", 1)
+        if not 0 <= qid <= pf.NVME_QUEUES:
+            raise self.err(step, "queue", f"queue = {qid}: 0 (admin) or an I/O queue 1..{pf.NVME_QUEUES}")
+        data_bytes = a.get("data_bytes", 0)
+        if not 0 <= data_bytes <= pf.NVME_DATA_MAX:
+            raise self.err(step, "data_bytes", f"data_bytes = {data_bytes}: 0..{pf.NVME_DATA_MAX} (the engine's buffer)")
+        data_out = self.nvme_data_out(step)
+        expect = a.get("expect", "ok")
+        self.one_of(step, "expect", expect, ("ok", "error", "any"))
+        status = a.get("expect_status")
+        if status is not None and not 0 <= status <= 0x7FF:
+            raise self.err(step, "expect_status", f"expect_status = {status}: SCT << 8 | SC is 0..0x7ff")
+        if (expect == "ok" and status) or (expect == "error" and status == 0) or (expect == "any" and status is not None):
+            raise self.err(step, "expect_status", f"expect = {expect!r} cannot match expect_status = {status:#x}")
+        timeout = self.fits(step, "timeout_ms", "timeout_ticks", int(a.get("timeout_ms", 0) * pf.TICK_HZ / 1000),
+                            "in 150 MHz ticks")
+        entry = pf.sqe(opcode, nsid=a.get("nsid", 0), cdw2=a.get("cdw2", 0), cdw3=a.get("cdw3", 0),
+                       **{f"cdw{i}": a.get(f"cdw{i}", 0) for i in range(10, 16)})
+        head = pf.nvme_desc(qid, data_bytes=max(data_bytes, len(data_out)),
+                            data="ram" if data_out or data_bytes else "none", timeout_ticks=timeout)
+        result = {"ok": pf.RESULT["ok"], "error": pf.RESULT["ata_error"], "any": pf.ANY_RESULT}[expect]
+        want = 0 if expect == "ok" else status
+        self.ops.append(pf.op_nvme_raw(head, entry, result=result, data_out=data_out,
+                                       status_mask=STATUS_TYPE_AND_CODE if want is not None else 0,
+                                       status_value=(want or 0) << 1))
+        self.cost(Cost(commands=1))
+
+    def nvme_data_out(self, step: Step) -> bytes:
+        """An NVMe raw step's `data_out` file (relative to the plan): at most the bytes the VM stages."""
+        if "data_out" not in step.args:
+            return b""
+        path = Path(step.args["data_out"])
+        if not path.is_absolute() and self.plan.source not in ("<plan>", "<raw>"):
+            path = Path(self.plan.source).parent / path
+        if not path.is_file():
+            raise self.err(step, "data_out", f"no data-out file {path}" + (" (a directory)" if path.is_dir() else ""))
+        size = path.stat().st_size
+        if not 0 < size <= pf.NVME_RAW_BYTES:
+            raise self.err(step, "data_out", f"data_out = {str(step.args['data_out'])!r}: {size} bytes; an NVMe raw "
+                                             f"command sends 1..{pf.NVME_RAW_BYTES}")
+        return path.read_bytes()
 
     def nvme_command(self, qid: int, entry: bytes, *, data_bytes: int = 0, data_out: bytes = b"") -> None:
         """One NVMe command that must end OK (Successful status)."""

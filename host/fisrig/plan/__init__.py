@@ -79,9 +79,14 @@ PLAN_KEYS = {"name": str, "description": str, "profile": str, "seed": int, "data
 # What the plan's commands go to the drive over: SATA (the rig's SATA engine), or NVMe (an
 # NVMe engine, docs/nvme.md; the model target's for now).
 PROTOCOLS = ("sata", "nvme")
-# An NVMe plan's generators take their I/O queues (each kept queue_depth deep).
+# An NVMe plan's generators take their I/O queues (each kept queue_depth deep), and its raw
+# steps an SQE's fields: the queue (0 admin), the namespace, dwords 2, 3 and 10..15, and the
+# data-in buffer's bytes (`command` is the opcode).
 for _kind in ("fill", "workload"):
     STEP_KEYS[_kind]["queues"] = int
+NVME_RAW_KEYS = {"queue": int, "nsid": int, "cdw2": int, "cdw3": int, "cdw10": int, "cdw11": int, "cdw12": int,
+                 "cdw13": int, "cdw14": int, "cdw15": int, "data_bytes": int}
+STEP_KEYS["raw"].update(NVME_RAW_KEYS)
 
 
 def phase_label(label: str | None, current: str | None, do: str) -> str:
