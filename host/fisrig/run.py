@@ -161,6 +161,7 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
         "versions": {"fisrig": __version__, "engine_interface": pf.ENGINE_IF_VERSION,
                      "program_format": pf.PROGRAM_VERSION, "target": p.target_name},
         "started": int(time.time()), "target": p.target_name, "link_gen": p.target.link_gen,
+        "protocol": p.target.protocol,  # what the commands went over: sata, or nvme (docs/nvme.md)
         "url": getattr(p.target, "url", None),  # the board target's litex_server
         "firmware": getattr(p.target, "firmware", None),  # the rtl target's firmware build
         "profile": p.profile, "faults": p.target.faults,  # as the target runs its drive

@@ -91,7 +91,8 @@ def test_its_summary_counts_nvme_reads_as_reads(run):
     summary = json.loads((run_dir / "summary.json").read_text())
     job = next(j for j in summary["jobs"] if j["jobname"] == "randread-qd32x4")
     assert job["read"]["total_ios"] == 8000 and job["write"]["total_ios"] == 0
-    assert (run_dir / "report.html").exists()
+    assert (run_dir / "report.html").exists() and "over NVMe" in (run_dir / "report.html").read_text()
+    assert json.loads((run_dir / "run.json").read_text())["protocol"] == "nvme"
     assert NVME_OP_OF[0x02] == OP_READ
 
 

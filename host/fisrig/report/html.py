@@ -236,8 +236,9 @@ def produced_by(meta: dict) -> str:
     ident = _d(meta.get("identify"))
     target = str(meta.get("target", "?"))
     drive = f"{ident.get('model', 'drive unknown')} (fw {ident.get('firmware', '?')})"
+    over = " over NVMe (the simulated controller and the NVMe engine)" if meta.get("protocol") == "nvme" else ""
     if target in TARGET_WORDS:
-        return f"A simulated drive, {drive}, profile {meta.get('profile', '?')}, on {TARGET_WORDS[target]}"
+        return f"A simulated drive, {drive}, profile {meta.get('profile', '?')}, on {TARGET_WORDS[target]}{over}"
     if target == "board":
         return f"The drive {drive}, serial {ident.get('serial', '?')}, on a fisrig board at {meta.get('url', '?')}"
     return f"{drive} on target {target}"

@@ -68,6 +68,8 @@ def caption(meta: dict) -> str:
     target = meta.get("target", "target unknown")
     if meta.get("link_gen") and target == "rtl":
         target += f" (SATA Gen{meta['link_gen']})"
+    if meta.get("protocol") == "nvme":
+        target += " over NVMe"
     return (f"{ident.get('model') or 'drive unknown'} (fw {ident.get('firmware') or '?'}), "
             f"profile {meta.get('profile') or '?'}, target {target}, "
             f"plan {plan.get('name') or '?'}, {date}" + (f", run {str(meta['run_id'])[:12]}" if meta.get("run_id") else ""))
