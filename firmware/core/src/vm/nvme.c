@@ -8,7 +8,6 @@
 
 /* ---- NVMe ---- */
 
-static const char *check_workload_mix(struct cursor *c, const struct fisrig_op_workload *w);
 
 FISRIG_VM_NVME void fisrig_vm_nvme_init(struct fisrig_vm *vm, struct fisrig_vm_nvme *n, uint16_t queues, uint16_t queue_entries) {
   memset(n, 0, sizeof *n);
@@ -216,7 +215,7 @@ static FISRIG_VM_NVME enum fisrig_vm_status run_nvme_raw(struct fisrig_vm *vm, s
 static FISRIG_VM_NVME const char *check_nvme_workload(struct cursor *c) {
   struct fisrig_op_workload workload;
   const struct fisrig_op_workload *w = op_at(c, &workload, sizeof workload);
-  uint32_t i;
+  uint32_t i, weights = 0;
   if (w->queues < 1) return "an NVMe workload needs a queue or more";
   if (w->queue_depth < 1) return "queue depth must be 1 or more";
   if ((uint32_t)w->queues * w->queue_depth > FISRIG_VM_NVME_INFLIGHT)
@@ -225,7 +224,7 @@ static FISRIG_VM_NVME const char *check_nvme_workload(struct cursor *c) {
   if (c->window < FISRIG_VM_NVME_INFLIGHT * FISRIG_VM_DSM_BYTES) return "data window too small for an NVMe workload";
   for (i = 0; i < w->sizes && i < 8; ++i)
     if (w->size_sectors[i] > FISRIG_NVME_DATA_MAX / 512u) return "NVMe transfer over the engine's 2 MiB";
-  return check_workload_mix(c, w);
+#include "workload_checks.inc"
 }
 
 /* One NVMe read, write, deallocate or flush on queue qid; the bytes of data it moves. */

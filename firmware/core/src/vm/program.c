@@ -46,37 +46,19 @@ static const char *check_trace(struct cursor *c) {
   return NULL;
 }
 
-static const char *check_workload_mix(struct cursor *c, const struct fisrig_op_workload *w);
-
 static const char *check_workload(struct cursor *c) {
   struct fisrig_op_workload workload;
   const struct fisrig_op_workload *w = op_at(c, &workload, sizeof workload);
+  uint32_t i, weights = 0;
+#if FISRIG_VM_NVME_PATH
   if (w->queues) return "a SATA workload has no queues";
+#endif
   if (w->queue_depth < 1 || w->queue_depth > FISRIG_ENGINE_SLOTS) return "queue depth must be 1..32";
   if (!w->ncq && w->queue_depth != 1) return "DMA (non-NCQ) workloads run at queue depth 1";
-  return check_workload_mix(c, w);
-}
-
-/* What a workload draws, and when it stops: the same checks over either protocol. */
-static const char *check_workload_mix(struct cursor *c, const struct fisrig_op_workload *w) {
-  uint32_t i, weights = 0;
-  if (w->sizes < 1 || w->sizes > 8) return "1..8 transfer sizes";
-  if (w->flags & ~(uint32_t)FISRIG_WORKLOAD_SEED_PER_PASS) return "unknown workload flags";
-  for (i = 0; i < w->sizes; ++i) {
-    if (w->size_sectors[i] < 1 || w->size_sectors[i] > 65536) return "transfer size must be 1..65536 sectors";
-    if (w->size_sectors[i] > w->lba_span) return "transfer size larger than the LBA span";
-    weights += w->size_weight[i];
-  }
-  if (!weights) return "transfer size weights are all zero";
-  if ((uint32_t)w->read_pct + w->trim_pct + w->flush_pct > 100) return "read + trim + flush over 100%";
-  if (!w->stop_commands && !w->stop_bytes && !w->stop_ticks) return "no stop condition";
-  if (!w->lba_span) return "empty LBA span";
-  if (c->capacity && w->lba_start + w->lba_span > c->capacity) return "LBA span past the end of the drive";
-  if (w->pattern > FISRIG_PATTERN_ZIPF) return "unknown access pattern";
-  if (w->data_source > FISRIG_DATA_LFSR || w->data_source == FISRIG_DATA_RAM)
-    return "workload writes need a generated data source";
-  if (c->steady_depth && steady_loop(c).steady_pc == c->pc) c->steady_found = 1;
-  return NULL;
+/* What the workload draws, and when it stops: the same statements in the NVMe workload's
+   check (vm/nvme.c), and here as they always were, so that the rig's SATA firmware is the
+   same code to the byte (vm.h says why: even validation's cycles move every stamp). */
+#include "workload_checks.inc"
 }
 
 
