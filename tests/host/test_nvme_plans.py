@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from fisrig.analysis.arrays import NVME_OP_OF, OP_READ
+from fisrig_hw import contract as _c
 from cli_run import fisrig
 
 PLAN = """\
@@ -171,7 +172,8 @@ def test_raw_nvme_refuses_bad_flags_in_one_line(args, says):
 
 def test_a_raw_step_sets_every_sqe_dword(tmp_path):
     plan = tmp_path / "plan.toml"
-    plan.write_text(textwrap.dedent("""\
+    out_of_range = _c.FISRIG_NVME_SCT_GENERIC << 8 | _c.FISRIG_NVME_SC_LBA_OUT_OF_RANGE  # as nvme-cli prints it
+    plan.write_text(textwrap.dedent(f"""\
         [plan]
         name = "nvme-raw"
         protocol = "nvme"
@@ -192,14 +194,14 @@ def test_a_raw_step_sets_every_sqe_dword(tmp_path):
         cdw10 = 2147483647
         data_bytes = 512
         expect = "error"
-        expect_status = 0x080
+        expect_status = {out_of_range}
         """))
     (tmp_path / "ranges.bin").write_bytes(bytes(4) + (64).to_bytes(4, "little") + (128).to_bytes(8, "little"))
     r = fisrig("run", str(plan), "--out", str(tmp_path / "run"), "-q")
     assert r.returncode == 0, r.stderr
     df = pd.read_parquet(tmp_path / "run" / "records.parquet")
     cmds = df[df.kind == "command"]
-    assert list(cmds.command) == [0x09, 0x02] and [s >> 1 & 0x7FF for s in cmds.nvme_status] == [0, 0x080]
+    assert list(cmds.command) == [0x09, 0x02] and [s >> 1 & 0x7FF for s in cmds.nvme_status] == [0, out_of_range]
     assert list(cmds.lbas) == [64, 1] and list(cmds.lba) == [128, 2147483647]
     bad = plan.read_text().replace("nsid = 1\ncdw10 = 0", "nsid = 1\nlba = 5")
     plan.write_text(bad)
