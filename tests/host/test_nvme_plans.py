@@ -207,3 +207,19 @@ def test_a_raw_step_sets_every_sqe_dword(tmp_path):
     plan.write_text(bad)
     r = fisrig("run", str(plan), "--out", str(tmp_path / "run2"), "-q")
     assert r.returncode == 2 and "plan.toml:10:" in r.stderr and "lba is a SATA raw step's" in r.stderr
+
+
+def test_report_compare_draws_a_sata_run_and_an_nvme_run_on_one_chart(tmp_path):
+    small = PLAN.replace("commands = 8000", "commands = 2000")
+    (tmp_path / "nvme.toml").write_text(small)
+    (tmp_path / "sata.toml").write_text(small.replace('protocol = "nvme"\n', "").replace("queues = 2\n", "")
+                                        .replace("queues = 4\n", "ncq = true\n"))
+    for name in ("sata", "nvme"):
+        r = fisrig("run", str(tmp_path / f"{name}.toml"), "--out", str(tmp_path / name), "-q")
+        assert r.returncode == 0, r.stderr
+    r = fisrig("report", "--compare", str(tmp_path / "sata"), str(tmp_path / "nvme"), "--out", str(tmp_path / "cmp"))
+    assert r.returncode == 0, r.stderr
+    html = (tmp_path / "cmp" / "compare.html").read_text()
+    assert "randread-qd32x4" in html and (tmp_path / "cmp" / "compare_latency_percentiles.png").exists()
+    # Each run's caption says what its commands went over.
+    assert "target model over NVMe" in html and "target model, plan" in html
