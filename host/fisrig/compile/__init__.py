@@ -354,7 +354,13 @@ class _Compiler(PowerSteps, TraceSteps, NvmeSteps):
         self.raw_cost(protocol)
 
     def data_out(self, step: Step, protocol: str, cmd: int, count: int) -> bytes:
-        """A raw step's `data_out` file (relative to the plan), checked: b"" when none."""
+        """A SATA raw step's `data_out` file (relative to the plan), checked: b"" when none."""
+        return self.read_data_out(step, lambda size: data_out_problem(protocol, cmd, count,
+                                                                       step.args.get("features", 0), size))
+
+    def read_data_out(self, step: Step, problem) -> bytes:
+        """A raw step's `data_out` file (relative to the plan), refused where problem(its size)
+        says why (either protocol's raw step): b"" when none."""
         if "data_out" not in step.args:
             return b""
         path = Path(step.args["data_out"])
@@ -363,7 +369,7 @@ class _Compiler(PowerSteps, TraceSteps, NvmeSteps):
         if not path.is_file():
             raise self.err(step, "data_out", f"no data-out file {path}" + (" (a directory)" if path.is_dir() else ""))
         try:  # its size first: a file of gigabytes is refused without reading it
-            if why := data_out_problem(protocol, cmd, count, step.args.get("features", 0), path.stat().st_size):
+            if why := problem(path.stat().st_size):
                 raise self.err(step, "data_out", f"data_out = {str(step.args['data_out'])!r}: {why}")
             return path.read_bytes()
         except OSError as e:

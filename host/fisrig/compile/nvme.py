@@ -4,7 +4,6 @@ a step without an NVMe form yet is refused with its file and line."""
 from __future__ import annotations
 
 import struct
-from pathlib import Path
 
 from fisrig import program_format as pf
 from fisrig.compile.estimate import Cost
@@ -106,19 +105,9 @@ class NvmeSteps:
         self.cost(Cost(commands=1))
 
     def nvme_data_out(self, step: Step) -> bytes:
-        """An NVMe raw step's `data_out` file (relative to the plan): at most the bytes the VM stages."""
-        if "data_out" not in step.args:
-            return b""
-        path = Path(step.args["data_out"])
-        if not path.is_absolute() and self.plan.source not in ("<plan>", "<raw>"):
-            path = Path(self.plan.source).parent / path
-        if not path.is_file():
-            raise self.err(step, "data_out", f"no data-out file {path}" + (" (a directory)" if path.is_dir() else ""))
-        size = path.stat().st_size
-        if not 0 < size <= pf.NVME_RAW_BYTES:
-            raise self.err(step, "data_out", f"data_out = {str(step.args['data_out'])!r}: {size} bytes; an NVMe raw "
-                                             f"command sends 1..{pf.NVME_RAW_BYTES}")
-        return path.read_bytes()
+        """An NVMe raw step's `data_out` file: at most the bytes the VM stages."""
+        return self.read_data_out(step, lambda size: None if 0 < size <= pf.NVME_RAW_BYTES else
+                                  f"{size} bytes; an NVMe raw command sends 1..{pf.NVME_RAW_BYTES}")
 
     def nvme_command(self, qid: int, entry: bytes, *, data_bytes: int = 0, data_out: bytes = b"") -> None:
         """One NVMe command that must end OK (Successful status)."""
