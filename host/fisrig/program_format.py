@@ -70,6 +70,9 @@ PATTERN = {name: i for i, name in enumerate(_names("fisrig_pattern", "FISRIG_PAT
 # enum fisrig_power_op / fisrig_fis_event / fisrig_link_op
 POWER_OFF, POWER_ON, POWER_OFF_AT_EVENT = _c.FISRIG_POWER_OFF, _c.FISRIG_POWER_ON, _c.FISRIG_POWER_OFF_AT_EVENT
 FIS_EVENT = {m[len("FISRIG_EVENT_"):].lower(): getattr(_c, m) for m in _c.ENUMS["fisrig_fis_event"]}
+# An NVMe engine's (enum fisrig_tlp_event: "doorbell", "sqe", "data", "cqe"), and a time.
+TLP_EVENT = {m[len("FISRIG_EVENT_"):].lower().removesuffix("_tlp"): getattr(_c, m) for m in _c.ENUMS["fisrig_tlp_event"]}
+TLP_EVENT["time"] = FIS_EVENT["time"]
 POWER_STAGE, POWER_SAMPLE = _c.FISRIG_POWER_STAGE, _c.FISRIG_POWER_SAMPLE
 CURRENT_PERIOD_TICKS, CURRENT_SAMPLES = _c.FISRIG_CURRENT_PERIOD_TICKS, _c.FISRIG_CURRENT_SAMPLES
 # The rig's power pins by the names plans give them (enum fisrig_power_pin: "3v3", "5v",

@@ -53,6 +53,10 @@ FISRIG_EVENT_SDB = 3
 FISRIG_EVENT_DATA = 4
 FISRIG_EVENT_DMA_SETUP = 5
 FISRIG_EVENT_TIME = 6
+FISRIG_EVENT_DOORBELL = 7
+FISRIG_EVENT_SQE = 8
+FISRIG_EVENT_DATA_TLP = 9
+FISRIG_EVENT_CQE = 10
 FISRIG_LINK_COMRESET = 1
 FISRIG_LINK_WAIT_UP = 2
 FISRIG_RESULT_OK = 0
@@ -333,6 +337,7 @@ ENUMS = {
     'fisrig_power_op': ['FISRIG_POWER_OFF', 'FISRIG_POWER_ON', 'FISRIG_POWER_OFF_AT_EVENT', 'FISRIG_POWER_STAGE', 'FISRIG_POWER_SAMPLE'],
     'fisrig_power_pin': ['FISRIG_PIN_3V3', 'FISRIG_PIN_5V', 'FISRIG_PIN_12V', 'FISRIG_PIN_P3'],
     'fisrig_fis_event': ['FISRIG_EVENT_H2D', 'FISRIG_EVENT_D2H', 'FISRIG_EVENT_SDB', 'FISRIG_EVENT_DATA', 'FISRIG_EVENT_DMA_SETUP', 'FISRIG_EVENT_TIME'],
+    'fisrig_tlp_event': ['FISRIG_EVENT_DOORBELL', 'FISRIG_EVENT_SQE', 'FISRIG_EVENT_DATA_TLP', 'FISRIG_EVENT_CQE'],
     'fisrig_link_op': ['FISRIG_LINK_COMRESET', 'FISRIG_LINK_WAIT_UP'],
     'fisrig_result': ['FISRIG_RESULT_OK', 'FISRIG_RESULT_ATA_ERROR', 'FISRIG_RESULT_NCQ_ABORTED', 'FISRIG_RESULT_TIMEOUT', 'FISRIG_RESULT_LINK_LOST', 'FISRIG_RESULT_CHECK_FAILED', 'FISRIG_RESULT_REFUSED', 'FISRIG_RESULT_DATA_CRC', 'FISRIG_RESULT_LENGTH'],
     'fisrig_opcode': ['FISRIG_OP_END', 'FISRIG_OP_MARK', 'FISRIG_OP_LOOP', 'FISRIG_OP_END_LOOP', 'FISRIG_OP_IDLE', 'FISRIG_OP_RAW', 'FISRIG_OP_WORKLOAD', 'FISRIG_OP_TRIM', 'FISRIG_OP_DRAIN', 'FISRIG_OP_TRACE', 'FISRIG_OP_VERIFY', 'FISRIG_OP_POLICY', 'FISRIG_OP_NVME_RAW', 'FISRIG_OP_NVME_WORKLOAD'],
@@ -353,6 +358,7 @@ SIZES = {
     'fisrig_cmd_desc': 32,
     'fisrig_cpl_record': 80,
     'fisrig_cut_record': 80,
+    'fisrig_nvme_cut_record': 80,
     'fisrig_current_record': 80,
     'fisrig_ring_regs': 32,
     'fisrig_nvme_desc_head': 32,
@@ -427,6 +433,21 @@ FIELDS = {
         'slots_queued': (12, 4, 1),
         'slots_data': (16, 4, 1),
         'slots_done': (20, 4, 1),
+        'ts_submit': (24, 8, 1),
+        'ts_trigger': (32, 8, 1),
+        'ts_unused': (40, 32, 4),
+        'ts_status': (72, 8, 1),
+    },
+    'fisrig_nvme_cut_record': {
+        'user_tag': (0, 4, 1),
+        'slot': (4, 1, 1),
+        'result': (5, 1, 1),
+        'status': (6, 1, 1),
+        'error': (7, 1, 1),
+        'cmds_sent': (8, 4, 1),
+        'cmds_fetched': (12, 4, 1),
+        'cmds_data': (16, 4, 1),
+        'cmds_done': (20, 4, 1),
         'ts_submit': (24, 8, 1),
         'ts_trigger': (32, 8, 1),
         'ts_unused': (40, 32, 4),

@@ -131,6 +131,7 @@ void NvmeEngineModel::doorbell(uint32_t tail) {
     else end_desc(d.user_tag, FISRIG_RESULT_REFUSED, ts);  // a SATA command: this engine has no SATA
   }
   ring_started();
+  count_tlps();
 }
 
 void NvmeEngineModel::start(const fisrig_nvme_desc_head& h, fisrig_nvme_sqe s, uint64_t ts) {
@@ -209,6 +210,7 @@ uint32_t NvmeEngineModel::earliest_deadline() const {
 
 SimTime NvmeEngineModel::next_event() const {
   SimTime t = std::min(host_.ctrl.next_event(), cut_at_);
+  if (tlp_arm_.left && !tlp_ends_.empty()) t = std::min(t, tlp_ends_.top());
   const uint32_t s = earliest_deadline();
   return s < kSlots ? std::min(t, ticks_to_ns(slots_[s].deadline)) : t;
 }
@@ -220,6 +222,7 @@ void NvmeEngineModel::run_until(SimTime t) {
     now_ = std::max(now_, next);
     host_.ctrl.run_until(now_);
     collect();
+    count_tlps();
     if (cut_at_ <= now_) {
       cut(cut_at_, cut_trigger_tick_);
       continue;
@@ -234,6 +237,40 @@ void NvmeEngineModel::run_until(SimTime t) {
   now_ = std::max(now_, t);
   host_.ctrl.run_until(now_);
   collect();
+  count_tlps();
+}
+
+void NvmeEngineModel::arm_at_tlp(const fisrig_cmd_desc& d, uint64_t ts) {
+  static constexpr uint32_t kKind[] = {nvme::Controller::kTlpDoorbell, nvme::Controller::kTlpSqe,
+                                       nvme::Controller::kTlpData, nvme::Controller::kTlpCqe};
+  tlp_arm_ = {std::max<uint32_t>(1, d.count), d.timeout_ticks, ticks_to_ns(ts)};
+  tlp_ends_ = {};
+  host_.ctrl.watch_tlps(kKind[d.features - FISRIG_EVENT_DOORBELL]);
+}
+
+void NvmeEngineModel::disarm() {
+  tlp_arm_.left = 0;
+  tlp_ends_ = {};
+  host_.ctrl.watch_tlps(0);
+}
+
+void NvmeEngineModel::count_tlps() {
+  if (!tlp_arm_.left) return;
+  std::vector<SimTime>& booked = host_.ctrl.watched();
+  for (SimTime t : booked)
+    if (t >= tlp_arm_.since) tlp_ends_.push(t);
+  booked.clear();
+  // A booking is never earlier than the time it is made at: what the clock has reached is
+  // in the order the TLPs crossed.
+  while (!tlp_ends_.empty() && tlp_ends_.top() <= now_) {
+    const SimTime end = tlp_ends_.top();
+    tlp_ends_.pop();
+    if (--tlp_arm_.left) continue;
+    cut_trigger_tick_ = ns_to_ticks(end);
+    cut_at_ = std::max(end, ticks_to_ns(cut_trigger_tick_ + tlp_arm_.delay_ticks));
+    disarm();
+    break;
+  }
 }
 
 void NvmeEngineModel::collect() {
@@ -316,6 +353,14 @@ void NvmeEngineModel::end_slot(uint32_t s, uint8_t result) {
   r.ts_submit = sl.ts_submit;
   r.ts_doorbell = sl.ts_doorbell;
   r.ts_cqe = now_ticks();
+  if (s < had_.size()) {  // a cut's: what the controller had of it by then
+    const nvme::NvmeCompletion& c = had_[s];
+    auto by_now = [&](SimTime t) { return t && t <= now_ ? ns_to_ticks(t) : 0; };
+    r.ts_sqe = by_now(c.t_fetch);
+    r.ts_data_first = by_now(c.t_data_first);
+    r.ts_data_last = by_now(c.t_data_last);
+    if (r.ts_data_last) r.data_dwords = uint32_t(c.bytes / 4), r.blocks = uint32_t(c.bytes / kBlock);
+  }
   free_slot(s);
   push_as(r);
 }
@@ -330,16 +375,31 @@ void NvmeEngineModel::lose_all(uint8_t result) {
 
 void NvmeEngineModel::cut(SimTime t, uint64_t trigger_tick) {
   cut_at_ = drive::kNever;
+  disarm();
   now_ = std::max(now_, t);
-  host_.ctrl.power_off(now_);
-  fisrig_cut_record r{};
+  fisrig_nvme_cut_record r{};
   r.user_tag = FISRIG_USER_TAG_EVENT;
   r.slot = FISRIG_EVENT_REC_POWER_CUT;
   r.result = FISRIG_RESULT_LINK_LOST;
   r.ts_submit = r.ts_status = now_ticks();
   r.ts_trigger = trigger_tick;
+  // What the controller had of each command in flight by now (its bookings past now had not
+  // happened): the cut's counts, and the stamps of each LINK_LOST record after it.
+  had_.assign(kSlots, nvme::NvmeCompletion{});
+  for (const nvme::NvmeCompletion& c : host_.ctrl.fetched())
+    if (c.cid < kSlots && slots_[c.cid].busy && slots_[c.cid].head.qid == c.sqid) had_[c.cid] = c;
+  for (uint32_t s = 0; s < kSlots; ++s) {
+    if (!slots_[s].busy) continue;
+    const nvme::NvmeCompletion& c = had_[s];
+    r.cmds_sent += slots_[s].ts_doorbell != 0;
+    r.cmds_fetched += c.t_fetch && c.t_fetch <= now_;
+    r.cmds_data += c.t_data_first && c.t_data_first <= now_;
+    r.cmds_done += c.t_cqe && c.t_cqe <= now_;
+  }
+  host_.ctrl.power_off(now_);
   push_as(r);
   lose_all(FISRIG_RESULT_LINK_LOST);
+  had_.clear();
   up_ = false;
 }
 
@@ -362,7 +422,11 @@ void NvmeEngineModel::power(const fisrig_cmd_desc& d, uint64_t ts) {
         cut_trigger_tick_ = ts;
         return end_desc(d.user_tag, FISRIG_RESULT_OK, ts);
       }
-      break;  // a cut at a TLP of a kind is part 2's (docs/nvme.md)
+      if (d.features >= FISRIG_EVENT_DOORBELL && d.features <= FISRIG_EVENT_CQE) {
+        arm_at_tlp(d, ts);
+        return end_desc(d.user_tag, FISRIG_RESULT_OK, ts);
+      }
+      break;  // a SATA FIS has no NVMe meaning
     default:
       break;
   }

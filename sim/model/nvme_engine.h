@@ -126,7 +126,21 @@ class NvmeEngineModel {
   std::vector<uint32_t> started_;  // slots put on their queues, not yet rung for
   SimTime cut_at_ = drive::kNever;
   uint64_t cut_trigger_tick_ = 0;
+  // A cut armed at the count-th TLP of a kind (engine_if.h enum fisrig_tlp_event): the
+  // controller's bookings of the kind since the arming, earliest on top; each one's end
+  // comes off once the clock reaches it, and the count-th sets cut_at_ its delay later.
+  struct TlpArm {
+    uint32_t left = 0;  // TLPs still to come (0: none armed)
+    uint64_t delay_ticks = 0;
+    SimTime since = 0;
+  } tlp_arm_;
+  std::priority_queue<SimTime, std::vector<SimTime>, std::greater<SimTime>> tlp_ends_;
+  void arm_at_tlp(const fisrig_cmd_desc& d, uint64_t ts);
+  // The controller's new bookings into tlp_ends_, and those the clock has reached counted.
+  void count_tlps();
+  void disarm();
   std::vector<uint8_t> buffer_;
+  std::vector<nvme::NvmeCompletion> had_;  // by slot, while a cut ends what was in flight
   std::FILE* capture_ = nullptr;
 };
 

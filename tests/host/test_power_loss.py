@@ -142,3 +142,75 @@ def test_the_docs_name_each_lie_as_the_checker_does():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "power-loss.md").read_text()
     for profile, lie in LIES.items():
         assert re.search(rf"^\| `{profile}` \|[^\n]*\| `{lie}`", doc, re.M), profile
+
+
+# ---- over NVMe (docs/nvme.md, "Power loss over NVMe") ----
+SWEEP_NVME = Path(__file__).resolve().parent / "plans" / "plp-short-nvme.toml"
+
+
+def _run_nvme(tmp_path, profile: str):
+    r = run_plan(plan_mod.load(SWEEP_NVME), tmp_path / profile, profile=profile, quiet=True)
+    return r, json.loads((r.run_dir / pv.POWER_JSON).read_text())["steps"]
+
+
+def test_over_nvme_the_honest_drive_is_clean(tmp_path):
+    r, steps = _run_nvme(tmp_path, "plp-honest")
+    assert r.status == "done"
+    assert [s["verdict"] for s in steps] == ["clean", "clean"]
+    assert [s["cycles"] for s in steps] == [16, 12]
+    assert all(s["cuts_at_event"] == s["cycles"] for s in steps)
+    classes = {n for s in steps for n in s["classes"]}
+    assert {"intact", "lost_cached"} <= classes <= {"intact", "lost_unacked", "lost_cached"}
+
+
+@pytest.mark.parametrize("profile", LIES)
+def test_over_nvme_each_lie_is_named(tmp_path, profile):
+    """The same lies, the drive behind the NVMe controller: the same verdicts."""
+    r, steps = _run_nvme(tmp_path, profile)
+    found = _failures(steps)
+    assert LIES[profile] in found, f"{profile}: the checker found {found}"
+    if profile in ("plp-tears", "plp-reorders", "plp-bit-errors"):  # nothing but their own
+        assert found == {LIES[profile]}, profile
+    if profile == "plp-dies":
+        assert r.status == "expect_failed"
+        assert steps[0]["cycles"] == 3 and steps[1]["verdict"] == "not_run"
+
+
+def test_over_nvme_cuts_parquet_counts_the_commands_each_cut_caught(tmp_path):
+    """An NVMe engine's cut record counts its commands (engine_if.h's struct
+    fisrig_nvme_cut_record): sent, fetched, with data; each one's LINK_LOST record, written at
+    the cut, has the stamps it had by then, and the counts are theirs."""
+    r, steps = _run_nvme(tmp_path, "plp-honest")
+    cuts = pd.read_parquet(r.run_dir / pv.CUTS)
+    qd = cuts[cuts["step"] == "cut QD16x2"]
+    assert len(qd) == 16 and ((qd["t_cut_ns"] - qd["t_trigger_ns"]).between(0, 200_001)).all()
+    rec = pd.read_parquet(r.run_dir / "records.parquet")
+    lost = rec[(rec["kind"] == "command") & (rec["result"] == "link_lost")]
+    cqes = set(rec.loc[(rec["kind"] == "command") & (rec["result"] == "ok"), "t_status_ns"])
+    for _, c in cuts.iterrows():
+        mine = lost[(lost["marker"] == c["step"]) & (lost["t_status_ns"] == c["t_cut_ns"])]
+        assert c["slots_issued"] == (mine["t_h2d_ns"] > 0).sum()
+        assert c["slots_queued"] == (mine["t_accept_ns"] > 0).sum()
+        assert c["slots_data"] == (mine["t_data_first_ns"] > 0).sum() and c["slots_done"] == 0
+        assert (mine["t_accept_ns"] <= c["t_cut_ns"]).all() and (mine["t_data_last_ns"] <= c["t_cut_ns"]).all()
+        if c["step"] == "cut QD16x2":  # the count-th CQE: a command's that ended OK
+            assert c["t_trigger_ns"] in cqes
+    s = steps[0]["slots_at_cut"]
+    assert s["issued_mean"] == round(qd["slots_issued"].mean(), 2) and s["cuts_mid_data"] > 0
+
+
+def test_over_nvme_the_builtin_sweep_is_clean_on_the_honest_drive(tmp_path):
+    """power-loss-sweep over NVMe: its SATA events name their NVMe counterparts (a cut at
+    an SDB or D2H at a CQE, at an H2D at a doorbell), and every cut meets its event."""
+    import dataclasses
+    p = dataclasses.replace(plan_mod.load(plan_mod.find("power-loss-sweep")), protocol="nvme")
+    r = run_plan(p, tmp_path / "sweep", quiet=True)
+    assert r.status == "done"
+    steps = json.loads((r.run_dir / pv.POWER_JSON).read_text())["steps"]
+    assert len(steps) == 7
+    for s in steps:
+        assert s["verdict"] == "clean" and s["cycles"] == s["cycles_planned"], s
+        assert s["cuts_at_event"] == s["cycles"], s
+    assert steps[2]["slots_at_cut"]["issued_mean"] == 32  # "cut full queue": at the 32nd doorbell
+    flush = steps[3]["classes"]
+    assert flush["intact"]["cycles"] > 0 and flush["lost_cached"]["cycles"] < steps[3]["cycles"]

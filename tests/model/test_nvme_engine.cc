@@ -232,6 +232,116 @@ TEST(NvmeEngine, ACutEndsWhatWasInFlightAndPowerOnBringsTheControllerBack) {
   EXPECT_EQ(last.cpl.result, FISRIG_RESULT_OK);
 }
 
+// A cut at the count-th TLP of a kind (engine_if.h enum fisrig_tlp_event) falls on that
+// TLP's end: four one-block writes at QD1, the cut at the second's doorbell, SQE, first or
+// last data TLP (a block's write is two 256-byte completions) or CQE; the cut's record
+// counts what the controller had of the command in flight, whose LINK_LOST record has the
+// stamps it had by then.
+struct TlpCut {
+  fisrig_nvme_cut_record cut{};
+  std::vector<fisrig_nvme_cpl_record> cmds;  // the writes' records, in order
+};
+
+TlpCut cut_at_tlp(uint8_t kind, uint16_t count) {
+  ProgramBuilder p;
+  fisrig_cmd_desc arm = ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_OFF_AT_EVENT, 0, 0, kind);
+  arm.count = count;
+  p.raw(arm, ProgramBuilder::ok());
+  for (int i = 0; i < 4; ++i) p.nvme_raw(1, rw(FISRIG_NVME_CMD_WRITE, 64 + 8 * i, 1), 512, FISRIG_DATA_STAMP, 10 + i);
+  NvmeRun r = run_nvme(p.build());
+  EXPECT_EQ(r.status, FISRIG_VM_DONE) << r.error_text;
+  TlpCut out;
+  int cuts = 0;
+  for (const auto& rec : r.records) {
+    if (rec.kind == FISRIG_RECORD_POWER && rec.cpl.user_tag == FISRIG_USER_TAG_EVENT &&
+        rec.cpl.slot == FISRIG_EVENT_REC_POWER_CUT) {
+      std::memcpy(&out.cut, &rec.cpl, sizeof out.cut);
+      // The VM moves the counts to the run record's words (program.h FISRIG_RECORD_POWER).
+      out.cut.cmds_sent = uint32_t(rec.lba), out.cut.cmds_fetched = uint32_t(rec.lba >> 32);
+      out.cut.cmds_data = rec.lbas, out.cut.cmds_done = rec.seq;
+      ++cuts;
+    }
+    if (rec.kind == FISRIG_RECORD_COMMAND && rec.protocol == FISRIG_PROTO_NVME) out.cmds.push_back(nvme_cpl(rec));
+  }
+  EXPECT_EQ(cuts, 1);
+  EXPECT_EQ(out.cmds.size(), 4u);
+  return out;
+}
+
+TEST(NvmeEngine, ACutAtATlpOfAKindFallsOnItsEnd) {
+  {
+    TlpCut c = cut_at_tlp(FISRIG_EVENT_DOORBELL, 2);
+    ASSERT_EQ(c.cmds.size(), 4u);
+    EXPECT_EQ(c.cut.ts_trigger, c.cmds[1].ts_doorbell);
+    EXPECT_EQ(c.cut.ts_status, c.cut.ts_trigger);
+    EXPECT_EQ(c.cmds[0].result, FISRIG_RESULT_OK);
+    EXPECT_EQ(c.cmds[1].result, FISRIG_RESULT_LINK_LOST);
+    EXPECT_EQ(c.cmds[1].ts_sqe, 0u);  // its SQE had not come in
+    EXPECT_EQ(c.cut.cmds_sent, 1u);
+    EXPECT_EQ(c.cut.cmds_fetched, 0u);
+  }
+  {
+    TlpCut c = cut_at_tlp(FISRIG_EVENT_SQE, 2);
+    ASSERT_EQ(c.cmds.size(), 4u);
+    EXPECT_EQ(c.cut.ts_trigger, c.cmds[1].ts_sqe);
+    EXPECT_EQ(c.cmds[1].result, FISRIG_RESULT_LINK_LOST);
+    EXPECT_EQ(c.cmds[1].ts_data_first, 0u);
+    EXPECT_EQ(c.cut.cmds_fetched, 1u);
+    EXPECT_EQ(c.cut.cmds_data, 0u);
+  }
+  {
+    TlpCut c = cut_at_tlp(FISRIG_EVENT_DATA_TLP, 3);  // the second write's first data TLP
+    ASSERT_EQ(c.cmds.size(), 4u);
+    EXPECT_GT(c.cut.ts_trigger, c.cmds[1].ts_data_first);  // its end: 276 bytes at 3.94 a ns
+    EXPECT_LE(c.cut.ts_trigger - c.cmds[1].ts_data_first, 11u);
+    EXPECT_EQ(c.cmds[1].result, FISRIG_RESULT_LINK_LOST);
+    EXPECT_EQ(c.cmds[1].ts_data_last, 0u);  // its last TLP had not crossed
+    EXPECT_EQ(c.cut.cmds_data, 1u);
+    TlpCut d = cut_at_tlp(FISRIG_EVENT_DATA_TLP, 4);  // its last one
+    EXPECT_EQ(d.cut.ts_trigger, d.cmds[1].ts_data_last);
+    EXPECT_EQ(d.cmds[1].data_dwords, 128u);
+  }
+  {
+    TlpCut c = cut_at_tlp(FISRIG_EVENT_CQE, 2);
+    ASSERT_EQ(c.cmds.size(), 4u);
+    EXPECT_EQ(c.cut.ts_trigger, c.cmds[1].ts_cqe);
+    EXPECT_EQ(c.cmds[1].result, FISRIG_RESULT_OK);  // its CQE was written: it ended
+    EXPECT_EQ(c.cmds[2].result, FISRIG_RESULT_LINK_LOST);
+    EXPECT_EQ(c.cut.cmds_sent, 0u);
+  }
+}
+
+// The verify pass over NVMe: Identify Namespace first (its NSZE), then reads of the span,
+// each sector's finding as the SATA pass gives it.
+TEST(NvmeEngine, TheVerifyPassReadsOverNvme) {
+  ProgramBuilder p;
+  p.nvme_raw(1, rw(FISRIG_NVME_CMD_WRITE, 16, 8), 8 * 512, FISRIG_DATA_STAMP, 77, 0, FISRIG_RESULT_OK);
+  p.verify(8, 24, 8, true);
+  NvmeRun r = run_nvme(p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << r.error_text;
+  std::vector<fisrig_run_record> stamps, ids, reads;
+  for (const auto& rec : r.records) {
+    if (rec.kind == FISRIG_RECORD_STAMP) stamps.push_back(rec);
+    if (rec.kind == FISRIG_RECORD_IDENTIFY) ids.push_back(rec);
+    if (rec.kind == FISRIG_RECORD_COMMAND && rec.command == FISRIG_NVME_CMD_READ) reads.push_back(rec);
+  }
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_EQ(ids[0].protocol, FISRIG_PROTO_NVME);
+  EXPECT_EQ(ids[0].cpl.result, FISRIG_RESULT_OK);
+  EXPECT_EQ(ids[0].lba, tiny().user_sectors);  // NSZE: the namespace's blocks
+  EXPECT_NE(ids[0].seq, 0u);
+  EXPECT_EQ(reads.size(), 3u);
+  // Zeros, the write's 8 stamps (sequence 77), zeros.
+  ASSERT_EQ(stamps.size(), 3u);
+  EXPECT_EQ(stamps[0].detail, FISRIG_FOUND_ZEROS);
+  EXPECT_EQ(stamps[1].detail, FISRIG_FOUND_STAMP);
+  EXPECT_EQ(stamps[1].seq, 77u);
+  EXPECT_EQ(stamps[1].lba, 16u);
+  EXPECT_EQ(stamps[1].lbas, 8u);
+  EXPECT_EQ(stamps[2].detail, FISRIG_FOUND_ZEROS);
+  for (const auto& s : stamps) EXPECT_EQ(s.protocol, FISRIG_PROTO_NVME);
+}
+
 TEST(NvmeEngine, ACommandPastItsTimeoutEndsAndTheControllerIsReset) {
   drive::DriveConfig cfg = tiny();
   // The engine's bring-up is 33 admin commands (Number of Queues, and a CQ and an SQ for

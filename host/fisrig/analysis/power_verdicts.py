@@ -18,8 +18,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from fisrig.sata import ata
 from fisrig import program_format as pf
+from fisrig.analysis.arrays import OP_FLUSH, OP_READ, OP_TRIM, op_classes
 from fisrig.records import store
 
 VERDICTS = "verdicts.parquet"
@@ -50,9 +50,11 @@ CODE = {n: i for i, n in enumerate(NAMES)}
 BIT_ERROR_MAX = 8
 _F = {n: i for i, n in enumerate(pf.FINDINGS)}
 COLUMNS = ["marker", "kind", "protocol", "command", "result", "tag", "lba", "lbas", "seq", "detail",
-           "d2h_lba", "check_errors", "t_submit_ns", "t_h2d_ns", "t_status_ns"]
+           "d2h_lba", "check_errors", "t_submit_ns", "t_h2d_ns", "t_status_ns", "queue"]
 # The slots at a cut (engine_if.h's struct fisrig_cut_record), as the cut's record carries
-# them (program.h, FISRIG_RECORD_POWER): cuts.parquet's mask columns.
+# them (program.h, FISRIG_RECORD_POWER): cuts.parquet's mask columns. An NVMe engine's cut
+# (struct fisrig_nvme_cut_record) counts its commands in the same words: sent, fetched,
+# with data and done.
 SLOT_MASKS = ("slots_issued", "slots_queued", "slots_data", "slots_done")
 
 
@@ -67,6 +69,7 @@ class StepVerdict:
     failing_cycles: list = field(default_factory=list)
     example_cycle: int | None = None  # the cycle the timeline plot shows
     cuts: list = field(default_factory=list)  # per cycle cut_state's (or None: no record)
+    counts: bool = False  # the cut records count commands (NVMe) rather than mask slots (SATA)
 
     def summary(self) -> dict:
         failures = {n: c for n, c in self.classes.items() if CLASSES[n] == "failure"}
@@ -92,12 +95,14 @@ class StepVerdict:
         if not cuts:
             return {"cuts_recorded": 0}
         m = np.array([[c[k] for k in SLOT_MASKS] for c in cuts], dtype=np.uint64)
-        count = np.array([[slots_in(int(x)) for x in row] for row in m])
-        return {"cuts_recorded": len(cuts),
+        count = m.astype(np.int64) if self.counts else np.array([[slots_in(int(x)) for x in row] for row in m])
+        # Over NVMe a command with data begun and not done is counted in the one and not the other.
+        mid_data = count[:, 2] > count[:, 3] if self.counts else m[:, 2] & ~m[:, 3]
+        return {"cuts_recorded": len(cuts), **({"protocol": "nvme"} if self.counts else {}),
                 "issued_mean": round(float(count[:, 0].mean()), 2),
                 "queued_mean": round(float(count[:, 1].mean()), 2),
                 "data_mean": round(float(count[:, 2].mean()), 2),
-                "cuts_mid_data": int(np.count_nonzero(m[:, 2] & ~m[:, 3]))}
+                "cuts_mid_data": int(np.count_nonzero(mid_data))}
 
 
 @dataclass
@@ -130,6 +135,8 @@ def read_rows(run_dir: Path, labels: list[str]) -> Rows:
             cols[c] = np.array(vals, dtype=object)[codes[keep]]
         else:
             cols[c] = t.column(c).combine_chunks().fill_null(0).to_numpy(zero_copy_only=False)[keep]
+    # What each command is (a read, a write, a TRIM, a FLUSH) by its protocol's opcodes.
+    cols["op"] = op_classes(cols["command"], cols["protocol"], cols["queue"])
     return Rows(cols, known)
 
 
@@ -187,7 +194,7 @@ def classify(run_dir: Path, meta: dict, rows: Rows | None = None) -> list[StepVe
 
 def _classify_step(r: dict, step: dict, known, out_rows: list) -> StepVerdict:
     label, start, span = step["label"], int(step["lba_start"]), int(step["lba_count"])
-    v = StepVerdict(label, int(step["cycles"]))
+    v = StepVerdict(label, int(step["cycles"]), counts=step.get("protocol") == "nvme")
     base, cycles = step_cycles(r, label)
     prev_what, prev_seq, _ = _found(r, base, start, span)
     ident = _identify(r, base)
@@ -218,8 +225,9 @@ def _cycle_bounds(r: dict, mine: np.ndarray) -> list[int]:
     rows after the last pass (a drive that did not come back) are a cycle of their own."""
     if not len(mine):
         return []
-    kind, cmd = r["kind"][mine], r["command"][mine]
-    verify_row = (kind == "stamp") | (kind == "identify") | ((kind == "command") & (cmd == ata.READ_DMA_EXT) & (r["seq"][mine] == 0))
+    kind = r["kind"][mine]
+    # (A power_loss step's writes read nothing: its reads are the verify passes'.)
+    verify_row = (kind == "stamp") | (kind == "identify") | ((kind == "command") & (r["op"][mine] == OP_READ) & (r["seq"][mine] == 0))
     idents = np.flatnonzero(kind == "identify")
     ends = []
     for p in idents:
@@ -316,7 +324,8 @@ def _classify_cycle(r, idx, start, span, prev_what, prev_seq, ident, known):
     # The cycle's writes, in the order they were issued (their sequence).
     w = idx[(kind == "command") & (r["seq"][idx] > 0)]
     w = w[np.argsort(r["seq"][w], kind="stable")]
-    flushes = idx[(kind == "command") & np.isin(cmd, list(ata.FLUSHES)) & (result == "ok")]
+    op = r["op"][idx]
+    flushes = idx[(kind == "command") & (op == OP_FLUSH) & (result == "ok")]
     flush_at = int(r["t_submit_ns"][flushes].max()) if len(flushes) else -1
     wa = np.maximum(r["lba"][w].astype(np.int64) - start, 0)
     wn = np.minimum(r["lba"][w].astype(np.int64) + r["lbas"][w].astype(np.int64) - start, span) - wa
@@ -341,7 +350,7 @@ def _classify_cycle(r, idx, start, span, prev_what, prev_seq, ident, known):
     if len(cyc_seq):
         acked_at = np.where(last_acked > 0, w_status[np.minimum(np.searchsorted(cyc_seq, last_acked), len(w) - 1)], 0)
     trimmed = np.zeros(span, dtype=bool)
-    for i in idx[(kind == "command") & (cmd == ata.DATA_SET_MANAGEMENT)]:
+    for i in idx[(kind == "command") & (op == OP_TRIM)]:
         a = max(0, int(r["lba"][i]) - start)
         trimmed[a:min(span, a + int(r["lbas"][i]))] = True
     written = last_any > 0

@@ -24,7 +24,7 @@ NAMESPACE = 1
 # The step kinds an NVMe plan takes; the others say so (their NVMe forms are to come:
 # docs/nvme.md, "Not yet").
 NVME_STEPS = {"workload", "fill", "sweep", "flush", "identify", "trim", "secure_erase", "sanitize", "drain",
-              "idle", "comreset", "power_off", "power_on", "power_cut_at", "raw"}
+              "idle", "comreset", "power_off", "power_on", "power_cut_at", "power_loss", "raw"}
 # A raw step's SATA fields, which an NVMe one does not take; and its own, which a SATA one does not.
 SATA_RAW_KEYS = ("features", "lba", "count", "device", "aux", "icc", "protocol", "expect_error")
 NVME_RAW_KEYS = ("queue", "nsid", "cdw2", "cdw3", "cdw10", "cdw11", "cdw12", "cdw13", "cdw14", "cdw15", "data_bytes")
@@ -38,9 +38,6 @@ class NvmeSteps:
         if step.do not in NVME_STEPS:
             raise self.err(step, "do", f"a {step.do} step has no NVMe form yet (protocol = \"nvme\"; "
                                        f"NVMe plans take: {', '.join(sorted(NVME_STEPS))})")
-        if step.do == "power_cut_at" and step.args.get("event", "time") != "time":
-            raise self.err(step, "event", f"event = {step.args['event']!r}: an NVMe plan cuts at a time only "
-                                          "(event = \"time\"; a cut at a TLP of a kind is to come)")
 
     def nvme_queue_count(self, step: Step, qd: int) -> int:
         """The I/O queues a generator keeps `qd` deep: its `queues` (1 unless said)."""
@@ -111,13 +108,11 @@ class NvmeSteps:
 
     def nvme_command(self, qid: int, entry: bytes, *, data_bytes: int = 0, data_out: bytes = b"") -> None:
         """One NVMe command that must end OK (Successful status)."""
-        head = pf.nvme_desc(qid, data_bytes=max(data_bytes, len(data_out)), data="ram" if data_out or data_bytes else "none")
-        self.ops.append(pf.op_nvme_raw(head, entry, result=pf.RESULT["ok"], status_mask=STATUS_TYPE_AND_CODE,
-                                       status_value=0, data_out=data_out))
+        self.ops.append(nvme_op(qid, entry, data_bytes=data_bytes, data_out=data_out))
         self.cost(Cost(commands=1))
 
-    def nvme_flush(self, step: Step) -> None:
-        self.nvme_command(1, pf.sqe(CMD_FLUSH, nsid=NAMESPACE))
+    def nvme_flush(self, step: Step | None = None) -> None:
+        self.nvme_command(1, FLUSH)
 
     def nvme_identify(self, step: Step) -> None:
         self.nvme_command(0, pf.sqe(ADMIN_IDENTIFY, cdw10=CNS_CONTROLLER), data_bytes=4096)
@@ -130,13 +125,30 @@ class NvmeSteps:
 
     def nvme_trim(self, step: Step) -> None:
         """Deallocate: Dataset Management with the AD bit, 256 ranges a command at most."""
-        start, count = self.span(step)
-        ranges = []
-        while count:
-            n = min(count, DSM_RANGE_MAX)
-            ranges.append(struct.pack("<IIQ", 0, n, start))
-            start, count = start + n, count - n
-        for i in range(0, len(ranges), DSM_RANGES):
-            part = ranges[i:i + DSM_RANGES]
-            self.nvme_command(1, pf.sqe(CMD_DATASET_MANAGEMENT, nsid=NAMESPACE, cdw10=len(part) - 1, cdw11=DSM_AD),
-                          data_out=b"".join(part))
+        for op in deallocate_ops(*self.span(step)):
+            self.ops.append(op)
+            self.cost(Cost(commands=1))
+
+
+def nvme_op(qid: int, entry: bytes, *, data_bytes: int = 0, data_out: bytes = b"", must_succeed: bool = True) -> bytes:
+    """One NVMe command's instruction: one that must end OK (Successful status), or any way."""
+    head = pf.nvme_desc(qid, data_bytes=max(data_bytes, len(data_out)), data="ram" if data_out or data_bytes else "none")
+    if not must_succeed:
+        return pf.op_nvme_raw(head, entry, data_out=data_out)
+    return pf.op_nvme_raw(head, entry, result=pf.RESULT["ok"], status_mask=STATUS_TYPE_AND_CODE, status_value=0,
+                          data_out=data_out)
+
+
+FLUSH = pf.sqe(CMD_FLUSH, nsid=NAMESPACE)
+
+
+def deallocate_ops(start: int, count: int, must_succeed: bool = True) -> list[bytes]:
+    """Deallocates of [start, start + count) on queue 1: DSM_RANGES ranges a command."""
+    ranges = []
+    while count:
+        n = min(count, DSM_RANGE_MAX)
+        ranges.append(struct.pack("<IIQ", 0, n, start))
+        start, count = start + n, count - n
+    return [nvme_op(1, pf.sqe(CMD_DATASET_MANAGEMENT, nsid=NAMESPACE, cdw10=len(part) - 1, cdw11=DSM_AD),
+                    data_out=b"".join(part), must_succeed=must_succeed)
+            for part in (ranges[i:i + DSM_RANGES] for i in range(0, len(ranges), DSM_RANGES))]

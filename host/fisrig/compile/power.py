@@ -9,6 +9,7 @@ from fisrig.sata import ata
 from fisrig.plan import limits
 from fisrig import plan as plan_mod
 from fisrig import program_format as pf
+from fisrig.compile import nvme as nvme_steps
 from fisrig.compile.estimate import EVENT_SLACK, Cost, workload_cost
 from fisrig.plan.data_out import SECTOR
 from fisrig.plan import Step
@@ -23,6 +24,11 @@ DEFAULT_POWER_SIZES = [[4, 4], [16, 2], [64, 1]]
 # One DSM TRIM command carries a 512-byte block of 64 ranges of at most 65535 sectors
 # (ATA's 16-bit range length; vm.c dsm_block).
 TRIM_SECTORS_PER_CMD = contract.FISRIG_VM_DSM_BYTES // 8 * 0xFFFF
+
+
+# A SATA FIS's counterpart over NVMe: a command sent (the Register H2D, the SQ doorbell), a
+# status (a D2H or an SDB, a CQE), data (a Data FIS, a data TLP). DMA Setup has none.
+NVME_EVENT_OF = {"h2d": pf.TLP_EVENT["doorbell"], "d2h": pf.TLP_EVENT["cqe"], "sdb": pf.TLP_EVENT["cqe"]}
 
 
 class PowerSteps:
@@ -86,17 +92,23 @@ class PowerSteps:
         self.sampling, self.sample_period = True, int(round(us * pf.TICK_HZ / 1e6))
         self.raw("power", pf.POWER_SAMPLE, count=1, timeout_ticks=self.sample_period)
 
+    def events(self) -> dict[str, int]:
+        """What a cut may be armed at: a FIS of a kind over SATA, a TLP of a kind over NVMe
+        (engine_if.h), or a time. Over NVMe a SATA FIS names its counterpart (NVME_EVENT_OF),
+        so that a plan of cuts runs over either protocol."""
+        return pf.TLP_EVENT | NVME_EVENT_OF if self.nvme else pf.FIS_EVENT
+
     def do_power_cut_at(self, step: Step) -> None:
         a = step.args
-        event = a.get("event", "h2d")
-        self.one_of(step, "event", event, pf.FIS_EVENT)
+        event = a.get("event", "doorbell" if self.nvme else "h2d")
+        self.one_of(step, "event", event, self.events())
         count = a.get("count", 1)
         if count < 1:
             raise self.err(step, "count", "count must be at least 1")
         self.fits(step, "count", "count", count)
         delay = self.fits(step, "delay_us", "timeout_ticks", int(round(a.get("delay_us", 0) * pf.TICK_HZ / 1e6)),
                           "in 150 MHz ticks")
-        self.raw("power", pf.POWER_OFF_AT_EVENT, features=pf.FIS_EVENT[event], count=count, timeout_ticks=delay)
+        self.raw("power", pf.POWER_OFF_AT_EVENT, features=self.events()[event], count=count, timeout_ticks=delay)
 
     def do_power_loss(self, step: Step) -> None:
         """Cycles of: writes (the integrity stamp) over a small span, a cut armed at a FIS
@@ -114,9 +126,14 @@ class PowerSteps:
         cut_in = a.get("cut_in", "writes")
         self.one_of(step, "cut_in", cut_in, ("writes", "flush", "trim"))
         qd, ncq = self.queue(step, 1, True)
-        default_event = ("sdb" if ncq else "d2h") if cut_in == "writes" else "h2d"
+        queues = self.nvme_queue_count(step, qd) if self.nvme else 0
+        # The cut's default: at a write's status (the count-th), or at the FLUSH or TRIM sent.
+        if self.nvme:
+            default_event = "cqe" if cut_in == "writes" else "doorbell"
+        else:
+            default_event = ("sdb" if ncq else "d2h") if cut_in == "writes" else "h2d"
         event = a.get("event", default_event)
-        self.one_of(step, "event", event, pf.FIS_EVENT)
+        self.one_of(step, "event", event, self.events())
         count = a.get("count", qd + 4 if cut_in == "writes" else 1)
         if count < 1:
             raise self.err(step, "count", "count must be at least 1")
@@ -172,14 +189,18 @@ class PowerSteps:
         # are packed once and repeated (400,000 cycles took the compiler over 20 s one
         # instruction at a time: tests/fuzz/regressions/plan/).
         verify = pf.op_verify(start, span)
-        arm = lambda delay: pf.op_raw(pf.desc("power", pf.POWER_OFF_AT_EVENT, features=pf.FIS_EVENT[event],  # noqa: E731
+        arm = lambda delay: pf.op_raw(pf.desc("power", pf.POWER_OFF_AT_EVENT, features=self.events()[event],  # noqa: E731
                                               count=count, timeout_ticks=delay))
         writes = lambda seed: pf.op_workload(  # noqa: E731
-            pattern="uniform", queue_depth=qd, ncq=ncq, data="stamp", compress_pct=compress, read_pct=0,
-            trim_pct=0, flush_pct=flush_pct, fua=fua, seed=seed, zipf_theta=0, lba_start=start, lba_span=span,
-            stop_commands=commands, stop_bytes=0, stop_ticks=0, sizes=sizes)
-        cut_by = {"writes": b"", "flush": pf.op_raw(pf.desc("non_data", ata.FLUSH_CACHE_EXT)),
-                  "trim": pf.op_trim(start, span, False)}[cut_in]
+            pattern="uniform", queue_depth=qd, ncq=ncq and not self.nvme, data="stamp", compress_pct=compress,
+            read_pct=0, trim_pct=0, flush_pct=flush_pct, fua=fua, seed=seed, zipf_theta=0, lba_start=start,
+            lba_span=span, stop_commands=commands, stop_bytes=0, stop_ticks=0, sizes=sizes, queues=queues)
+        if self.nvme:  # what the cut falls in may end any way
+            cut_by = {"writes": b"", "flush": nvme_steps.nvme_op(1, nvme_steps.FLUSH, must_succeed=False),
+                      "trim": b"".join(nvme_steps.deallocate_ops(start, span, must_succeed=False))}[cut_in]
+        else:
+            cut_by = {"writes": b"", "flush": pf.op_raw(pf.desc("non_data", ata.FLUSH_CACHE_EXT)),
+                      "trim": pf.op_trim(start, span, False)}[cut_in]
         after = b"".join([
             pf.op_raw(pf.desc("power", pf.POWER_OFF)),  # if the cut has not fired, now
             pf.op_idle(off),
@@ -195,7 +216,10 @@ class PowerSteps:
                                            f"its size field holds at most {limits.top('program_bytes')}")
         # The state before the first cut, made durable first: what a cut then takes from a
         # sector no cycle wrote is data at rest (on an honest drive, never).
-        self.raw("non_data", ata.FLUSH_CACHE_EXT)
+        if self.nvme:
+            self.nvme_flush()
+        else:
+            self.raw("non_data", ata.FLUSH_CACHE_EXT)
         self.ops.append(verify)
         for delay, seed in zip(delays, seeds):
             w = writes(seed)
@@ -214,4 +238,5 @@ class PowerSteps:
         self.power_loss.append({"marker": self.markers[self.current], "label": self.current,
                                 "lba_start": start, "lba_count": span, "cycles": cycles, "cut_in": cut_in,
                                 "event": event, "count": count, "delay_ticks": [lo, hi],
-                                "queue_depth": qd, "fua": bool(a.get("fua", False))})
+                                "queue_depth": qd, "queues": queues or 1, "fua": bool(a.get("fua", False)),
+                                "protocol": "nvme" if self.nvme else "sata"})

@@ -75,6 +75,9 @@ def fields(rec: np.ndarray) -> dict[str, np.ndarray]:
     return out
 
 
+_STAMP = pf.RECORD_KINDS.index("stamp")
+
+
 def _nvme_fields(f: dict[str, np.ndarray], d2h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(queue, nvme_status) of each record; an NVMe record's own fields (engine_if.h's struct
     fisrig_nvme_cpl_record: the CQE's status where status and error are, dword 0 and the
@@ -84,10 +87,12 @@ def _nvme_fields(f: dict[str, np.ndarray], d2h: np.ndarray) -> tuple[np.ndarray,
     nvme_status = np.zeros(len(d2h), dtype=np.uint16)
     nvme = f["protocol"] == pf.PROTO["nvme"]
     if nvme.any():
-        queue[nvme] = (d2h[nvme] >> 32) & 0xFFFF
         nvme_status[nvme] = f["status"][nvme].astype(np.uint16) | f["error"][nvme].astype(np.uint16) << 8
         f["status"][nvme] = f["error"][nvme] = 0
-        d2h[nvme] = 0
+        # A verify pass's finding keeps, as over SATA, the LBA its stamp names where the D2H's is.
+        cmd = nvme & (f["kind"] != _STAMP)
+        queue[cmd] = (d2h[cmd] >> 32) & 0xFFFF
+        d2h[cmd] = 0
     return queue, nvme_status
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fisrig.sata import ata
+from fisrig.analysis.arrays import OP_FLUSH
 from fisrig.analysis import power_verdicts as pv
 
 TIMELINE = "power_cut_timeline.png"
@@ -50,7 +50,11 @@ def headline(run_dir: Path) -> list[str]:
 
 
 def slots_at_cut(a: dict) -> str:
-    """power.json's slots_at_cut in words."""
+    """power.json's slots_at_cut in words (an NVMe engine's counts its commands)."""
+    if a.get("protocol") == "nvme":
+        return (f"commands at the cut, on average: {a['issued_mean']:g} sent, {a['queued_mean']:g} fetched by the "
+                f"controller, {a['data_mean']:g} with data begun; {a['cuts_mid_data']} of {a['cuts_recorded']} cuts "
+                "between a command's first data TLP and its CQE (cuts.parquet)")
     return (f"slots at the cut, on average: {a['issued_mean']:g} issued, {a['queued_mean']:g} released by the "
             f"drive, {a['data_mean']:g} with data crossed; {a['cuts_mid_data']} of {a['cuts_recorded']} cuts between "
             "a command's first Data FIS and its status (cuts.parquet)")
@@ -82,7 +86,7 @@ def _timeline(r: dict, verdicts, out: Path, caption: str) -> bool:
         if not v.example_cycle or v.example_cycle > len(cycles):
             continue
         idx = cycles[v.example_cycle - 1]
-        kind, cmd, res = r["kind"][idx], r["command"][idx], r["result"][idx]
+        kind, res = r["kind"][idx], r["result"][idx]
         cut, off = pv.cut_rows(r, idx)
         edge = r["t_status_ns"][cut[0]] if len(cut) else r["t_status_ns"][off[0]] if len(off) else None
         if edge is None:
@@ -91,24 +95,29 @@ def _timeline(r: dict, verdicts, out: Path, caption: str) -> bool:
         writes = idx[(kind == "command") & (r["seq"][idx] > 0)]
         ok = writes[r["result"][writes] == "ok"]
         lost = writes[r["result"][writes] != "ok"]
-        flush = idx[(kind == "command") & np.isin(cmd, list(ata.FLUSHES)) & (res == "ok")]
+        flush = idx[(kind == "command") & (r["op"][idx] == OP_FLUSH) & (res == "ok")]
         ax.scatter(t(ok), np.ones(len(ok)), marker="|", s=200, label=f"write acknowledged ({len(ok)})")
         ax.scatter((r["t_submit_ns"][lost].astype(np.int64) - int(edge)) / 1e3, np.full(len(lost), 0.6),
                    marker="x", label=f"write issued, never acknowledged ({len(lost)})")
         if len(flush):
-            ax.scatter(t(flush), np.full(len(flush), 1.4), marker="v", s=80, label=f"FLUSH completed ({len(flush)})")
+            ax.scatter(t(flush), np.full(len(flush), 1.4), marker="v", s=80, label=f"flush completed ({len(flush)})")
         ax.axvline(0, color="black", linewidth=2, label="rails off")
         ax.set_ylim(0, 2)
         ax.set_yticks([])
         state = v.cuts[v.example_cycle - 1] if v.example_cycle <= len(v.cuts) else None
-        slots = "" if state is None else "; at the cut " + ", ".join(
-            f"{pv.slots_in(state[k])} {k[6:]}" for k in pv.SLOT_MASKS[:3]) + " (slots)"
+        if state is None:
+            slots = ""
+        elif v.counts:  # an NVMe engine's cut counts its commands
+            slots = "; at the cut {} sent, {} fetched, {} with data (commands)".format(
+                *(state[k] for k in pv.SLOT_MASKS[:3]))
+        else:
+            slots = "; at the cut " + ", ".join(f"{pv.slots_in(state[k])} {k[6:]}" for k in pv.SLOT_MASKS[:3]) + " (slots)"
         ax.set_title(f"{v.label}: cycle {v.example_cycle} of {v.cycles}{slots}", fontsize=9)
         ax.legend(fontsize=7, loc="upper left")
         drew = True
     if not drew:
         plt.close(fig)
         return False
-    fig.suptitle("Power cuts: the last acknowledgements, FLUSH completions and the power edge", fontsize=11)
+    fig.suptitle("Power cuts: the last acknowledgements, flush completions and the power edge", fontsize=11)
     last = axes[-1, 0]
     return finish(fig, last, out, "us from the power cut (the rig's clock)", "", last.get_title(), caption)

@@ -86,6 +86,7 @@ void Controller::write32(uint32_t offset, uint32_t value, SimTime t) {
       run_until(t);  // what was visible before goes first
       sqs_[qid].tail = value;
       sqs_[qid].doorbell_at = in;
+      watched(kTlpDoorbell, in);
     } else {
       cqs_[qid].head = value;
       drain(cqs_[qid], in);
@@ -234,6 +235,7 @@ void Controller::run_until(SimTime t) {
     // The SQE: the controller's read request up, the host's 64-byte completion down.
     SimTime request = link_.up(fetch, PcieLink::tlp_bytes(kMemHeader, 0));
     c.t = c.c.t_fetch = link_.down(request + nvme_.host_read_ns, PcieLink::tlp_bytes(kCplHeader, FISRIG_NVME_SQE_BYTES));
+    watched(kTlpSqe, c.t);
     ssd_.arrive(c.t);  // idle work (background GC, the idle flush) up to the fetch
     execute(c);
     ssd_.busy_until(c.t);
@@ -263,6 +265,7 @@ bool Controller::later(const Cmd& a, const Cmd& b) { return a.t != b.t ? a.t > b
 void Controller::finish(Cmd& c) {
   // The CQE (a 16-byte write) and the MSI-X message (4 bytes) after it, up the link.
   c.t = link_.up(c.t, PcieLink::tlp_bytes(kMemHeader, FISRIG_NVME_CQE_BYTES));
+  watched(kTlpCqe, c.t);
   c.c.t_irq = link_.up(c.t, PcieLink::tlp_bytes(kMemHeader, 4));
   c.seq = next_seq_++;
   inflight_.push_back(c);
@@ -311,6 +314,17 @@ void Controller::drain(Cq& q, SimTime t) {
     done_.push_back(c);
     q.held.pop_front();
   }
+}
+
+std::vector<NvmeCompletion> Controller::fetched() const {
+  std::vector<NvmeCompletion> out;
+  for (const Cmd& c : inflight_) {
+    out.push_back(c.c);
+    out.back().t_cqe = c.t;
+  }
+  for (const Cq& q : cqs_)
+    for (const auto& [e, c] : q.held) out.push_back(c);
+  return out;
 }
 
 bool Controller::pop_completion(NvmeCompletion& out) {

@@ -77,6 +77,7 @@ void Controller::to_host(Cmd& c, const uint8_t* data, uint64_t bytes, const std:
     SimTime at = std::max(end, ready && !ready->empty() ? (*ready)[std::min<size_t>(off / kPage, ready->size() - 1)] : from);
     end = link_.up(at, PcieLink::tlp_bytes(kMemHeader, n));
     if (!off) c.c.t_data_first = link_.last_start();
+    watched(kTlpData, end);
     // data_fis_crc_error_rate: the host's receiver finds the TLP's LCRC bad and NAKs it;
     // the controller sends it again.
     if (chance(ssd_.config().faults.data_fis_crc_error_rate)) ++replays_, end = link_.up(end, PcieLink::tlp_bytes(kMemHeader, n));
@@ -105,6 +106,7 @@ bool Controller::from_host(Cmd& c, uint8_t* data, uint64_t bytes) {
       uint32_t n = uint32_t(std::min<uint64_t>(mps, len - k));
       end = link_.down(std::max(request + nvme_.host_read_ns, end), PcieLink::tlp_bytes(kCplHeader, n));
       if (!off && !k) c.c.t_data_first = link_.last_start();
+      watched(kTlpData, end);
       // r_err_rate: the controller NAKs a completion it received bad; the host replays it.
       // hold_storm_rate: the controller withholds flow-control credit for hold_storm_ns.
       const drive::FaultKnobs& f = ssd_.config().faults;

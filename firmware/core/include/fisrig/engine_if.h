@@ -101,6 +101,16 @@ enum fisrig_fis_event {
   FISRIG_EVENT_DMA_SETUP = 5,
   FISRIG_EVENT_TIME = 6        /* no FIS: a cut at a time, timeout_ticks after the arming */
 };
+/* An NVMe engine's POWER_OFF_AT_EVENT kinds (features): the count-th TLP of the kind whose
+   end crossed the rig's PCIe link after the arming, its end the tick the delay counts from
+   (FISRIG_EVENT_TIME as above). Only TLPs of commands sent after the arming count: the VM
+   arms a cut with no command in flight. */
+enum fisrig_tlp_event {
+  FISRIG_EVENT_DOORBELL = 7,   /* an SQ tail doorbell's write, at the controller */
+  FISRIG_EVENT_SQE = 8,        /* an SQE's completion (the controller's fetch), at the controller */
+  FISRIG_EVENT_DATA_TLP = 9,   /* a data TLP either way (a replayed one once) */
+  FISRIG_EVENT_CQE = 10        /* a CQE's write, at the rig */
+};
 /* LINK descriptors */
 enum fisrig_link_op {
   FISRIG_LINK_COMRESET = 1,     /* COMRESET, OOB, wait for the signature D2H */
@@ -237,6 +247,30 @@ struct fisrig_cut_record {
   uint64_t ts_trigger;   /* where ts_h2d is: the tick the cut counted its delay from (the
                             count-th FIS's first dword, a Data FIS's first payload dword;
                             for FISRIG_EVENT_TIME the arming) */
+  uint64_t ts_unused[4]; /* 0 */
+  uint64_t ts_status;    /* the cut's tick */
+};
+
+/*
+ * An NVMe engine's cut record: the same as struct fisrig_cut_record but that its engine has
+ * 256 slots, so its four words count commands where SATA's are masks: sent (their doorbell
+ * rung), fetched (their SQE in the controller), with data (their first data TLP begun), and
+ * done (their CQE written, their record not yet out); each ends in a LINK_LOST record after
+ * it, with the stamps it had by the cut, as SATA's.
+ */
+struct fisrig_nvme_cut_record {
+  uint32_t user_tag;     /* FISRIG_USER_TAG_EVENT */
+  uint8_t slot;          /* FISRIG_EVENT_REC_POWER_CUT */
+  uint8_t result;        /* FISRIG_RESULT_LINK_LOST */
+  uint8_t status;
+  uint8_t error;
+  uint32_t cmds_sent;
+  uint32_t cmds_fetched;
+  uint32_t cmds_data;
+  uint32_t cmds_done;
+  uint64_t ts_submit;    /* the cut's tick */
+  uint64_t ts_trigger;   /* the count-th TLP's end (enum fisrig_tlp_event); for
+                            FISRIG_EVENT_TIME the arming */
   uint64_t ts_unused[4]; /* 0 */
   uint64_t ts_status;    /* the cut's tick */
 };
@@ -400,6 +434,9 @@ typedef char fisrig_nvme_cpl_is_a_cpl[sizeof(struct fisrig_nvme_cpl_record) == s
                                       offsetof(struct fisrig_nvme_cpl_record, blocks) == offsetof(struct fisrig_cpl_record, sectors) &&
                                       offsetof(struct fisrig_nvme_cpl_record, ts_data_first) == offsetof(struct fisrig_cpl_record, ts_data_first) &&
                                       offsetof(struct fisrig_nvme_cpl_record, ts_cqe) == offsetof(struct fisrig_cpl_record, ts_status) ? 1 : -1];
+typedef char fisrig_nvme_cut_is_a_cut[sizeof(struct fisrig_nvme_cut_record) == sizeof(struct fisrig_cut_record) &&
+                                      offsetof(struct fisrig_nvme_cut_record, cmds_done) == offsetof(struct fisrig_cut_record, slots_done) &&
+                                      offsetof(struct fisrig_nvme_cut_record, ts_trigger) == offsetof(struct fisrig_cut_record, ts_trigger) ? 1 : -1];
 typedef char fisrig_tick_ns_is_exact[FISRIG_TICK_NS_NUM * FISRIG_TICK_HZ == FISRIG_TICK_NS_DEN * 1000000000ull ? 1 : -1];
 
 #endif /* FISRIG_ENGINE_IF_H */

@@ -375,3 +375,86 @@ static FISRIG_VM_NVME enum fisrig_vm_status run_nvme_workload(struct fisrig_vm *
   }
   return FISRIG_VM_DONE;
 }
+
+/* One NVMe command of the VM's own at queue depth 1 (the verify pass's): the window's start
+   its data, its record the command's; *done the engine's record. */
+static FISRIG_VM_NVME enum fisrig_vm_status nvme_one(struct fisrig_vm *vm, const struct fisrig_nvme_sqe *sqe, uint16_t qid,
+                                                     uint32_t bytes, uint32_t timeout_ticks, struct fisrig_cpl_record *done) {
+  uint32_t idx = nvme_claim(vm->nvme);
+  struct fisrig_vm_nvme_inflight *f = &vm->nvme->inflight[idx];
+  struct fisrig_nvme_desc_head h;
+  enum fisrig_vm_status s;
+  memset(&h, 0, sizeof h);
+  h.protocol = FISRIG_PROTO_NVME;
+  h.qid = qid;
+  h.user_tag = FISRIG_VM_NVME_TAG | idx;
+  h.data_source = FISRIG_DATA_RAM; /* at data_word 0: nothing else is in flight */
+  h.data_bytes = bytes;
+  h.timeout_ticks = timeout_ticks;
+  memcpy(&f->base.desc, &h, sizeof h);
+  f->sqe = *sqe;
+  nvme_tail(vm, f, FISRIG_RECORD_COMMAND, NULL);
+  s = nvme_send(vm, idx);
+  return s == FISRIG_VM_DONE ? nvme_drain(vm, done) : s;
+}
+
+/* The verify pass (struct fisrig_op_verify) over NVMe: Identify Namespace first (an IDENTIFY
+   record: its NSZE and a checksum of the page, so that a drive that comes back as another is
+   seen), then Reads on queue 1, sectors_per_read blocks at a time, each sector's finding as
+   the SATA pass says it (emit_findings). */
+static FISRIG_VM_NVME enum fisrig_vm_status run_nvme_verify(struct fisrig_vm *vm, const struct fisrig_op_verify *op) {
+  uint64_t lba = op->lba_start, end = op->lba_start + op->sectors;
+  struct fisrig_nvme_sqe q;
+  struct fisrig_cpl_record done;
+  enum fisrig_vm_status s = drain(vm, NULL);
+  if (s == FISRIG_VM_DONE) s = nvme_drain(vm, NULL);
+  if (s != FISRIG_VM_DONE) return s;
+  if (op->identify) {
+    struct fisrig_run_record r;
+    uint32_t crc = FISRIG_CRC_SEED, i;
+    memset(&q, 0, sizeof q);
+    q.opcode = FISRIG_NVME_ADMIN_IDENTIFY;
+    q.nsid = 1;
+    q.cdw10 = FISRIG_NVME_CNS_NAMESPACE;
+    memset(vm->ops.data_window, 0, FISRIG_NVME_IDENTIFY_BYTES);
+    s = nvme_one(vm, &q, 0, FISRIG_NVME_IDENTIFY_BYTES, op->timeout_ticks, &done);
+    if (s != FISRIG_VM_DONE) return s;
+    memset(&r, 0, sizeof r);
+    r.cpl = done;
+    r.marker = vm->marker;
+    r.kind = FISRIG_RECORD_IDENTIFY;
+    r.command = FISRIG_NVME_ADMIN_IDENTIFY;
+    r.protocol = FISRIG_PROTO_NVME;
+    if (done.result == FISRIG_RESULT_OK) {
+      const uint8_t *w = vm->ops.data_window;
+      if (vm->ops.data_in) vm->ops.data_in(vm->ops.ctx);
+      r.lba = (uint64_t)le32(w) | (uint64_t)le32(w + 4) << 32; /* NSZE */
+      for (i = 0; i < FISRIG_NVME_IDENTIFY_BYTES / 4; ++i) crc = fisrig_crc32_step(crc, le32(w + 4 * i));
+      r.seq = crc;
+    }
+    if (emit(vm, &r)) return FISRIG_VM_RECORDS_LOST;
+  }
+  while (lba < end) {
+    uint32_t n = end - lba < op->sectors_per_read ? (uint32_t)(end - lba) : op->sectors_per_read;
+    memset(&q, 0, sizeof q);
+    q.opcode = FISRIG_NVME_CMD_READ;
+    q.nsid = 1;
+    q.cdw10 = (uint32_t)lba;
+    q.cdw11 = (uint32_t)(lba >> 32);
+    q.cdw12 = n - 1u;
+    s = nvme_one(vm, &q, 1, n * 512u, op->timeout_ticks, &done);
+    if (s != FISRIG_VM_DONE) return s;
+    s = emit_findings(vm, &done, lba, n);
+    if (s != FISRIG_VM_DONE) return s;
+    lba += n;
+    if (vm->stop_requested) return FISRIG_VM_STOPPED;
+  }
+  return FISRIG_VM_DONE;
+}
+
+/* The verify pass on whichever engine the VM has. */
+static FISRIG_VM_NVME enum fisrig_vm_status run_any_verify(struct fisrig_vm *vm, struct cursor *c) {
+  struct fisrig_op_verify verify;
+  if (vm->nvme) return run_nvme_verify(vm, op_at(c, &verify, sizeof verify));
+  return run_verify(vm, c);
+}

@@ -264,7 +264,11 @@ static const struct op_desc op_table[] = {
   [FISRIG_OP_TRIM] = {sizeof(struct fisrig_op_trim), check_trim, run_trim},
   [FISRIG_OP_DRAIN] = {sizeof(struct fisrig_op_head), NULL, run_drain},
   [FISRIG_OP_TRACE] = {sizeof(struct fisrig_op_trace), check_trace, run_trace},
+#if FISRIG_VM_NVME_PATH
+  [FISRIG_OP_VERIFY] = {sizeof(struct fisrig_op_verify), check_verify, run_any_verify},
+#else
   [FISRIG_OP_VERIFY] = {sizeof(struct fisrig_op_verify), check_verify, run_verify},
+#endif
   [FISRIG_OP_POLICY] = {sizeof(struct fisrig_op_policy), check_policy, run_policy},
 #if FISRIG_VM_NVME_PATH
   [FISRIG_OP_NVME_RAW] = {sizeof(struct fisrig_op_nvme_raw), check_nvme_raw, run_nvme_raw},

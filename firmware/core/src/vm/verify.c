@@ -76,6 +76,12 @@ static enum fisrig_vm_status emit_findings(struct fisrig_vm *vm, const struct fi
   r.kind = FISRIG_RECORD_STAMP;
   r.command = FISRIG_ATA_READ_DMA_EXT;
   r.protocol = FISRIG_PROTO_DMA_IN;
+#if FISRIG_VM_NVME_PATH
+  if (vm->nvme) { /* the reads were NVMe's (run_nvme_verify) */
+    r.command = FISRIG_NVME_CMD_READ;
+    r.protocol = FISRIG_PROTO_NVME;
+  }
+#endif
   if (failed) {
     r.detail = FISRIG_FOUND_UNREADABLE;
     r.lba = lba;

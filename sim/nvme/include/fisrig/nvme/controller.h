@@ -91,6 +91,18 @@ class Controller {
   bool pop_completion(NvmeCompletion& out);
   // When queue qid's last SQ tail doorbell write reached the controller (its TLP's end).
   SimTime sq_doorbell_at(uint16_t qid) const { return qid < sqs_.size() ? sqs_[qid].doorbell_at : 0; }
+  // The TLPs of the kinds in `kinds` (a bit per TlpKind) from here on, each its end as
+  // booked, into watched() (a cut at a TLP of a kind: the engine takes them from there; 0
+  // stops). Bookings come in no order of time, but never before the time they are made at.
+  enum TlpKind : uint32_t { kTlpDoorbell = 1, kTlpSqe = 2, kTlpData = 4, kTlpCqe = 8 };
+  void watch_tlps(uint32_t kinds) {
+    watch_ = kinds;
+    watched_.clear();
+  }
+  std::vector<SimTime>& watched() { return watched_; }
+  // The commands fetched whose CQE the host has not had yet, as they stand (their stamps
+  // past the present are bookings): what a cut finds in flight.
+  std::vector<NvmeCompletion> fetched() const;
   // Doorbell writes the controller ignored (past a queue's end, a queue that is not there):
   // the asynchronous event it reports (Invalid Doorbell Write Value).
   uint32_t invalid_doorbell_writes() const { return invalid_doorbells_; }
@@ -245,6 +257,11 @@ class Controller {
   SimTime now_ = 0;                      // the latest time the host gave
   SimTime shutdown_done_ = drive::kNever;  // when CC.SHN's shutdown completes
   std::deque<NvmeCompletion> done_;
+  uint32_t watch_ = 0;
+  std::vector<SimTime> watched_;
+  void watched(uint32_t kind, SimTime end) {
+    if (watch_ & kind) watched_.push_back(end);
+  }
   std::vector<uint8_t> buf_;
 };
 
