@@ -202,7 +202,7 @@ def op_trim(lba_start: int, sectors: int, queued: bool) -> bytes:
 
 # enum fisrig_trace_trims, by the names plans use
 TRIMS = {"as_queue": _c.FISRIG_TRIMS_AS_QUEUE, "dsm": _c.FISRIG_TRIMS_DSM, "skip": _c.FISRIG_TRIMS_SKIP}
-_TRACE = struct.Struct("<BBBBIB3xI")
+_TRACE = struct.Struct("<BBBBIBB2xI")
 
 
 def trace_entries(n: int) -> np.ndarray:
@@ -224,13 +224,14 @@ def _op_holding(entries: np.ndarray) -> bytearray | None:
 
 
 def op_trace(entries: np.ndarray | int, *, queue_depth: int, ncq: bool, data: str = "stamp",
-             compress_pct: int = 100, trims: str = "as_queue", entries_at: int = 0) -> bytes:
+             compress_pct: int = 100, trims: str = "as_queue", entries_at: int = 0, queues: int = 0) -> bytes:
     """A trace replay: the fixed part, then the entries (not counted in the head's size);
     or, with entries_at (the program offset of an earlier trace op) and `entries` its
-    number of entries, a replay of that trace's entries."""
+    number of entries, a replay of that trace's entries. `queues`: an NVMe engine's I/O
+    queues (0 over SATA)."""
     n = entries if entries_at else len(entries)
     fixed = _HEAD.pack(OP_TRACE, 0, _HEAD.size + _TRACE.size) + _TRACE.pack(
-        queue_depth, int(ncq), DATA[data], compress_pct, n, TRIMS[trims], entries_at)
+        queue_depth, int(ncq), DATA[data], compress_pct, n, TRIMS[trims], queues, entries_at)
     if entries_at:
         return fixed
     # The entries go straight into the op's buffer: the JEDEC pass's 37.7 M entries (600 MB)

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "fisrig/sata/drive.h"
+#include "current_sampler.h"
 #include "pattern_styles.h"
 #include "vm_cpu_time.h"
 #include "wire_stamps.h"
@@ -293,29 +294,19 @@ class EngineModel {
   void off_edge(SimTime t);        // POWER OFF or a cut at t
   void lose_power(SimTime t);      // a pin the drive runs on fell at t: its commands end LINK_LOST
   SimTime power_back_at(SimTime t) const;  // POWER ON at t
-  // The current sampler (FISRIG_POWER_SAMPLE), as the gateware's (engine/current.py): a
-  // sample at first_tick and every period after it, a record of FISRIG_CURRENT_SAMPLES. The
-  // samples are taken when their record is due (the clock at its last sample) or before
-  // the drive's power changes, whichever comes first, each at its own tick: the drive's
-  // NAND operations are known by then (it books them when it takes a command, and an idle
-  // drive's when told of the time), so a sample taken late reads what it would have then.
-  struct Sampler {
-    bool on = false;
-    uint64_t period = FISRIG_CURRENT_PERIOD_TICKS;
-    uint64_t first_tick = 0;   // the buffer's first sample
-    uint32_t taken = 0;        // samples in the buffer
-    uint8_t dropped = 0;       // records dropped since the last one sent
-    uint16_t ma[FISRIG_CURRENT_SAMPLES] = {};
-  };
-  Sampler sampler_;
-  SimTime next_current_record() const {
-    return sampler_.on ? ticks_to_ns(sampler_.first_tick + (FISRIG_CURRENT_SAMPLES - 1) * sampler_.period)
-                       : drive::kNever;
-  }
+  // The current sampler (FISRIG_POWER_SAMPLE, current_sampler.h).
+  CurrentSampler sampler_;
+  SimTime next_current_record() const { return sampler_.next_record(); }
   void sample(const fisrig_cmd_desc& d, fisrig_cpl_record& r);  // POWER SAMPLE
   // Takes the samples due by t (ticks at or before it), a record each time the buffer fills.
   void sample_through(SimTime t);
-  void write_current_record();
+  auto sense() {
+    return [this](SimTime at) { return drive_.sensed_ma(at); };
+  }
+  // A full ring drops a record, as the gateware's sampler does when the ring stays full.
+  auto push_current() {
+    return [this](const fisrig_cpl_record& c) { return cq_tail_ - cq_head_ < kCqEntries && (push_cq(c), true); };
+  }
   std::vector<drive::Drive::DataFis> fis_log_;  // the drive's, for the command it takes next
   std::FILE* capture_ = nullptr;
   PatternStyles styles_;

@@ -209,7 +209,7 @@ uint32_t NvmeEngineModel::earliest_deadline() const {
 }
 
 SimTime NvmeEngineModel::next_event() const {
-  SimTime t = std::min(host_.ctrl.next_event(), cut_at_);
+  SimTime t = std::min({host_.ctrl.next_event(), cut_at_, sampler_.next_record()});
   if (tlp_arm_.left && !tlp_ends_.empty()) t = std::min(t, tlp_ends_.top());
   const uint32_t s = earliest_deadline();
   return s < kSlots ? std::min(t, ticks_to_ns(slots_[s].deadline)) : t;
@@ -220,6 +220,7 @@ void NvmeEngineModel::run_until(SimTime t) {
     const SimTime next = next_event();
     if (next > t) break;
     now_ = std::max(now_, next);
+    if (next == sampler_.next_record()) sample_through(next);
     host_.ctrl.run_until(now_);
     collect();
     count_tlps();
@@ -239,6 +240,8 @@ void NvmeEngineModel::run_until(SimTime t) {
   collect();
   count_tlps();
 }
+
+void NvmeEngineModel::sample_through(SimTime t) { sampler_.through(t, sense(), push_current()); }
 
 void NvmeEngineModel::arm_at_tlp(const fisrig_cmd_desc& d, uint64_t ts) {
   static constexpr uint32_t kKind[] = {nvme::Controller::kTlpDoorbell, nvme::Controller::kTlpSqe,
@@ -396,6 +399,7 @@ void NvmeEngineModel::cut(SimTime t, uint64_t trigger_tick) {
     r.cmds_data += c.t_data_first && c.t_data_first <= now_;
     r.cmds_done += c.t_cqe && c.t_cqe <= now_;
   }
+  sample_through(now_);  // the samples up to the cut, with the power it still had
   host_.ctrl.power_off(now_);
   push_as(r);
   lose_all(FISRIG_RESULT_LINK_LOST);
@@ -412,10 +416,20 @@ void NvmeEngineModel::power(const fisrig_cmd_desc& d, uint64_t ts) {
     case FISRIG_POWER_ON:
       end_desc(d.user_tag, FISRIG_RESULT_OK, ts);
       if (!host_.ctrl.ssd().powered()) {
+        sample_through(now_);
         host_.ctrl.power_on(now_);
         up_ = bring_up();  // a LINK_UP record once the controller is ready and the queues made
       }
       return;
+    case FISRIG_POWER_SAMPLE: {
+      fisrig_cpl_record r{};
+      r.user_tag = d.user_tag;
+      r.result = FISRIG_RESULT_OK;
+      r.ts_submit = ts;
+      sampler_.descriptor(d, now_ticks(), r, sense(), push_current());
+      if (sampler_.on) host_.ctrl.ssd().current_ma(now_);  // the SSD keeps its NAND activity from here on
+      return push(r);
+    }
     case FISRIG_POWER_OFF_AT_EVENT:
       if (d.features == FISRIG_EVENT_TIME) {
         cut_at_ = ticks_to_ns(ts + d.timeout_ticks);

@@ -7,7 +7,8 @@
 // and writes one record per descriptor with the stamps engine_if.h defines at the rig's
 // PCIe link, where pcie_link.h puts each TLP.
 //
-// Beside the commands: POWER OFF, ON and a cut at a time, and LINK COMRESET (a controller
+// Beside the commands: POWER OFF, ON, a cut at a time or a TLP of a kind, the current
+// sampler (POWER SAMPLE), and LINK COMRESET (a controller
 // reset: CC.EN cleared, the queues made again) and WAIT_UP (CSTS.RDY and the queues), one
 // ring entry each as for SATA. A command past its timeout ends TIMEOUT and the engine
 // resets the controller, as the SATA engine sends a COMRESET: the commands in flight end
@@ -20,6 +21,7 @@
 #include <queue>
 #include <vector>
 
+#include "current_sampler.h"
 #include "fisrig/nvme/queue_host.h"
 #include "nvme_rig_memory.h"
 #include "wire_stamps.h"
@@ -136,6 +138,16 @@ class NvmeEngineModel {
   } tlp_arm_;
   std::priority_queue<SimTime, std::vector<SimTime>, std::greater<SimTime>> tlp_ends_;
   void arm_at_tlp(const fisrig_cmd_desc& d, uint64_t ts);
+  // The current sampler (FISRIG_POWER_SAMPLE) on the SSD behind the controller; a record
+  // that finds the ring full is dropped, as the gateware's sampler drops it.
+  CurrentSampler sampler_;
+  void sample_through(SimTime t);
+  auto sense() {
+    return [this](SimTime at) { return host_.ctrl.ssd().sensed_ma(at); };
+  }
+  auto push_current() {
+    return [this](const fisrig_cpl_record& c) { return cq_tail_ - cq_head_ < kCqEntries && held_.empty() && (push(c), true); };
+  }
   // The controller's new bookings into tlp_ends_, and those the clock has reached counted.
   void count_tlps();
   void disarm();

@@ -65,10 +65,12 @@ def mbps(ph) -> float:
     return ph.sweep_mbps if ph.is_sweep else ph.mbps
 
 
-def test_steady_state_states_conventional_drive(tmp_path):
+@pytest.mark.parametrize("protocol", ["sata", "nvme"])
+def test_steady_state_states_conventional_drive(tmp_path, protocol):
     """A conventional drive: sequential writes fall after the torture and come back after
-    TRIM; the clean drive is the fastest writer."""
-    _, ph = run(tmp_path, "steady-state-states")
+    TRIM; the clean drive is the fastest writer. Over NVMe (the same SSD behind the NVMe
+    controller) the same."""
+    _, ph = run(tmp_path, "steady-state-states", protocol=protocol)
     clean, torture, trim = (mbps(ph[f"incompressible: {s} write"]) for s in ("clean", "torture", "TRIM"))
     assert torture < 0.8 * clean
     assert trim > 1.2 * torture
@@ -105,14 +107,16 @@ def test_torture_60_minutes(tmp_path):
     assert mbps(ph["tortured"]) < 0.8 * mbps(ph["after TRIM"])
 
 
-def test_fill_delete_fill(tmp_path):
+@pytest.mark.parametrize("protocol", ["sata", "nvme"])
+def test_fill_delete_fill(tmp_path, protocol):
     """gc-vs-trim-fill-delete-fill.txt: every fill is timed; the first fill of the secure
     erased drive is the fastest; with TRIM on a second fill is as fast as a first. Without
     TRIM, the drive whose GC blocks the host (the plan's profile, as SSD1 and SSD2) takes
     longer from run 4's second fill on, and the drive whose GC keeps up (consumer-256gb, as
-    Kingston's) does not."""
-    for profile, off_vs_on in (("blocking-gc-256gb", (1.15, 1.5)), ("consumer-256gb", (0.98, 1.02))):
-        r, ph = run(tmp_path / profile, "fill-delete-fill", profile)
+    Kingston's) does not. Over NVMe (deallocate for TRIM), the blocking drive the same."""
+    cases = (("blocking-gc-256gb", (1.15, 1.5)), ("consumer-256gb", (0.98, 1.02)))
+    for profile, off_vs_on in cases[:1] if protocol == "nvme" else cases:
+        r, ph = run(tmp_path / profile, "fill-delete-fill", profile, protocol=protocol)
         fills = {label: p.seconds for label, p in ph.items() if " fill " in label}
         assert len(fills) == 12
         first = fills["R1 fill 1 (TRIM on)"]
@@ -142,11 +146,13 @@ def test_hdtach_lba_sweep(tmp_path):
     assert read.sweep_mbps > write.sweep_mbps
 
 
-def test_jedec_trim_trace(tmp_path):
+@pytest.mark.parametrize("protocol", ["sata", "nvme"])
+def test_jedec_trim_trace(tmp_path, protocol):
     """drivemaster-jedec-trim-test.txt: the same generated client trace four ways; with TRIM
     the drive keeps its IOPS, without it the final windows fall below TRIM's (DMA and NCQ),
-    and the chart draws the four passes overlaid."""
-    p = shortened("jedec-trim-trace", scaled_profile("consumer-256gb", tmp_path))
+    and the chart draws the four passes overlaid. Over NVMe: DMA's one command at a time is
+    queue depth 1, NCQ's depth the plan's, TRIM a deallocate."""
+    p = shortened("jedec-trim-trace", scaled_profile("consumer-256gb", tmp_path), protocol=protocol)
     for s in p.steps:
         if s.do == "replay":
             s.args["commands"] = 300_000
@@ -162,10 +168,12 @@ def test_jedec_trim_trace(tmp_path):
     assert (r.run_dir / "iops_per_100k.png").exists()
 
 
-def test_snia_pts_client(tmp_path):
+@pytest.mark.parametrize("protocol", ["sata", "nvme"])
+def test_snia_pts_client(tmp_path, protocol):
     """PTS rounds until steady state: the rig stops inside the round limit, the window it
-    reports holds by the rule, and the table has every cell, reads above writes at 4 KiB."""
-    r, _ = run(tmp_path, "snia-pts-client")
+    reports holds by the rule, and the table has every cell, reads above writes at 4 KiB;
+    over NVMe too."""
+    r, _ = run(tmp_path, "snia-pts-client", protocol=protocol)
     (pts,) = json.loads((r.run_dir / "pts.json").read_text())
     assert pts["steady_state_reached"] and pts["rounds_run"] <= 25
     assert pts["window"]["holds"] and len(pts["window_rounds"]) == 5
@@ -174,6 +182,35 @@ def test_snia_pts_client(tmp_path):
     assert len(table) == 8 and all(len(row) == 7 for row in table.values())
     assert table["4 KiB"]["100/0"] > table["4 KiB"]["0/100"]
     assert (r.run_dir / "pts_steady_state.png").exists()
+
+
+def test_whole_drive_fill(tmp_path):
+    """The whole-drive fill over NVMe on the consumer TLC drive (its SLC cache 113 GB of its
+    1 TB; here the drive and its cache at 1/32): the write speed is the cache's at first and
+    falls where the cache runs out to the TLC's, under half of it; after an idle minute the
+    second fill starts faster than the first ended (the drive freed some cache), then falls
+    again; the chart draws both."""
+    scale = SCALE
+    text = (PROFILES / "consumer-tlc-nvme-1tb.toml").read_text()
+    for key, div in (("user_gb", scale), ("blocks_per_plane", scale), ("slc_gb", scale)):
+        text = re.sub(rf"^{key} = (\d+)", lambda m: f"{key} = {int(m.group(1)) / div:g}" if key != "blocks_per_plane"
+                      else f"{key} = {int(m.group(1)) // div}", text, flags=re.M)
+    (tmp_path / "drive.toml").write_text(text)
+    p = plan_mod.load(plan_mod.find("whole-drive-fill"))
+    p.profile = str(tmp_path / "drive.toml")
+    r = run_plan(p, tmp_path / "run", quiet=True)
+    assert r.status == "done"
+    from fisrig.report.plots import fill_mbps
+    ph = {x.label: x for x in r.phases}
+    gb, mbps = fill_mbps(ph["fill 1 (new drive)"])
+    slc_gb = 113 / scale
+    early, late = np.median(mbps[gb < 0.8 * slc_gb]), np.median(mbps[gb > 1.5 * slc_gb])
+    assert late < 0.5 * early
+    edge = gb[np.argmax(mbps < (early + late) / 2)]  # where it falls: the cache's size, as the bench finds it
+    assert 0.8 * slc_gb < edge < 1.2 * slc_gb
+    gb2, mbps2 = fill_mbps(ph["fill 2 (after a minute idle)"])
+    assert mbps2[0] > 1.3 * late and np.median(mbps2[gb2 > 0.5 * gb2[-1]]) < 0.5 * early
+    assert (r.run_dir / "fill_mbps.png").stat().st_size > 10_000
 
 
 @pytest.mark.parametrize("name", sorted(plan_mod.builtin_plans()))

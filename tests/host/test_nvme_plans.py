@@ -113,11 +113,10 @@ def test_the_cli_sets_the_protocol_of_a_sata_plan(tmp_path):
     (("queues = 4", "queues = 17"), ":21:", "queues = 17: the NVMe engine has 1..16"),
     (("queues = 4", "queues = 9"), ":21:", "are 288 commands in flight; the VM keeps at most 256"),
     (("queue_depth = 32", "queue_depth = 256"), ":20:", "queue_depth 256: an NVMe queue holds 1..255"),
-    (("queues = 4", "ncq = true"), ":21:", "ncq is SATA's"),
+    (("queues = 4", "ncq = false"), ":21:", "ncq = false over NVMe is one command at a time: queue_depth 1, not 32"),
     (('do = "flush"', 'do = "verify"'), ":30:", "do = 'verify' is not a step kind"),
     (('do = "flush"', 'do = "rails"\npins = ["12v"]'), ":30:", "a rails step has no NVMe form yet"),
     (('do = "flush"', 'do = "power_cut_at"\nevent = "dma_setup"'), ":31:", "event = 'dma_setup' is not valid"),
-    (('profile = "tiny-1gb"', 'profile = "tiny-1gb"\ncurrent_us = 100'), ":5:", "current sampler over NVMe is to come"),
 ])
 def test_bad_nvme_plans_end_in_one_line(tmp_path, edit, where, says):
     plan = tmp_path / "plan.toml"

@@ -18,12 +18,12 @@ from fisrig.report import plots
 from fisrig.run import run_plan
 
 ALL_CHARTS = ["iops_over_time.png", "iops_per_100k.png", "mbps_across_lba.png", "latency_percentiles.png", "latency_over_time.png",
-              "transfer_sizes.png", "fill_times.png"]
+              "transfer_sizes.png", "fill_times.png", "fill_mbps.png"]
 SIZES_KIB = (4, 16, 64, 256)
 
 
 def every_chart_plan(description="every chart on the 1 GB test drive"):
-    """A run that draws every chart: a sweep, two fills with a TRIM between (fill times),
+    """A run that draws every chart: a sweep, two fills with a TRIM between (fill times and speeds),
     one workload phase per transfer size and direction (the transfer-size sweep) and a
     QD32 torture (IOPS)."""
     steps = [{"do": "secure_erase", "label": "secure erase"},

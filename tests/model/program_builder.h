@@ -101,9 +101,10 @@ class ProgramBuilder {
   ProgramBuilder& end_loop() { return add(fisrig_op_head{}, FISRIG_OP_END_LOOP); }
   // A trace with its entries, or (entries_at set) a replay of an earlier one's.
   ProgramBuilder& trace(const std::vector<fisrig_trace_entry>& entries, uint8_t qd, bool ncq, uint8_t trims,
-                        uint32_t entries_at = 0) {
+                        uint32_t entries_at = 0, uint8_t queues = 0) {
     fisrig_op_trace op{};
     op.queue_depth = qd;
+    op.queues = queues;
     op.ncq = ncq;
     op.data_source = FISRIG_DATA_STAMP;
     op.compress_pct = 100;

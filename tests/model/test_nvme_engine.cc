@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <memory>
 
 #include "model_run.h"
@@ -340,6 +341,55 @@ TEST(NvmeEngine, TheVerifyPassReadsOverNvme) {
   EXPECT_EQ(stamps[1].lbas, 8u);
   EXPECT_EQ(stamps[2].detail, FISRIG_FOUND_ZEROS);
   for (const auto& s : stamps) EXPECT_EQ(s.protocol, FISRIG_PROTO_NVME);
+}
+
+// A trace replayed over NVMe: its entries in order over the queues it asks for, its TRIMs
+// deallocates and its flushes Flushes; a replay of its entries with its TRIMs left out; an
+// entry over the engine's 2 MiB refused.
+TEST(NvmeEngine, ATraceReplaysOverItsQueues) {
+  std::vector<fisrig_trace_entry> entries;
+  for (uint32_t i = 0; i < 200; ++i) {
+    fisrig_trace_entry e{};
+    e.lba = 64 * i;
+    e.sectors = 8 << (i % 3);
+    e.op = uint8_t(i % 10 == 9 ? FISRIG_TRACE_FLUSH : i % 10 == 8 ? FISRIG_TRACE_TRIM : i % 2 ? FISRIG_TRACE_READ
+                                                                                              : FISRIG_TRACE_WRITE);
+    entries.push_back(e);
+  }
+  ProgramBuilder p;
+  const uint32_t first = p.at();
+  p.trace(entries, 8, true, FISRIG_TRIMS_AS_QUEUE, 0, 4);
+  p.trace(entries, 8, true, FISRIG_TRIMS_SKIP, first, 2);
+  NvmeRun r = run_nvme(p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << r.error_text;
+  auto cmds = commands_of(ModelRun{r.status, r.records});
+  ASSERT_EQ(cmds.size(), 200u + 180u);
+  std::map<uint8_t, int> ops;
+  std::set<uint16_t> queues_first, queues_second;
+  for (size_t i = 0; i < cmds.size(); ++i) {
+    const fisrig_nvme_cpl_record c = nvme_cpl(cmds[i]);
+    EXPECT_EQ(c.result, FISRIG_RESULT_OK);
+    (i < 200 ? queues_first : queues_second).insert(c.qid);
+    if (i < 200) ++ops[cmds[i].command];
+  }
+  EXPECT_EQ(ops[FISRIG_NVME_CMD_DATASET_MANAGEMENT], 20);
+  EXPECT_EQ(ops[FISRIG_NVME_CMD_FLUSH], 20);
+  EXPECT_EQ(ops[FISRIG_NVME_CMD_READ], 80);
+  EXPECT_EQ(ops[FISRIG_NVME_CMD_WRITE], 80);
+  EXPECT_EQ(queues_first, (std::set<uint16_t>{1, 2, 3, 4}));
+  EXPECT_EQ(queues_second, (std::set<uint16_t>{1, 2}));
+  // The reads and writes cover their entries' LBAs and blocks.
+  for (const auto& rec : cmds)
+    if (rec.command == FISRIG_NVME_CMD_READ || rec.command == FISRIG_NVME_CMD_WRITE) {
+      EXPECT_EQ(rec.lba % 64, 0u);
+      EXPECT_EQ(rec.lbas, 8u << (rec.lba / 64 % 3));
+    }
+  entries[5].sectors = FISRIG_NVME_DATA_MAX / 512 + 1;
+  ProgramBuilder big;
+  big.trace(entries, 8, true, FISRIG_TRIMS_AS_QUEUE, 0, 1);
+  NvmeRun b = run_nvme(big.build());
+  EXPECT_EQ(b.status, FISRIG_VM_BAD_PROGRAM);
+  EXPECT_STREQ(b.error_text, "a trace entry over the NVMe engine's 2 MiB");
 }
 
 TEST(NvmeEngine, ACommandPastItsTimeoutEndsAndTheControllerIsReset) {

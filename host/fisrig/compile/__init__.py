@@ -403,9 +403,6 @@ class _Compiler(PowerSteps, TraceSteps, NvmeSteps):
             self.policy_now = want
 
     def run(self) -> Compiled:
-        if self.nvme and self.plan.current_us > 0:
-            raise PlanError(self.plan.source, self.plan.lines.get(("plan", 0, "current_us")),
-                            "[plan]: current_us: the current sampler over NVMe is to come (docs/nvme.md)")
         for i, step in enumerate(self.plan.steps):
             self.mark(phase_label(step.label, self.current, step.do))
             if self.plan.current_us > 0 and i == 0:  # the whole plan, from its first step's start

@@ -24,7 +24,7 @@ NAMESPACE = 1
 # The step kinds an NVMe plan takes; the others say so (their NVMe forms are to come:
 # docs/nvme.md, "Not yet").
 NVME_STEPS = {"workload", "fill", "sweep", "flush", "identify", "trim", "secure_erase", "sanitize", "drain",
-              "idle", "comreset", "power_off", "power_on", "power_cut_at", "power_loss", "raw"}
+              "idle", "comreset", "power_off", "power_on", "power_cut_at", "power_loss", "pts_iops", "replay", "current", "raw"}
 # A raw step's SATA fields, which an NVMe one does not take; and its own, which a SATA one does not.
 SATA_RAW_KEYS = ("features", "lba", "count", "device", "aux", "icc", "protocol", "expect_error")
 NVME_RAW_KEYS = ("queue", "nsid", "cdw2", "cdw3", "cdw10", "cdw11", "cdw12", "cdw13", "cdw14", "cdw15", "data_bytes")
@@ -50,9 +50,12 @@ class NvmeSteps:
         return queues
 
     def nvme_queue_depth(self, step: Step, default_qd: int) -> int:
-        if "ncq" in step.args:
-            raise self.err(step, "ncq", "ncq is SATA's; an NVMe plan's commands are queued on `queues` I/O queues")
         qd = step.args.get("queue_depth", default_qd)
+        # NVMe queues every command: SATA's DMA (ncq = false, one command at a time) carries
+        # over as queue depth 1, NCQ as the queue depth asked.
+        if step.args.get("ncq", True) is False and qd != 1:
+            raise self.err(step, "ncq", f"ncq = false over NVMe is one command at a time: queue_depth 1, not {qd} "
+                                        "(NVMe queues every command, on `queues` I/O queues)")
         if not 1 <= qd < pf.NVME_QUEUE_ENTRIES:
             raise self.err(step, "queue_depth", f"queue_depth {qd}: an NVMe queue holds 1..{pf.NVME_QUEUE_ENTRIES - 1}")
         return qd

@@ -20,21 +20,29 @@ class TraceSteps:
     """The do_* of trace steps, on _Compiler's helpers (trace_op's cache is its `traces`)."""
 
     def trace_op(self, key, load, *, queue_depth: int, ncq: bool, data: str, compress_pct: int,
-                 trims: str = "as_queue") -> None:
+                 trims: str = "as_queue", queues: int = 0, step: Step | None = None) -> None:
         """A trace replay. The first replay of a trace (`key`: what its entries come from)
         carries its entries (`load()`); a later one replays them from there (entries_at),
         so a trace replayed four ways is in the program once. Its cost: its commands (less
-        its TRIMs when `trims` is "skip") and the bytes they move."""
+        its TRIMs when `trims` is "skip") and the bytes they move. Over NVMe (`queues`),
+        an entry over the engine's 2 MiB is refused at `step`."""
         if key in self.traces:
             at, entries = self.traces[key]
             self.ops.append(pf.op_trace(len(entries), queue_depth=queue_depth, ncq=ncq, data=data,
-                                        compress_pct=compress_pct, trims=trims, entries_at=at))
+                                        compress_pct=compress_pct, trims=trims, entries_at=at, queues=queues))
         else:
             entries = load()
+            if queues:
+                moving = np.less(entries["op"], pf.TRACE_OPS["T"])
+                big = np.flatnonzero(moving & np.greater(entries["sectors"], pf.NVME_DATA_MAX // SECTOR))
+                if len(big):
+                    raise self.err(step, "trace" if "trace" in step.args else "generator",
+                                   f"its command {int(big[0]) + 1} moves {int(entries['sectors'][big[0]])} sectors; "
+                                   f"an NVMe command moves at most {pf.NVME_DATA_MAX // SECTOR} (the engine's 2 MiB)")
             if len(self.traces) < contract.FISRIG_VM_TRACES_SHARED:
                 self.traces[key] = (self.offset(), entries)
             self.ops.append(pf.op_trace(entries, queue_depth=queue_depth, ncq=ncq, data=data,
-                                        compress_pct=compress_pct, trims=trims))
+                                        compress_pct=compress_pct, trims=trims, queues=queues))
         # numpy's calls, not its operators: under atheris (tests/fuzz/plan_fuzz.py) an
         # instrumented `==` on arrays kept every result alive (4 GB in a 240 s fuzz run).
         is_trim = np.equal(entries["op"], pf.TRACE_OPS["T"])
@@ -52,6 +60,10 @@ class TraceSteps:
             raise self.err(step, "generator" if "generator" in a else None,
                            "replay needs exactly one of trace = \"file\" and generator = \"client\" or \"enterprise\"")
         qd, ncq = self.queue(step, DEFAULT_QUEUE_DEPTH["replay"], True)
+        queues = self.nvme_queue_count(step, qd) if self.nvme else 0
+        if qd > contract.FISRIG_ENGINE_SLOTS:
+            raise self.err(step, "queue_depth", f"queue_depth {qd}: a replay keeps 1..{contract.FISRIG_ENGINE_SLOTS} "
+                                                "a queue (over NVMe, more queues go deeper)")
         data, compress = self.written(step)
         trims = a.get("trims", "as_queue")
         self.one_of(step, "trims", trims, pf.TRIMS)
@@ -88,7 +100,8 @@ class TraceSteps:
                 entries = trace.load(path, self.capacity, fmt)
                 self.fits(step, "trace", "trace_entries", len(entries), f"the trace's {len(entries)} lines")
                 return entries
-        self.trace_op(key, load, queue_depth=qd, ncq=ncq, data=data, compress_pct=compress, trims=trims)
+        self.trace_op(key, load, queue_depth=qd, ncq=ncq, data=data, compress_pct=compress, trims=trims,
+                      queues=queues, step=step)
 
     def do_pts_iops(self, step: Step) -> None:
         """SNIA SSS PTS's IOPS test: rounds of the block size x R/W mix matrix (each mix, then

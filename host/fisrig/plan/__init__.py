@@ -82,7 +82,7 @@ PROTOCOLS = ("sata", "nvme")
 # An NVMe plan's generators take their I/O queues (each kept queue_depth deep), and its raw
 # steps an SQE's fields: the queue (0 admin), the namespace, dwords 2, 3 and 10..15, and the
 # data-in buffer's bytes (`command` is the opcode).
-for _kind in ("fill", "workload", "power_loss"):
+for _kind in ("fill", "workload", "power_loss", "pts_iops", "replay"):
     STEP_KEYS[_kind]["queues"] = int
 NVME_RAW_KEYS = {"queue": int, "nsid": int, "cdw2": int, "cdw3": int, "cdw10": int, "cdw11": int, "cdw12": int,
                  "cdw13": int, "cdw14": int, "cdw15": int, "data_bytes": int}

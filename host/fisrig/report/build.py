@@ -82,7 +82,8 @@ def headline(ph: list[PhaseStats]) -> list[str]:
 PLOTS = {"iops_over_time.png": plots.plot_iops_time, "iops_per_100k.png": plots.plot_iops, "mbps_across_lba.png": plots.plot_lba_mbps,
          "latency_percentiles.png": plots.plot_latency, "latency_over_time.png": plots.plot_latency_time,
          "current_over_time.png": current_plot.plot_current_time,
-         "transfer_sizes.png": plots.plot_sizes, "fill_times.png": plots.plot_fill_times}
+         "transfer_sizes.png": plots.plot_sizes, "fill_times.png": plots.plot_fill_times,
+         "fill_mbps.png": plots.plot_fill_mbps}
 
 
 # The charts drawn in a child process (fork) while this one draws the others: counting the

@@ -184,6 +184,8 @@ ABOUT = {
     "transfer_sizes": "MB/s of each workload phase that moved one transfer size in one direction, reads and "
                       "writes; where phases share a size, each is a dot and the line goes through their mean.",
     "fill_times": "Simulated seconds of each fill phase, first submit to last status.",
+    "fill_mbps": "Each fill's write speed against the GB it had written, a two-hundredth of its bytes a step: "
+                 "where a write cache runs out, the step down.",
 }
 
 

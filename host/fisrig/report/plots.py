@@ -435,6 +435,47 @@ def plot_sizes(series: list[Series], path: Path, caption: str) -> bool:
     return finish(fig, ax, path, "transfer size", "MB/s", "Transfer-size sweep: MB/s of each size's phase", caption)
 
 
+# A fill's write speed is drawn in this many windows of what it wrote (a two-hundredth each).
+FILL_WINDOWS = 200
+MIN_FILL_COMMANDS = 2 * FILL_WINDOWS
+
+
+def fill_mbps(p) -> tuple[np.ndarray, np.ndarray] | None:
+    """A fill's write speed against what it had written, as whole-drive fill charts draw it:
+    its writes that ended OK in completion order, cut into FILL_WINDOWS windows of equal
+    bytes, each window's MB/s its bytes over the time from the window before's last status
+    to its own. (GB written at each window's end, MB/s); None without enough writes."""
+    if p.rows is None:
+        return None
+    keep = p.rows.ok & (p.rows.op == OP_WRITE)
+    t = p.rows["t_status_ns"][keep].astype(np.int64)
+    if len(t) < MIN_FILL_COMMANDS:
+        return None
+    order = np.argsort(t, kind="stable")
+    t = t[order]
+    written = np.cumsum(p.rows["sectors"][keep][order].astype(np.int64) * 512)
+    ends = np.searchsorted(written, np.linspace(0, written[-1], FILL_WINDOWS + 1)[1:], side="left")
+    ends = np.unique(np.minimum(ends, len(t) - 1))
+    starts_t = np.concatenate([[_first_submit(p)], t[ends[:-1]]])
+    starts_b = np.concatenate([[0], written[ends[:-1]]])
+    dt = np.maximum(t[ends] - starts_t, 1)
+    return written[ends] / 1e9, (written[ends] - starts_b) / dt * 1e3
+
+
+def plot_fill_mbps(series: list[Series], path: Path, caption: str) -> bool:
+    """Each fill's write speed against the GB it had written (fill_mbps): where an SLC cache
+    runs out, the curve falls (the whole-drive fill chart reviewers publish)."""
+    curves = [(s, p, c) for s in series for p in s.phases if p.kind == "fill" for c in [fill_mbps(p)] if c]
+    fig, ax = _axes(len(curves))
+    for s, p, (gb, mbps) in curves:
+        ax.step(gb, mbps, where="pre", lw=1, ls=_linestyle(series.index(s)),
+                label=f"{s.label(p.label)}: avg {p.mbps:,.0f} MB/s")
+    ax.set_ylim(bottom=0)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    return finish(fig, ax, path, "GB written", "MB/s",
+                  f"Write speed across a fill (a {FILL_WINDOWS}th of its bytes a step)", caption)
+
+
 def plot_fill_times(series: list[Series], path: Path, caption: str) -> bool:
     """The simulated seconds of each fill phase (its first submit to its last status), a
     bar each, in run and phase order, labelled with the time."""

@@ -186,7 +186,9 @@ struct fisrig_op_trace {
   uint8_t compress_pct;
   uint32_t entries;
   uint8_t trims;        /* enum fisrig_trace_trims: how the trace's TRIM entries are sent */
-  uint8_t reserved[3];
+  uint8_t queues;       /* over an NVMe engine: its I/O queues, each queue_depth deep (0:
+                           one), its TRIMs deallocates; ncq 1. A SATA engine's VM ignores it */
+  uint8_t reserved[2];
   uint32_t entries_at;  /* 0: the entries follow; else the offset of the TRACE that has them */
 };
 

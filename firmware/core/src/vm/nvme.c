@@ -287,37 +287,29 @@ static FISRIG_VM_NVME uint16_t nvme_queue_with_room(const struct fisrig_vm_nvme 
   return 0;
 }
 
-static FISRIG_VM_NVME enum fisrig_vm_status run_nvme_workload(struct fisrig_vm *vm, struct cursor *c) {
-  struct fisrig_op_workload workload;
-  const struct fisrig_op_workload *w = op_at(c, &workload, sizeof workload);
+/* What an NVMe generator sends next (a workload's draws, a trace's entries): next() gives
+   the command's op (enum fisrig_trace_op), LBA and blocks, or 0 when there are no more; it
+   is asked only when a queue has room for what it gives. */
+struct nvme_source {
+  int (*next)(struct fisrig_vm *vm, void *ctx, uint8_t *op, uint64_t *lba, uint32_t *blocks);
+  void *ctx;
+};
+
+/* A generator's commands over `queues` I/O queues each kept `depth` deep, round robin: what
+   failed for another's sake goes again on its own queue (the policy), a lost link is
+   recovered once what was in flight has ended, a cut of the plan's or a stop ends it.
+   *issued: the commands it drew. */
+static FISRIG_VM_NVME enum fisrig_vm_status nvme_generate(struct fisrig_vm *vm, const struct issue_mode *mode, uint16_t queues,
+                                                          uint32_t depth, const struct nvme_source *src, uint64_t *issued) {
   struct fisrig_vm_nvme *n = vm->nvme;
-  struct workload_divisors dv;
-  struct issue_mode mode;
-  uint64_t t0, issued = 0, bytes = 0, seq_next = 0, rng;
   uint16_t last_q = 0;
-  double theta = w->zipf_theta_milli / 1000.0;
+  int more = 1;
   enum fisrig_vm_status s = FISRIG_VM_DONE;
-  int one_op = w->read_pct >= 100 || (w->read_pct == 0 && w->trim_pct == 0 && w->flush_pct == 0);
-  if (!n) return nvme_refused(vm, c);
-  if (w->queues > n->queues || w->queue_depth >= n->queue_entries)
-    return bad(vm, c->pc, "more queues, or a deeper queue, than the NVMe engine has");
-  s = drain(vm, NULL);
-  if (s != FISRIG_VM_DONE) return s;
-  t0 = vm->ops.now(vm->ops.ctx);
-  mode.ncq = 1;
-  mode.fua = w->fua;
-  mode.data_source = w->data_source;
-  mode.compress_pct = w->compress_pct;
-  mode.trims = FISRIG_TRIMS_AS_QUEUE;
-  workload.seed = workload_seed(w, c);
-  rng = ((uint64_t)workload.seed << 1) | 1u;
+  *issued = 0;
   generator_begin(vm);
-  workload_divisors_init(&dv, w);
   for (;;) {
-    int more = !((w->stop_commands && issued >= w->stop_commands) || (w->stop_bytes && bytes >= w->stop_bytes) ||
-                 (w->stop_ticks && vm->ops.now(vm->ops.ctx) - t0 >= w->stop_ticks));
     int halt = (vm->power_cut && vm->link_lost) || vm->stop_requested;
-    uint16_t q = halt ? 0 : nvme_queue_with_room(n, w->queues, w->queue_depth, last_q);
+    uint16_t q = halt ? 0 : nvme_queue_with_room(n, queues, depth, last_q);
     if (vm->link_lost && !halt) {
       if (!n->outstanding) { /* everything in flight has ended: recover, or give up */
         s = recover_link(vm);
@@ -326,36 +318,22 @@ static FISRIG_VM_NVME enum fisrig_vm_status run_nvme_workload(struct fisrig_vm *
       }
     } else if (!halt && n->requeue_head != n->requeue_tail &&
                n->queue_outstanding[nvme_head_of(&n->inflight[n->requeue[n->requeue_head % FISRIG_VM_NVME_INFLIGHT]]).qid] <
-                   w->queue_depth) { /* the oldest to go again, on its own queue once that has room */
+                   depth) { /* the oldest to go again, on its own queue once that has room */
       uint32_t idx = n->requeue[n->requeue_head++ % FISRIG_VM_NVME_INFLIGHT];
       n->inflight[idx].base.attempt++;
       s = nvme_send(vm, idx);
       if (s != FISRIG_VM_DONE) break;
       continue;
     } else if (q && more) {
-      uint32_t size = pick_size(w, &dv, &rng), blocks = w->size_sectors[size];
-      uint32_t r = 0;
-      uint64_t lba;
       uint8_t op;
-      if (one_op) rng_skip(&rng);
-      else r = (uint32_t)draw(&rng, &dv.hundred);
-      op = r < w->read_pct                                                ? FISRIG_TRACE_READ
-           : r < (uint32_t)w->read_pct + w->trim_pct                      ? FISRIG_TRACE_TRIM
-           : r < (uint32_t)w->read_pct + w->trim_pct + w->flush_pct ? FISRIG_TRACE_FLUSH
-                                                                          : FISRIG_TRACE_WRITE;
-      if (w->pattern == FISRIG_PATTERN_SEQUENTIAL) {
-        if (seq_next + blocks > w->lba_span) seq_next = 0;
-        lba = w->lba_start + seq_next;
-        seq_next += blocks;
-      } else if (w->pattern == FISRIG_PATTERN_ZIPF) {
-        lba = w->lba_start + zipf_lba(&rng, &dv.blocks[size], theta) * blocks;
-      } else {
-        lba = w->lba_start + draw(&rng, &dv.blocks[size]) * blocks;
-      }
-      bytes += nvme_issue(vm, &mode, q, op, lba, blocks, &s);
+      uint64_t lba;
+      uint32_t blocks;
+      more = src->next(vm, src->ctx, &op, &lba, &blocks);
+      if (!more) continue;
+      nvme_issue(vm, mode, q, op, lba, blocks, &s);
       if (s != FISRIG_VM_DONE) break;
       last_q = q;
-      ++issued;
+      ++*issued;
       continue;
     } else if (!n->outstanding) {
       break;
@@ -365,15 +343,148 @@ static FISRIG_VM_NVME enum fisrig_vm_status run_nvme_workload(struct fisrig_vm *
   }
   while (n->requeue_head != n->requeue_tail) nvme_release(n, n->requeue[n->requeue_head++ % FISRIG_VM_NVME_INFLIGHT]);
   if (s == FISRIG_VM_DONE || s == FISRIG_VM_STOPPED) s = nvme_drain(vm, NULL);
-  s = generator_end(vm, s);
+  return generator_end(vm, s);
+}
+
+/* A workload's draws (struct fisrig_op_workload), as the SATA path's workload draws them. */
+struct nvme_draws {
+  const struct fisrig_op_workload *w;
+  struct workload_divisors dv;
+  uint64_t rng, t0, issued, bytes, seq_next;
+  double theta;
+  int one_op;
+};
+
+static FISRIG_VM_NVME int nvme_draw(struct fisrig_vm *vm, void *ctx, uint8_t *op, uint64_t *lba, uint32_t *blocks) {
+  struct nvme_draws *d = ctx;
+  const struct fisrig_op_workload *w = d->w;
+  uint32_t size, r = 0;
+  if ((w->stop_commands && d->issued >= w->stop_commands) || (w->stop_bytes && d->bytes >= w->stop_bytes) ||
+      (w->stop_ticks && vm->ops.now(vm->ops.ctx) - d->t0 >= w->stop_ticks))
+    return 0;
+  size = pick_size(w, &d->dv, &d->rng);
+  *blocks = w->size_sectors[size];
+  if (d->one_op) rng_skip(&d->rng);
+  else r = (uint32_t)draw(&d->rng, &d->dv.hundred);
+  *op = r < w->read_pct                                                ? FISRIG_TRACE_READ
+        : r < (uint32_t)w->read_pct + w->trim_pct                      ? FISRIG_TRACE_TRIM
+        : r < (uint32_t)w->read_pct + w->trim_pct + w->flush_pct ? FISRIG_TRACE_FLUSH
+                                                                       : FISRIG_TRACE_WRITE;
+  if (w->pattern == FISRIG_PATTERN_SEQUENTIAL) {
+    if (d->seq_next + *blocks > w->lba_span) d->seq_next = 0;
+    *lba = w->lba_start + d->seq_next;
+    d->seq_next += *blocks;
+  } else if (w->pattern == FISRIG_PATTERN_ZIPF) {
+    *lba = w->lba_start + zipf_lba(&d->rng, &d->dv.blocks[size], d->theta) * *blocks;
+  } else {
+    *lba = w->lba_start + draw(&d->rng, &d->dv.blocks[size]) * *blocks;
+  }
+  if (*op == FISRIG_TRACE_READ || *op == FISRIG_TRACE_WRITE) d->bytes += (uint64_t)*blocks * 512u;
+  d->issued++;
+  return 1;
+}
+
+static FISRIG_VM_NVME enum fisrig_vm_status run_nvme_workload(struct fisrig_vm *vm, struct cursor *c) {
+  struct fisrig_op_workload workload;
+  const struct fisrig_op_workload *w = op_at(c, &workload, sizeof workload);
+  struct nvme_draws d;
+  struct nvme_source src;
+  struct issue_mode mode;
+  uint64_t issued;
+  enum fisrig_vm_status s;
+  if (!vm->nvme) return nvme_refused(vm, c);
+  if (w->queues > vm->nvme->queues || w->queue_depth >= vm->nvme->queue_entries)
+    return bad(vm, c->pc, "more queues, or a deeper queue, than the NVMe engine has");
+  s = drain(vm, NULL);
+  if (s != FISRIG_VM_DONE) return s;
+  memset(&d, 0, sizeof d);
+  d.w = w;
+  d.t0 = vm->ops.now(vm->ops.ctx);
+  d.theta = w->zipf_theta_milli / 1000.0;
+  d.one_op = w->read_pct >= 100 || (w->read_pct == 0 && w->trim_pct == 0 && w->flush_pct == 0);
+  mode.ncq = 1;
+  mode.fua = w->fua;
+  mode.data_source = w->data_source;
+  mode.compress_pct = w->compress_pct;
+  mode.trims = FISRIG_TRIMS_AS_QUEUE;
+  workload.seed = workload_seed(w, c);
+  d.rng = ((uint64_t)workload.seed << 1) | 1u;
+  workload_divisors_init(&d.dv, w);
+  src.next = nvme_draw;
+  src.ctx = &d;
+  s = nvme_generate(vm, &mode, w->queues, w->queue_depth, &src, &issued);
   if (s != FISRIG_VM_DONE) return s;
   if (c->steady_depth && steady_loop(c).steady_pc == c->pc) {
     c->steady_ran = 1;
     c->steady_commands = issued;
-    c->steady_t0 = t0;
+    c->steady_t0 = d.t0;
     c->steady_t1 = vm->ops.now(vm->ops.ctx);
   }
   return FISRIG_VM_DONE;
+}
+
+/* A trace's entries in order (struct fisrig_op_trace), its TRIMs left out if it says so. */
+struct nvme_trace_entries {
+  const uint8_t *entries;
+  uint32_t count, next;
+  uint8_t skip_trims;
+};
+
+static FISRIG_VM_NVME int nvme_trace_next(struct fisrig_vm *vm, void *ctx, uint8_t *op, uint64_t *lba, uint32_t *blocks) {
+  struct nvme_trace_entries *t = ctx;
+  struct fisrig_trace_entry e;
+  (void)vm;
+  for (;;) {
+    if (t->next >= t->count) return 0;
+    memcpy(&e, t->entries + (uint64_t)t->next++ * sizeof e, sizeof e);
+    if (!(e.op == FISRIG_TRACE_TRIM && t->skip_trims)) break;
+  }
+  *op = e.op;
+  *lba = e.lba;
+  *blocks = e.sectors;
+  return 1;
+}
+
+/* A trace replayed over NVMe (struct fisrig_op_trace, its `queues` I/O queues each
+   queue_depth deep): its TRIMs deallocates (queued, as NVMe has them) unless it skips them. */
+static FISRIG_VM_NVME enum fisrig_vm_status run_nvme_trace(struct fisrig_vm *vm, struct cursor *c) {
+  struct fisrig_op_trace trace;
+  const struct fisrig_op_trace *t = op_at(c, &trace, sizeof trace);
+  struct nvme_trace_entries e;
+  struct nvme_source src;
+  struct issue_mode mode;
+  uint64_t issued;
+  uint32_t i;
+  uint16_t queues = t->queues ? t->queues : 1;
+  enum fisrig_vm_status s;
+  e.entries = t->entries_at ? c->p + t->entries_at + sizeof(struct fisrig_op_trace) : c->p + c->pc + t->head.size;
+  e.count = t->entries;
+  e.next = 0;
+  e.skip_trims = t->trims == FISRIG_TRIMS_SKIP;
+  if (queues > vm->nvme->queues || t->queue_depth >= vm->nvme->queue_entries ||
+      (uint32_t)queues * t->queue_depth > FISRIG_VM_NVME_INFLIGHT)
+    return bad(vm, c->pc, "more queues, or a deeper queue, than the NVMe engine has");
+  for (i = 0; i < e.count; ++i) {
+    struct fisrig_trace_entry x;
+    memcpy(&x, e.entries + (uint64_t)i * sizeof x, sizeof x);
+    if (x.op != FISRIG_TRACE_FLUSH && x.op != FISRIG_TRACE_TRIM && x.sectors > FISRIG_NVME_DATA_MAX / 512u)
+      return bad(vm, c->pc, "a trace entry over the NVMe engine's 2 MiB");
+  }
+  s = drain(vm, NULL);
+  if (s != FISRIG_VM_DONE) return s;
+  mode.ncq = 1;
+  mode.fua = 0;
+  mode.data_source = t->data_source;
+  mode.compress_pct = t->compress_pct;
+  mode.trims = FISRIG_TRIMS_AS_QUEUE;
+  src.next = nvme_trace_next;
+  src.ctx = &e;
+  return nvme_generate(vm, &mode, queues, t->queue_depth, &src, &issued);
+}
+
+/* A trace on whichever engine the VM has. */
+static FISRIG_VM_NVME enum fisrig_vm_status run_any_trace(struct fisrig_vm *vm, struct cursor *c) {
+  return vm->nvme ? run_nvme_trace(vm, c) : run_trace(vm, c);
 }
 
 /* One NVMe command of the VM's own at queue depth 1 (the verify pass's): the window's start

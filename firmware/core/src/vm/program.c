@@ -263,10 +263,11 @@ static const struct op_desc op_table[] = {
   [FISRIG_OP_WORKLOAD] = {sizeof(struct fisrig_op_workload), check_workload, run_workload},
   [FISRIG_OP_TRIM] = {sizeof(struct fisrig_op_trim), check_trim, run_trim},
   [FISRIG_OP_DRAIN] = {sizeof(struct fisrig_op_head), NULL, run_drain},
-  [FISRIG_OP_TRACE] = {sizeof(struct fisrig_op_trace), check_trace, run_trace},
-#if FISRIG_VM_NVME_PATH
+#if FISRIG_VM_NVME_PATH /* on whichever engine the VM has (vm->nvme) */
+  [FISRIG_OP_TRACE] = {sizeof(struct fisrig_op_trace), check_trace, run_any_trace},
   [FISRIG_OP_VERIFY] = {sizeof(struct fisrig_op_verify), check_verify, run_any_verify},
 #else
+  [FISRIG_OP_TRACE] = {sizeof(struct fisrig_op_trace), check_trace, run_trace},
   [FISRIG_OP_VERIFY] = {sizeof(struct fisrig_op_verify), check_verify, run_verify},
 #endif
   [FISRIG_OP_POLICY] = {sizeof(struct fisrig_op_policy), check_policy, run_policy},
