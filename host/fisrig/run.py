@@ -25,6 +25,7 @@ from fisrig.report import build as report
 from fisrig.records import run_dir as run_dir_mod, run_state
 from fisrig.compile import compile_plan
 from fisrig.errors import InputError
+from fisrig.nvme import identify as nvme_identify
 from fisrig.targets import RunSinks, identify_fields, make_target
 
 
@@ -80,6 +81,9 @@ def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = No
         knob = next((f for f in faults if f"fault knob '{f.partition('=')[0]}'" in e.message), None)
         raise InputError(f"--fault {knob}" if knob else where, e.message) from None
     ident = identify_fields(words)
+    if plan.protocol == "nvme":  # the drive as the NVMe controller's Identify pages say it
+        pages = drive_catalog.nvme_identify_pages(profile)
+        ident = nvme_identify.run_facts(pages["controller"], pages["namespace"])
     compiled = compile_plan(plan, ident["lba48_sectors"])  # refuses before anything runs
     return Prepared(plan, tgt, target, profile, faults, ident, compiled,
                     estimate_mod.of(compiled.costs, compiled.size))

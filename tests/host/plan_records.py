@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 DIGESTS = Path(__file__).with_name("plan_records.json")
-NVME_COLUMNS = ("queue", "nvme_status")
+NVME_COLUMNS = ("queue", "nvme_status", "nvme_dw0")
 UPDATE = os.environ.get("FISRIG_UPDATE_PLAN_RECORDS") == "1"
 
 
@@ -31,7 +31,7 @@ def digest(run_dir: Path) -> dict:
     (pandas' row hash), the hashes sorted, then hashed together. The order records reach the
     host in is the firmware's completion order; sorting keeps the digest to what they say."""
     df = pd.read_parquet(run_dir / "records.parquet")
-    # NVMe's columns (the queue, the CQE's status) say nothing in a run without NVMe commands:
+    # NVMe's columns (the queue, the CQE's status and dword 0) say nothing in a run without NVMe commands:
     # left out there, so that a SATA plan's digest is what it was before they came.
     for c in NVME_COLUMNS:
         if c in df.columns and not df[c].any():

@@ -211,6 +211,13 @@ def test_whole_drive_fill(tmp_path):
     gb2, mbps2 = fill_mbps(ph["fill 2 (after a minute idle)"])
     assert mbps2[0] > 1.3 * late and np.median(mbps2[gb2 > 0.5 * gb2[-1]]) < 0.5 * early
     assert (r.run_dir / "fill_mbps.png").stat().st_size > 10_000
+    # Its stamps in NVMe's order and its records held to their digest, as test_stamp_order.py
+    # holds every other built-in plan's.
+    import plan_records
+    from test_stamp_order import out_of_order, records
+    bad = out_of_order(records(r.run_dir))
+    assert not bad, "\n".join(bad)
+    plan_records.check("whole-drive-fill model shortened", r.status, r.run_dir)
 
 
 @pytest.mark.parametrize("name", sorted(plan_mod.builtin_plans()))

@@ -93,7 +93,15 @@ def test_its_summary_counts_nvme_reads_as_reads(run):
     job = next(j for j in summary["jobs"] if j["jobname"] == "randread-qd32x4")
     assert job["read"]["total_ios"] == 8000 and job["write"]["total_ios"] == 0
     assert (run_dir / "report.html").exists() and "over NVMe" in (run_dir / "report.html").read_text()
-    assert json.loads((run_dir / "run.json").read_text())["protocol"] == "nvme"
+    meta = json.loads((run_dir / "run.json").read_text())
+    assert meta["protocol"] == "nvme"
+    # The drive as its NVMe controller's Identify pages say it (nvme.identify.run_facts).
+    ident = meta["identify"]
+    assert ident["model"] == "fisrig SIM-T1 tiny" and ident["lba48_sectors"] == ident["namespace"]["nsze"]
+    assert ident["mdts_bytes"] == 4096 << ident["controller"]["mdts"] and ident["trim"]
+    assert ident["controller"]["oncs"] & 0x4 and "words" not in ident
+    html = (run_dir / "report.html").read_text()
+    assert "MDTS" in html and "volatile write cache" in html
     assert NVME_OP_OF[0x02] == OP_READ
 
 
@@ -155,6 +163,10 @@ def test_raw_nvme_prints_the_cqe_decoded_and_keeps_the_data(tmp_path):
                "--cdw12", "7", "--data-bytes", "4096", "--profile", "tiny-1gb")
     assert r.returncode == 1, r.stderr
     assert "error (its status)" in r.stdout and "status 0x080 lba out of range (generic), DNR" in r.stdout
+    # The CQE's dword 0 (records.parquet's nvme_dw0): Get Features, Number of Queues, as the
+    # controller granted them to the engine (16 pairs, counted from 0).
+    r = fisrig("raw", "--protocol", "nvme", "--command", "0x0a", "--queue", "0", "--cdw10", "7", "--profile", "tiny-1gb")
+    assert r.returncode == 0 and "status 0x000 success (generic), dword 0 0x000f000f" in r.stdout, r.stdout
 
 
 @pytest.mark.parametrize("args, says", [

@@ -38,7 +38,7 @@ def lines(row: dict, data: bytes | None) -> list[str]:
     # records.parquet's result "ata_error" is the device's error, for NVMe a status not Successful.
     result = "error (its status)" if row["result"] == "ata_error" else row["result"]
     out = [f"NVMe command {row['command']:#04x} on {queue} (command id {row['tag']}): {result}",
-           f"  status {status_text(row['nvme_status'])}",
+           f"  status {status_text(row['nvme_status'])}, dword 0 {row['nvme_dw0']:#010x}",
            f"  data moved: {row['data_dwords'] * 4} bytes in its data TLPs"]
     t0 = row["t_submit_ns"]
     times = [f"{what} +{(row[col] - t0) / 1000:.3f} us" for col, what in STAMPS if row[col]]

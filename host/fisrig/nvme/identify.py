@@ -26,6 +26,7 @@ NAMESPACE = {
     "dps": (29, 1, "x"), "nmic": (30, 1, "d"), "rescap": (31, 1, "d"), "fpi": (32, 1, "d"),
     "dlfeat": (33, 1, "d"), "nawun": (34, 2, "d"), "nawupf": (36, 2, "d"), "nacwu": (38, 2, "d"),
 }
+ONCS_DSM = 1 << 2  # Identify Controller's ONCS: Dataset Management
 LBAF_BASE = 128  # LBA format n at LBAF_BASE + 4n: metadata size 15:0, LBADS 23:16, RP 25:24
 
 
@@ -82,3 +83,16 @@ def namespace_lines(page: bytes) -> list[str]:
                      f"Relative Performance: {_hex(lf['rp'])} {RELATIVE_PERFORMANCE[lf['rp']]}"
                      + (" (in use)" if i == in_use else ""))
     return lines
+
+
+def run_facts(controller: bytes, namespace: bytes) -> dict:
+    """What run.json's `identify` keeps of an NVMe drive: the facts a SATA run's IDENTIFY
+    gives under the same names (the capacity in 512-byte blocks under lba48_sectors: the
+    namespace's NSZE; `trim` ONCS's Dataset Management), then the NVMe ones, and every field
+    of both pages as CONTROLLER and NAMESPACE name them (but the subsystem NQN)."""
+    c, n = fields(controller, CONTROLLER), fields(namespace, NAMESPACE)
+    return {"model": c["mn"].strip(), "serial": c["sn"].strip(), "firmware": c["fr"].strip(),
+            "lba48_sectors": n["nsze"], "trim": bool(c["oncs"] & ONCS_DSM),
+            "volatile_write_cache": bool(c["vwc"] & 1), "mdts_bytes": (4096 << c["mdts"]) if c["mdts"] else None,
+            "atomic_write_blocks": c["awupf"] + 1,
+            "controller": {k: v for k, v in c.items() if k != "subnqn"}, "namespace": n}

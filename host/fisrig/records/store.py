@@ -26,7 +26,7 @@ from fisrig.records.schema import dictionary, marker_dictionary, ticks_to_ns
 from fisrig.records.current import CurrentStream
 from fisrig.errors import InputError
 
-SCHEMA_VERSION = 3  # 2: lbas and data_dwords columns, results data_crc and length; 3: queue, nvme_status
+SCHEMA_VERSION = 4  # 2: lbas and data_dwords columns, results data_crc and length; 3: queue, nvme_status; 4: nvme_dw0
 RAW = "records.bin"
 PARQUET = "records.parquet"
 RUN_JSON = "run.json"
@@ -78,13 +78,14 @@ def fields(rec: np.ndarray) -> dict[str, np.ndarray]:
 _STAMP = pf.RECORD_KINDS.index("stamp")
 
 
-def _nvme_fields(f: dict[str, np.ndarray], d2h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(queue, nvme_status) of each record; an NVMe record's own fields (engine_if.h's struct
+def _nvme_fields(f: dict[str, np.ndarray], d2h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(queue, nvme_status, nvme_dw0) of each record; an NVMe record's own fields (engine_if.h's struct
     fisrig_nvme_cpl_record: the CQE's status where status and error are, dword 0 and the
     queue where the D2H's LBA is, the MSI-X message's stamp where ts_setup is) are read out,
     and its ATA fields zeroed: status, error and d2h_lba are SATA's. In place."""
     queue = np.zeros(len(d2h), dtype=np.uint16)
     nvme_status = np.zeros(len(d2h), dtype=np.uint16)
+    dw0 = np.zeros(len(d2h), dtype=np.uint32)
     nvme = f["protocol"] == pf.PROTO["nvme"]
     if nvme.any():
         nvme_status[nvme] = f["status"][nvme].astype(np.uint16) | f["error"][nvme].astype(np.uint16) << 8
@@ -92,8 +93,9 @@ def _nvme_fields(f: dict[str, np.ndarray], d2h: np.ndarray) -> tuple[np.ndarray,
         # A verify pass's finding keeps, as over SATA, the LBA its stamp names where the D2H's is.
         cmd = nvme & (f["kind"] != _STAMP)
         queue[cmd] = (d2h[cmd] >> 32) & 0xFFFF
+        dw0[cmd] = d2h[cmd] & 0xFFFFFFFF
         d2h[cmd] = 0
-    return queue, nvme_status
+    return queue, nvme_status, dw0
 
 
 def to_table(rec: np.ndarray, markers: dict[int, str]) -> pa.Table:
@@ -105,7 +107,7 @@ def to_table(rec: np.ndarray, markers: dict[int, str]) -> pa.Table:
     d2h_bytes = np.zeros((len(rec), 8), dtype=np.uint8)
     d2h_bytes[:, :6] = f["d2h_lba"].view(np.uint8).reshape(-1, 6)
     d2h = d2h_bytes.view("<u8").reshape(-1)
-    queue, nvme_status = _nvme_fields(f, d2h)
+    queue, nvme_status, nvme_dw0 = _nvme_fields(f, d2h)
     cols = {
         "marker": marker_dictionary(markers)(f["marker"]),
         "kind": dictionary(np.minimum(f["kind"], len(pf.RECORD_KINDS) - 1), pf.RECORD_KINDS),
@@ -120,9 +122,10 @@ def to_table(rec: np.ndarray, markers: dict[int, str]) -> pa.Table:
         # with zeros between them smoke-tiny's records took 12.2 bytes each, so 9.6 (and
         # the main job's 3.58, as before the column).
         "seq": pa.array(f["seq"], mask=f["seq"] == 0), "detail": f["detail"],
-        # NVMe's: the I/O queue (0 the admin queue) and the CQE's status field, phase bit
-        # clear (its type (status >> 9) & 7, its code (status >> 1) & 0xFF); 0 for SATA.
-        "queue": queue, "nvme_status": nvme_status,
+        # NVMe's: the I/O queue (0 the admin queue), the CQE's status field, phase bit
+        # clear (its type (status >> 9) & 7, its code (status >> 1) & 0xFF), and its dword 0
+        # (command specific: Set Features' value, Abort's result); 0 for SATA.
+        "queue": queue, "nvme_status": nvme_status, "nvme_dw0": nvme_dw0,
     }
     for t in _TS:  # the fields' own copies become the ns columns, in place
         cols[t.replace("ts_", "t_") + "_ns"] = ticks_to_ns(f[t].view(np.int64), in_place=True)

@@ -93,9 +93,14 @@ def drive_rows(meta: dict) -> list[tuple[str, object]]:
     sectors = ident.get("lba48_sectors")
     cap = (f"{sectors:,} sectors ({sectors * 512 / 1e9:.1f} GB)" if isinstance(sectors, int) else "?")
     trim = ident.get("trim")
-    return [("model", ident.get("model", "?")), ("serial", ident.get("serial", "?")),
-            ("firmware", ident.get("firmware", "?")), ("capacity", cap),
-            ("NCQ depth", ident.get("ncq_depth", "?")), ("TRIM", "yes" if trim else "no" if trim is not None else "?")]
+    rows = [("model", ident.get("model", "?")), ("serial", ident.get("serial", "?")),
+            ("firmware", ident.get("firmware", "?")), ("capacity", cap)]
+    if "controller" in ident:  # over NVMe (nvme.identify.run_facts)
+        mdts = ident.get("mdts_bytes")
+        return rows + [("MDTS", f"{mdts // 1024} KiB" if mdts else "no limit"),
+                       ("volatile write cache", "yes" if ident.get("volatile_write_cache") else "no"),
+                       ("deallocate (TRIM)", "yes" if trim else "no")]
+    return rows + [("NCQ depth", ident.get("ncq_depth", "?")), ("TRIM", "yes" if trim else "no" if trim is not None else "?")]
 
 
 # A raw step's ATA fields, shown as the plan and the ATA tables write them.
