@@ -84,7 +84,7 @@ def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = No
     if plan.protocol == "nvme":  # the drive as the NVMe controller's Identify pages say it
         pages = drive_catalog.nvme_identify_pages(profile)
         ident = nvme_identify.run_facts(pages["controller"], pages["namespace"])
-    compiled = compile_plan(plan, ident["lba48_sectors"])  # refuses before anything runs
+    compiled = compile_plan(plan, ident["lba48_sectors"], ident.get("mdts_bytes"))  # refuses before anything runs
     return Prepared(plan, tgt, target, profile, faults, ident, compiled,
                     estimate_mod.of(compiled.costs, compiled.size))
 

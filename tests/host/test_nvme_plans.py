@@ -124,6 +124,8 @@ def test_the_cli_sets_the_protocol_of_a_sata_plan(tmp_path):
     (("queues = 4", "ncq = false"), ":21:", "ncq = false over NVMe is one command at a time: queue_depth 1, not 32"),
     (('do = "flush"', 'do = "verify"'), ":30:", "do = 'verify' is not a step kind"),
     (('do = "flush"', 'do = "rails"\npins = ["12v"]'), ":30:", "a rails step has no NVMe form yet"),
+    (("span_pct = 25", "span_pct = 25\ntransfer_kib = 256"), ":13:",
+     "transfer_kib = 256: an NVMe command moves at most 128 KiB on this drive (its MDTS, Identify Controller)"),
     (('do = "flush"', 'do = "power_cut_at"\nevent = "dma_setup"'), ":31:", "event = 'dma_setup' is not valid"),
 ])
 def test_bad_nvme_plans_end_in_one_line(tmp_path, edit, where, says):

@@ -54,8 +54,8 @@ class Compiled:
 
 
 class _Compiler(PowerSteps, TraceSteps, NvmeSteps):
-    def __init__(self, plan: Plan, capacity: int):
-        self.plan, self.capacity = plan, capacity
+    def __init__(self, plan: Plan, capacity: int, mdts_bytes: int | None = None):
+        self.plan, self.capacity, self.mdts_bytes = plan, capacity, mdts_bytes
         self.nvme = plan.protocol == "nvme"
         self.ops: list[bytes] = []
         self.markers: dict[str, int] = {}
@@ -99,7 +99,14 @@ class _Compiler(PowerSteps, TraceSteps, NvmeSteps):
             raise self.err(step, key, f"{key} = {kib}: the transfer size must be a positive multiple of 512 bytes")
         if n > MAX_SECTORS:
             raise self.err(step, key, f"{key} = {kib}: at most {MAX_SECTORS * SECTOR // 1024} KiB per command")
+        if self.nvme and n * SECTOR > self.nvme_max_bytes():
+            raise self.err(step, key, f"{key} = {kib}: an NVMe command moves at most {self.nvme_max_bytes() // 1024} KiB "
+                                      "on this drive (its MDTS, Identify Controller)")
         return int(n)
+
+    def nvme_max_bytes(self) -> int:
+        """The most an NVMe command moves here: the drive's MDTS, within the engine's buffer."""
+        return min(pf.NVME_DATA_MAX, self.mdts_bytes or pf.NVME_DATA_MAX)
 
     def span(self, step: Step) -> tuple[int, int]:
         a = step.args
@@ -421,6 +428,7 @@ class _Compiler(PowerSteps, TraceSteps, NvmeSteps):
                         self.capacity, self.costs, self.cost_markers, self.power_loss)
 
 
-def compile_plan(plan: Plan, capacity_sectors: int) -> Compiled:
-    """The program for a drive of `capacity_sectors` LBAs; PlanError if the plan cannot run on it."""
-    return _Compiler(plan, capacity_sectors).run()
+def compile_plan(plan: Plan, capacity_sectors: int, mdts_bytes: int | None = None) -> Compiled:
+    """The program for a drive of `capacity_sectors` LBAs (over NVMe, whose commands move at
+    most `mdts_bytes`, when it says); PlanError if the plan cannot run on it."""
+    return _Compiler(plan, capacity_sectors, mdts_bytes).run()

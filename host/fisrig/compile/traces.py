@@ -34,11 +34,13 @@ class TraceSteps:
             entries = load()
             if queues:
                 moving = np.less(entries["op"], pf.TRACE_OPS["T"])
-                big = np.flatnonzero(moving & np.greater(entries["sectors"], pf.NVME_DATA_MAX // SECTOR))
+                most = self.nvme_max_bytes() // SECTOR
+                big = np.flatnonzero(moving & np.greater(entries["sectors"], most))
                 if len(big):
                     raise self.err(step, "trace" if "trace" in step.args else "generator",
                                    f"its command {int(big[0]) + 1} moves {int(entries['sectors'][big[0]])} sectors; "
-                                   f"an NVMe command moves at most {pf.NVME_DATA_MAX // SECTOR} (the engine's 2 MiB)")
+                                   f"an NVMe command moves at most {most} on this drive (its MDTS, within the "
+                                   "engine's 2 MiB)")
             if len(self.traces) < contract.FISRIG_VM_TRACES_SHARED:
                 self.traces[key] = (self.offset(), entries)
             self.ops.append(pf.op_trace(entries, queue_depth=queue_depth, ncq=ncq, data=data,

@@ -189,11 +189,14 @@ void Controller::run_until(SimTime t) {
   now_ = std::max(now_, t);
   // A hung controller (hang_after_commands) fetches and answers nothing until a reset.
   if (!enabled_ || ready_at_ > t || ssd_.hung()) return;
-  // Nothing is booked on the link before a doorbell still to be taken, or before t.
+  // Nothing is booked on the link before t, or before the next fetch's time: a command's
+  // TLPs are booked when it is fetched (its CQE's when that is ready, later still). A
+  // controller whose firmware is milliseconds behind its doorbells (a full drive's GC)
+  // fetches at busy_until_, not at the doorbell: bounded by the doorbell, the link's book
+  // kept those milliseconds, thousands of intervals (docs/performance.md).
   SimTime oldest = t;
   for (uint16_t q : live_sqs_)
-    if (sqs_[q].head != sqs_[q].tail) oldest = std::min(oldest, sqs_[q].doorbell_at);
-  if (!inflight_.empty()) oldest = std::min(oldest, inflight_.front().t);  // a heap by time
+    if (sqs_[q].head != sqs_[q].tail) oldest = std::min(oldest, std::max({sqs_[q].doorbell_at, ready_at_, busy_until_}));
   link_.retire_before(oldest);
   for (;;) {
     // Round robin over every SQ with a command visible by t, the admin queue among them.
@@ -247,6 +250,12 @@ void Controller::run_until(SimTime t) {
     std::pop_heap(inflight_.begin(), inflight_.end(), later);
     Cmd c = std::move(inflight_.back());
     inflight_.pop_back();
+    if (!c.cqe_booked) {  // its CQE is ready: its TLPs go on the link now, and it is posted at their end
+      book_cqe(c);
+      inflight_.push_back(std::move(c));
+      std::push_heap(inflight_.begin(), inflight_.end(), later);
+      continue;
+    }
     post(c);
   }
 }
@@ -263,13 +272,21 @@ SimTime Controller::next_event() const {
 bool Controller::later(const Cmd& a, const Cmd& b) { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
 
 void Controller::finish(Cmd& c) {
-  // The CQE (a 16-byte write) and the MSI-X message (4 bytes) after it, up the link.
-  c.t = link_.up(c.t, PcieLink::tlp_bytes(kMemHeader, FISRIG_NVME_CQE_BYTES));
-  watched(kTlpCqe, c.t);
-  c.c.t_irq = link_.up(c.t, PcieLink::tlp_bytes(kMemHeader, 4));
+  c.cqe_booked = false;
   c.seq = next_seq_++;
   inflight_.push_back(c);
   std::push_heap(inflight_.begin(), inflight_.end(), later);
+}
+
+void Controller::book_cqe(Cmd& c) {
+  // The CQE (a 16-byte write) and the MSI-X message (4 bytes) after it, up the link, booked
+  // when the CQE is ready, in time order with the rest (booked when the command was fetched,
+  // a write's CQE milliseconds ahead of the traffic booked after it made the link's book
+  // thousands of intervals long: docs/performance.md).
+  c.t = link_.up(c.t, PcieLink::tlp_bytes(kMemHeader, FISRIG_NVME_CQE_BYTES));
+  watched(kTlpCqe, c.t);
+  c.c.t_irq = link_.up(c.t, PcieLink::tlp_bytes(kMemHeader, 4));
+  c.cqe_booked = true;
 }
 
 void Controller::execute(Cmd& c) {

@@ -161,6 +161,7 @@ class Controller {
     uint16_t sqhd = 0;  // its SQ's head once it was fetched (its CQE says so)
     uint16_t cqid = 0;  // the CQ its SQ posted to when it was fetched
     uint64_t seq = 0;   // finish order, for completions due at one time
+    bool cqe_booked = false;  // its CQE's TLPs are on the link (t: their end), else t is when it is ready
   };
 
   void enable(SimTime t);
@@ -174,6 +175,7 @@ class Controller {
   void run(Cmd& c);
   // A command done at c.t: its CQE is posted once run_until reaches that time.
   void finish(Cmd& c);
+  void book_cqe(Cmd& c);
   static bool later(const Cmd& a, const Cmd& b);
   void post(Cmd& c);
   void drain(Cq& q, SimTime t);
