@@ -21,8 +21,8 @@ SWEEP = Path(__file__).resolve().parent / "plans" / "plp-short.toml"
 LIES = drive_catalog.LYING_PROFILES
 
 
-def _run(tmp_path, profile: str):
-    r = run_plan(plan_mod.load(SWEEP), tmp_path / profile, profile=profile, quiet=True)
+def _run(tmp_path, profile: str, sweep: Path = SWEEP):
+    r = run_plan(plan_mod.load(sweep), tmp_path / profile, profile=profile, quiet=True)
     return r, json.loads((r.run_dir / pv.POWER_JSON).read_text())["steps"]
 
 
@@ -149,8 +149,7 @@ SWEEP_NVME = Path(__file__).resolve().parent / "plans" / "plp-short-nvme.toml"
 
 
 def _run_nvme(tmp_path, profile: str):
-    r = run_plan(plan_mod.load(SWEEP_NVME), tmp_path / profile, profile=profile, quiet=True)
-    return r, json.loads((r.run_dir / pv.POWER_JSON).read_text())["steps"]
+    return _run(tmp_path, profile, SWEEP_NVME)
 
 
 def test_over_nvme_the_honest_drive_is_clean(tmp_path):
