@@ -658,7 +658,8 @@ FIELDS = {
         'compress_pct': (7, 1, 1),
         'entries': (8, 4, 1),
         'trims': (12, 1, 1),
-        'reserved': (13, 3, 3),
+        'queues': (13, 1, 1),
+        'reserved': (14, 2, 2),
         'entries_at': (16, 4, 1),
     },
     'fisrig_trace_entry': {
