@@ -23,12 +23,14 @@ PROFILES = plan_mod.Path(__file__).resolve().parents[2] / "sim" / "ssd" / "profi
 
 
 def scaled_profile(name: str, tmp_path) -> str:
-    """The profile at 1/SCALE of its capacity and flash, as a profile file."""
+    """The profile at 1/SCALE of its capacity and flash (and of its SLC cache, where it has
+    one), as a profile file."""
     text = (PROFILES / f"{name}.toml").read_text()
     gb = int(re.search(r"^user_gb = (\d+)", text, re.M).group(1))
     blocks = int(re.search(r"^blocks_per_plane = (\d+)", text, re.M).group(1))
     text = re.sub(r"^user_gb = \d+", f"user_gb = {gb / SCALE:g}", text, flags=re.M)
     text = re.sub(r"^blocks_per_plane = \d+", f"blocks_per_plane = {blocks // SCALE}", text, flags=re.M)
+    text = re.sub(r"^slc_gb = (\d+)", lambda m: f"slc_gb = {int(m.group(1)) / SCALE:g}", text, flags=re.M)
     path = tmp_path / f"{name}-scaled.toml"
     path.write_text(text)
     return str(path)
@@ -199,20 +201,14 @@ def test_whole_drive_fill(tmp_path):
     falls where the cache runs out to the TLC's, under half of it; after an idle minute the
     second fill starts faster than the first ended (the drive freed some cache), then falls
     again; the chart draws both."""
-    scale = SCALE
-    text = (PROFILES / "consumer-tlc-nvme-1tb.toml").read_text()
-    for key, div in (("user_gb", scale), ("blocks_per_plane", scale), ("slc_gb", scale)):
-        text = re.sub(rf"^{key} = (\d+)", lambda m: f"{key} = {int(m.group(1)) / div:g}" if key != "blocks_per_plane"
-                      else f"{key} = {int(m.group(1)) // div}", text, flags=re.M)
-    (tmp_path / "drive.toml").write_text(text)
-    p = plan_mod.load(plan_mod.find("whole-drive-fill"))
-    p.profile = str(tmp_path / "drive.toml")
+    p = plan_mod.load(plan_mod.find("whole-drive-fill"))  # its idle minute as it is
+    p.profile = scaled_profile(p.profile, tmp_path)
     r = run_plan(p, tmp_path / "run", quiet=True)
     assert r.status == "done"
     from fisrig.report.plots import fill_mbps
     ph = {x.label: x for x in r.phases}
     gb, mbps = fill_mbps(ph["fill 1 (new drive)"])
-    slc_gb = 113 / scale
+    slc_gb = 113 / SCALE
     early, late = np.median(mbps[gb < 0.8 * slc_gb]), np.median(mbps[gb > 1.5 * slc_gb])
     assert late < 0.5 * early
     edge = gb[np.argmax(mbps < (early + late) / 2)]  # where it falls: the cache's size, as the bench finds it

@@ -9,7 +9,7 @@ from fisrig.sata import ata
 from fisrig.plan import limits
 from fisrig import plan as plan_mod
 from fisrig import program_format as pf
-from fisrig.compile import nvme as nvme_steps
+from fisrig.compile.nvme import FLUSH as NVME_FLUSH, deallocate_ops, nvme_op
 from fisrig.compile.estimate import EVENT_SLACK, Cost, workload_cost
 from fisrig.plan.data_out import SECTOR
 from fisrig.plan import Step
@@ -196,8 +196,8 @@ class PowerSteps:
             read_pct=0, trim_pct=0, flush_pct=flush_pct, fua=fua, seed=seed, zipf_theta=0, lba_start=start,
             lba_span=span, stop_commands=commands, stop_bytes=0, stop_ticks=0, sizes=sizes, queues=queues)
         if self.nvme:  # what the cut falls in may end any way
-            cut_by = {"writes": b"", "flush": nvme_steps.nvme_op(1, nvme_steps.FLUSH, must_succeed=False),
-                      "trim": b"".join(nvme_steps.deallocate_ops(start, span, must_succeed=False))}[cut_in]
+            cut_by = {"writes": b"", "flush": nvme_op(1, NVME_FLUSH, must_succeed=False),
+                      "trim": b"".join(deallocate_ops(start, span, must_succeed=False))}[cut_in]
         else:
             cut_by = {"writes": b"", "flush": pf.op_raw(pf.desc("non_data", ata.FLUSH_CACHE_EXT)),
                       "trim": pf.op_trim(start, span, False)}[cut_in]
