@@ -43,7 +43,7 @@ data=$root/pgo/data
 # compiler. (A change to the Python compiler changes the training program a little, not
 # which code the profile describes: it does not retrain.)
 digest=$({ c++ --version
-           find CMakeLists.txt sim/CMakeLists.txt sim/ssd sim/sata sim/model sim/bench firmware/core -type f \
+           find CMakeLists.txt sim/CMakeLists.txt sim/ssd sim/sata sim/nvme sim/model sim/bench firmware/core -type f \
              \( -name '*.cc' -o -name '*.c' -o -name '*.h' -o -name '*.toml' -o -name CMakeLists.txt \) \
              -print0 | sort -z | xargs -0 sha256sum
            sha256sum scripts/model_pgo_train.py; } | sha256sum | cut -c1-16)

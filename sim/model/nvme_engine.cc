@@ -54,15 +54,21 @@ bool NvmeEngineModel::bring_up() {
   nvme::Controller& ctrl = host_.ctrl;
   host_.now = now_;
   host_.enable();
-  // CSTS.RDY within CAP.TO (the SSD may still be booting after a power on).
+  // CSTS.RDY within CAP.TO (the SSD may still be booting after a power on), polled each
+  // ms; a cut armed for a time before the queues are made falls there, mid-boot: the
+  // controller never comes up (no LINK_UP), and the next POWER ON boots it again.
   const SimTime limit = now_ + SimTime(ctrl.config().timeout_500ms) * 500 * drive::kNsPerMs;
-  while (!ctrl.ready() && host_.now < limit) {
-    host_.now += drive::kNsPerMs;
+  while (!ctrl.ready() && host_.now < limit && host_.now < cut_at_) {
+    host_.now = std::min(host_.now + drive::kNsPerMs, cut_at_);
     ctrl.run_until(host_.now);
   }
-  bool ok = ctrl.ready() && host_.make_io_queues(io_queues_, queue_entries_) == 0;
+  bool ok = ctrl.ready() && host_.now < cut_at_ && host_.make_io_queues(io_queues_, queue_entries_) == 0;
   nvme::NvmeCompletion c;
   while (ctrl.pop_completion(c)) {  // the engine's own admin commands
+  }
+  if (cut_at_ <= host_.now) {  // before the queues were made, or while they were
+    cut(cut_at_, cut_trigger_tick_);
+    return false;
   }
   now_ = std::max(now_, host_.now);
   if (ok) {
@@ -109,7 +115,10 @@ void NvmeEngineModel::end_nvme_at_once(const fisrig_nvme_desc_head& h, uint8_t r
 }
 
 void NvmeEngineModel::doorbell(uint32_t tail) {
-  run_until(now_);
+  // What is due by now first: done already where the last run_events ended at now with
+  // nothing due and nothing left to take, and nothing has moved since.
+  if (!(settled_.at == now_ && settled_.next > now_ && !host_.ctrl.has_completions())) run_until(now_);
+  settled_ = {};
   while (sq_head_ != tail) {
     const fisrig_cmd_desc& d = sq_[sq_head_ % kSqEntries];
     const uint64_t ts = now_ticks();
@@ -180,7 +189,9 @@ void NvmeEngineModel::start(const fisrig_nvme_desc_head& h, fisrig_nvme_sqe s, u
   sl.ts_submit = ts;
   sl.ts_doorbell = 0;
   sl.deadline = ts + (h.timeout_ticks ? h.timeout_ticks : FISRIG_DEFAULT_TIMEOUT_TICKS);
-  deadlines_.push({sl.deadline, ++sl.generation << 8 | slot});
+  const Deadline due{sl.deadline, ++sl.generation << 8 | slot};
+  if (deadlines_in_order_.empty() || deadlines_in_order_.back() <= due) deadlines_in_order_.push_back(due);
+  else deadlines_.push(due);
   host_.now = now_;
   host_.put(h.qid, s, true);
   started_.push_back(slot);
@@ -200,12 +211,15 @@ void NvmeEngineModel::ring_started() {
 }
 
 uint32_t NvmeEngineModel::earliest_deadline() const {
-  while (!deadlines_.empty()) {
-    const uint32_t s = uint32_t(deadlines_.top().second & 0xFF);
-    if (slots_[s].busy && slots_[s].generation == deadlines_.top().second >> 8) return s;
-    deadlines_.pop();
-  }
-  return kSlots;
+  auto live = [this](const Deadline& d) {
+    const uint32_t s = uint32_t(d.second & 0xFF);
+    return slots_[s].busy && slots_[s].generation == d.second >> 8;
+  };
+  while (!deadlines_in_order_.empty() && !live(deadlines_in_order_.front())) deadlines_in_order_.pop_front();
+  while (!deadlines_.empty() && !live(deadlines_.top())) deadlines_.pop();
+  const Deadline* first = deadlines_in_order_.empty() ? nullptr : &deadlines_in_order_.front();
+  if (!deadlines_.empty() && (!first || deadlines_.top() < *first)) first = &deadlines_.top();
+  return first ? uint32_t(first->second & 0xFF) : kSlots;
 }
 
 SimTime NvmeEngineModel::next_event() const {
@@ -215,30 +229,31 @@ SimTime NvmeEngineModel::next_event() const {
   return s < kSlots ? std::min(t, ticks_to_ns(slots_[s].deadline)) : t;
 }
 
-void NvmeEngineModel::run_until(SimTime t) {
-  for (;;) {
-    const SimTime next = next_event();
-    if (next > t) break;
-    now_ = std::max(now_, next);
-    if (next == sampler_.next_record()) sample_through(next);
-    host_.ctrl.run_until(now_);
-    collect();
-    count_tlps();
-    if (cut_at_ <= now_) {
-      cut(cut_at_, cut_trigger_tick_);
-      continue;
-    }
-    const uint32_t s = earliest_deadline();
-    if (s < kSlots && ticks_to_ns(slots_[s].deadline) <= now_) {
-      // No CQE by its timeout: TIMEOUT, and the controller reset (the rest LINK_LOST).
-      end_slot(s, FISRIG_RESULT_TIMEOUT);
-      reset_controller();
-    }
-  }
+SimTime NvmeEngineModel::run_events(SimTime t, SimTime next) {
+  for (; next <= t; next = next_event()) step(next);
   now_ = std::max(now_, t);
+  // Nothing in the controller is due by t (next is past it), so this run_until fetches and
+  // posts nothing; what is left to take is what the last step's own work left behind.
+  host_.ctrl.run_until(now_);
+  const bool came = collect();
+  next = count_tlps() || came ? next_event() : next;
+  settled_ = {now_, next};
+  return next;
+}
+
+void NvmeEngineModel::step(SimTime next) {
+  now_ = std::max(now_, next);
+  if (next == sampler_.next_record()) sample_through(next);
   host_.ctrl.run_until(now_);
   collect();
   count_tlps();
+  if (cut_at_ <= now_) return cut(cut_at_, cut_trigger_tick_);
+  const uint32_t s = earliest_deadline();
+  if (s < kSlots && ticks_to_ns(slots_[s].deadline) <= now_) {
+    // No CQE by its timeout: TIMEOUT, and the controller reset (the rest LINK_LOST).
+    end_slot(s, FISRIG_RESULT_TIMEOUT);
+    reset_controller();
+  }
 }
 
 void NvmeEngineModel::sample_through(SimTime t) { sampler_.through(t, sense(), push_current()); }
@@ -257,8 +272,8 @@ void NvmeEngineModel::disarm() {
   host_.ctrl.watch_tlps(0);
 }
 
-void NvmeEngineModel::count_tlps() {
-  if (!tlp_arm_.left) return;
+bool NvmeEngineModel::count_tlps() {
+  if (!tlp_arm_.left) return false;
   std::vector<SimTime>& booked = host_.ctrl.watched();
   for (SimTime t : booked)
     if (t >= tlp_arm_.since) tlp_ends_.push(t);
@@ -274,23 +289,28 @@ void NvmeEngineModel::count_tlps() {
     disarm();
     break;
   }
+  return true;
 }
 
-void NvmeEngineModel::collect() {
+bool NvmeEngineModel::collect() {
+  if (!host_.ctrl.has_completions()) return false;
   nvme::NvmeCompletion c;
   uint32_t reaped = 0;  // a bit per queue with CQEs to take
+  bool came = false;
   while (host_.ctrl.pop_completion(c)) {
+    came = true;
     if (c.sqid <= io_queues_) reaped |= 1u << c.sqid;
     if (c.cid >= kSlots || !slots_[c.cid].busy || slots_[c.cid].head.qid != c.sqid) continue;
     finish(c.cid, c);
   }
-  for (uint16_t q = 0; q <= io_queues_; ++q) {
-    if (!(reaped & 1u << q)) continue;
+  for (; reaped; reaped &= reaped - 1) {
+    const uint16_t q = uint16_t(__builtin_ctz(reaped));
     fisrig_nvme_cqe e{};
     bool any = false;
     while (host_.reap(q, e, false)) any = true;
     if (any) host_.ring_cq(q);
   }
+  return came;
 }
 
 void NvmeEngineModel::finish(uint32_t s, const nvme::NvmeCompletion& c) {
@@ -477,13 +497,13 @@ uint64_t NvmeEngineModel::c_now(void* ctx) { return static_cast<NvmeEngineModel*
 void NvmeEngineModel::c_wait(void* ctx, uint64_t until) {
   auto* e = static_cast<NvmeEngineModel*>(ctx);
   const SimTime end = ticks_to_ns(until);
+  SimTime next = e->next_event();
   while (e->cq_tail_ == e->cq_head_) {
-    const SimTime next = e->next_event();
     if (next > end || next == drive::kNever) {
-      e->run_until(std::max(e->now_, end));
+      e->run_events(std::max(e->now_, end), next);
       return;
     }
-    e->run_until(std::max(e->now_, next));
+    next = e->run_events(std::max(e->now_, next), next);
   }
 }
 

@@ -233,6 +233,38 @@ TEST(NvmeEngine, ACutEndsWhatWasInFlightAndPowerOnBringsTheControllerBack) {
   EXPECT_EQ(last.cpl.result, FISRIG_RESULT_OK);
 }
 
+TEST(NvmeEngine, ACutMidBootLeavesTheControllerDownUntilTheNextPowerOn) {
+  // Power off, a cut armed for 50 ms on, power on: the SSD boots for 200 ms (the profile's
+  // power.boot_ms), so the cut falls mid-boot, on its time, with no LINK_UP before it. The
+  // next POWER ON boots the drive again, and a read goes through.
+  ProgramBuilder p;
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_OFF, 0, 0), ProgramBuilder::ok());
+  fisrig_cmd_desc arm = ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_OFF_AT_EVENT, 0, 0, FISRIG_EVENT_TIME);
+  arm.timeout_ticks = 50 * FISRIG_TICK_HZ / 1000;
+  p.raw(arm, ProgramBuilder::ok());
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_ON, 0, 0), ProgramBuilder::ok());
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_POWER, FISRIG_POWER_ON, 0, 0), ProgramBuilder::ok());
+  p.raw(ProgramBuilder::desc(FISRIG_PROTO_LINK, FISRIG_LINK_WAIT_UP, 0, 0), ProgramBuilder::ok());
+  p.nvme_raw(1, rw(FISRIG_NVME_CMD_READ, 0, 8), 4096, FISRIG_DATA_NONE, 0, 0, FISRIG_RESULT_OK);
+  NvmeRun r = run_nvme(p.build());
+  ASSERT_EQ(r.status, FISRIG_VM_DONE) << r.error_text;
+  std::vector<uint8_t> events;  // the engine's power and link events, in order
+  fisrig_cut_record cr{};        // the last cut's
+  uint64_t up_at = 0;
+  for (const auto& rec : r.records) {
+    if (rec.kind != FISRIG_RECORD_POWER || rec.cpl.user_tag != FISRIG_USER_TAG_EVENT) continue;
+    events.push_back(rec.cpl.slot);
+    if (rec.cpl.slot == FISRIG_EVENT_REC_POWER_CUT) std::memcpy(&cr, &rec.cpl, sizeof cr);
+    if (rec.cpl.slot == FISRIG_EVENT_REC_LINK_UP) up_at = rec.cpl.ts_status;
+  }
+  // The power off's own cut, the mid-boot cut, then the one LINK_UP.
+  ASSERT_EQ(events, (std::vector<uint8_t>{FISRIG_EVENT_REC_POWER_CUT, FISRIG_EVENT_REC_POWER_CUT, FISRIG_EVENT_REC_LINK_UP}));
+  EXPECT_EQ(cr.ts_status - cr.ts_trigger, 50 * FISRIG_TICK_HZ / 1000);  // on its time, mid-boot
+  // The second boot takes the whole 200 ms from the cut.
+  EXPECT_GE(up_at - cr.ts_status, 200 * FISRIG_TICK_HZ / 1000);
+  EXPECT_EQ(commands_of(ModelRun{r.status, r.records}).back().cpl.result, FISRIG_RESULT_OK);
+}
+
 // A cut at the count-th TLP of a kind (engine_if.h enum fisrig_tlp_event) falls on that
 // TLP's end: four one-block writes at QD1, the cut at the second's doorbell, SQE, first or
 // last data TLP (a block's write is two 256-byte completions) or CQE; the cut's record

@@ -19,6 +19,18 @@ TEST(NvmePcie, TheLinksRateAndATlpsBytes) {
   EXPECT_EQ(end, 782);  // 11 x 71.09 = 782.0
 }
 
+TEST(NvmePcie, AByteTimeIsExactInWholeFractionsOfANsForEveryGenerationAndWidth) {
+  // The link costs in 1/4096 ns, with no rounding: what the rate says, for every link a
+  // profile may name.
+  for (uint32_t gen = 1; gen <= 5; ++gen)
+    for (uint32_t lanes = 1; lanes <= 16; lanes *= 2) {
+      nvme::PcieConfig c;
+      c.gen = gen, c.lanes = lanes;
+      const double exact = double(nvme::PcieLink::per_byte(c)) / nvme::PcieLink::kTimeScale;
+      EXPECT_NEAR(exact, 1.0 / nvme::PcieLink::bytes_per_ns(c), 1e-12) << "gen " << gen << " x" << lanes;
+    }
+}
+
 TEST(NvmePcie, TheLinkKeepsEachDirectionsTlpsApartAndFillsGaps) {
   nvme::PcieLink link(nvme::PcieConfig{});
   // 394 bytes are 100.04 ns at Gen3 x4, 197 bytes 50.02.
@@ -28,7 +40,42 @@ TEST(NvmePcie, TheLinkKeepsEachDirectionsTlpsApartAndFillsGaps) {
   EXPECT_EQ(link.last_start(), 0);
   EXPECT_EQ(link.up(950, 394), 1300);   // no room before 1000: after both
   EXPECT_EQ(link.last_start(), 1200);
-  EXPECT_EQ(link.down(1000, 394), 1100);  // the other direction is free
+  // The other direction is free; the ACK the four TLPs up drew (8 bytes, 2 ns) goes out
+  // on it first, then the TLP.
+  EXPECT_EQ(link.down(1000, 394), 1102);
+  EXPECT_EQ(link.last_start(), 1002);
+  EXPECT_EQ(link.down(2000, 394), 2100);  // nothing owed now
+}
+
+TEST(NvmePcie, ARunBookedAtOnceIsWhatItsTlpsBookedOneByOneAre) {
+  // Two links with the same bookings; on one a run of TLPs goes at once (extend_down), on
+  // the other a TLP at a time: the same ends, the same carried fraction and the same ACKs
+  // owed after (the next TLPs either way end together).
+  for (uint32_t gen : {3u, 4u}) {
+    nvme::PcieConfig cfg;
+    cfg.gen = gen;
+    nvme::PcieLink once(cfg), each(cfg);
+    SimTime t = 0;
+    for (nvme::PcieLink* l : {&once, &each}) {
+      t = l->down(5000, 276);                          // the run follows this one
+      l->up(0, 24), l->up(100, 24), l->up(200, 24);  // 3 up: no ACK owed yet
+      l->up(300, 24);                                  // the 4th: an ACK owed down, ahead of the run
+    }
+    SimTime end = 0, ends[7];
+    ASSERT_TRUE(once.extend_down(t, 7, 7 * 276, end, ends));
+    SimTime e = t;
+    for (int i = 0; i < 7; ++i) {
+      e = each.down(e, 276);
+      EXPECT_EQ(ends[i], e) << "gen " << gen << " TLP " << i;
+    }
+    EXPECT_EQ(end, e);
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(once.up(10000, 24), each.up(10000, 24)) << "an up TLP after, " << i;
+    EXPECT_EQ(once.down(e, 276), each.down(e, 276));
+    // A run that would not fit before a booking after it is refused, with nothing booked.
+    once.down(e + 1000, 24);
+    SimTime before = 0;
+    EXPECT_FALSE(once.extend_down(once.down(e + 500, 0), 20, 20 * 276, before));
+  }
 }
 
 // One read of `blocks` never written (no NAND read: its data is ready at once), alone on

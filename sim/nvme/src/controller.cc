@@ -86,6 +86,7 @@ void Controller::write32(uint32_t offset, uint32_t value, SimTime t) {
       run_until(t);  // what was visible before goes first
       sqs_[qid].tail = value;
       sqs_[qid].doorbell_at = in;
+      update_pending(uint16_t(qid));
       watched(kTlpDoorbell, in);
     } else {
       cqs_[qid].head = value;
@@ -140,11 +141,12 @@ void Controller::disable(SimTime t) {
   commands_seen_ = 0;
   for (Sq& q : sqs_) q = Sq{};
   live_sqs_.clear();
+  pending_sqs_.clear();
   for (Cq& q : cqs_) q = Cq{};
   queues_granted_ = false;
   granted_queues_ = 0;
   aers_.clear();
-  inflight_.clear();  // commands not yet answered are gone with the queues
+  drop_inflight();  // commands not yet answered are gone with the queues
   link_.reset();
   csts_ = 0;
   enabled_ = false;
@@ -167,6 +169,7 @@ void Controller::power_off(SimTime t) {
   commands_seen_ = 0;
   for (Sq& q : sqs_) q = Sq{};
   live_sqs_.clear();
+  pending_sqs_.clear();
   for (Cq& q : cqs_) q = Cq{};
   cc_ = csts_ = 0;
   enabled_ = false;
@@ -175,7 +178,7 @@ void Controller::power_off(SimTime t) {
   queues_granted_ = false;
   granted_queues_ = 0;
   aers_.clear();
-  inflight_.clear();  // commands not yet answered are gone with the queues
+  drop_inflight();  // commands not yet answered are gone with the queues
   link_.reset();
 }
 
@@ -194,21 +197,20 @@ void Controller::run_until(SimTime t) {
   // controller whose firmware is milliseconds behind its doorbells (a full drive's GC)
   // fetches at busy_until_, not at the doorbell: bounded by the doorbell, the link's book
   // kept those milliseconds, thousands of intervals (docs/performance.md).
-  SimTime oldest = t;
-  for (uint16_t q : live_sqs_)
-    if (sqs_[q].head != sqs_[q].tail) oldest = std::min(oldest, std::max({sqs_[q].doorbell_at, ready_at_, busy_until_}));
-  link_.retire_before(oldest);
+  link_.retire_before(std::min(t, next_fetch()));
   for (;;) {
     // Round robin over every SQ with a command visible by t, the admin queue among them.
-    const uint32_t n = uint32_t(sqs_.size()), live = uint32_t(live_sqs_.size());
+    const uint32_t n = uint32_t(sqs_.size()), pending = uint32_t(pending_sqs_.size());
     uint32_t pick = n, from = 0;
-    while (from < live && live_sqs_[from] < rr_next_) ++from;  // the first live SQ at or after rr_next_
-    for (uint32_t i = 0; i < live && pick == n; ++i) {
-      uint32_t q = live_sqs_[(from + i) % live];
-      const Sq& s = sqs_[q];
-      if (s.head != s.tail && s.doorbell_at <= t) pick = q;
+    while (from < pending && pending_sqs_[from] < rr_next_) ++from;  // the first at or after rr_next_
+    for (uint32_t i = 0; i < pending && pick == n; ++i) {
+      uint32_t q = pending_sqs_[(from + i) % pending];
+      if (sqs_[q].doorbell_at <= t) pick = q;
     }
     if (pick == n) break;
+    Sq& s = sqs_[pick];
+    const SimTime fetch = std::max({s.doorbell_at, ready_at_, busy_until_});
+    if (fetch > t) break;  // the next fetch is past t: the next run_until takes it
     const drive::FaultKnobs& f = ssd_.config().faults;
     if (f.hang_after_commands && commands_seen_ >= f.hang_after_commands) {
       ssd_.set_hung(true);
@@ -220,14 +222,14 @@ void Controller::run_until(SimTime t) {
       enabled_ = false;
       break;
     }
+    // A command fetched: counted, and round robin moves past its queue (not before: a
+    // queue passed over while the controller was busy lost its turn).
     ++commands_seen_;
     rr_next_ = (pick + 1) % n;
-    Sq& s = sqs_[pick];
     Cmd c{};
-    const SimTime fetch = std::max({s.doorbell_at, ready_at_, busy_until_});
-    if (fetch > t) break;  // the next fetch is past t: the next run_until takes it
     mem_.read(s.base + uint64_t(s.head) * FISRIG_NVME_SQE_BYTES, &c.sqe, sizeof c.sqe);
     s.head = (s.head + 1) % s.size;
+    update_pending(uint16_t(pick));
     c.sqid = uint16_t(pick);
     c.sqhd = uint16_t(s.head);
     c.cqid = s.cqid;
@@ -247,15 +249,17 @@ void Controller::run_until(SimTime t) {
   }
   // The CQEs due by t, in the order they come due.
   while (!inflight_.empty() && inflight_.front().t <= t) {
-    std::pop_heap(inflight_.begin(), inflight_.end(), later);
-    Cmd c = std::move(inflight_.back());
-    inflight_.pop_back();
+    std::pop_heap(inflight_.begin(), inflight_.end(), Later{});
+    Due& due = inflight_.back();
+    Cmd& c = cmds_[due.index];
     if (!c.cqe_booked) {  // its CQE is ready: its TLPs go on the link now, and it is posted at their end
       book_cqe(c);
-      inflight_.push_back(std::move(c));
-      std::push_heap(inflight_.begin(), inflight_.end(), later);
+      due.t = c.t;
+      std::push_heap(inflight_.begin(), inflight_.end(), Later{});
       continue;
     }
+    free_cmds_.push_back(due.index);
+    inflight_.pop_back();
     post(c);
   }
 }
@@ -263,19 +267,23 @@ void Controller::run_until(SimTime t) {
 SimTime Controller::next_event() const {
   if (ssd_.hung()) return drive::kNever;  // nothing is due from a hung controller (run_until)
   SimTime t = inflight_.empty() ? drive::kNever : inflight_.front().t;
-  if (enabled_)
-    for (uint16_t q : live_sqs_)
-      if (sqs_[q].head != sqs_[q].tail) t = std::min(t, std::max({sqs_[q].doorbell_at, ready_at_, busy_until_}));
-  return t;
+  return enabled_ ? std::min(t, next_fetch()) : t;
 }
-
-bool Controller::later(const Cmd& a, const Cmd& b) { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
 
 void Controller::finish(Cmd& c) {
   c.cqe_booked = false;
   c.seq = next_seq_++;
-  inflight_.push_back(c);
-  std::push_heap(inflight_.begin(), inflight_.end(), later);
+  uint32_t i;
+  if (free_cmds_.empty()) {
+    i = uint32_t(cmds_.size());
+    cmds_.push_back(c);
+  } else {
+    i = free_cmds_.back();
+    free_cmds_.pop_back();
+    cmds_[i] = c;
+  }
+  inflight_.push_back(Due{c.t, c.seq, i});
+  std::push_heap(inflight_.begin(), inflight_.end(), Later{});
 }
 
 void Controller::book_cqe(Cmd& c) {
@@ -316,26 +324,32 @@ void Controller::post(Cmd& c) {
   e.sqid = c.sqid;
   e.cid = c.sqe.cid;
   e.status = c.c.status;
+  if (q.held.empty() && (q.tail + 1) % q.size != q.head) return write_cqe(q, e, c.c);  // room: posted now
   q.held.push_back({e, c.c});
   drain(q, c.t);
+}
+
+void Controller::write_cqe(Cq& q, fisrig_nvme_cqe& e, const NvmeCompletion& c) {
+  e.status = uint16_t(e.status | (q.phase ? FISRIG_NVME_STATUS_P : 0));
+  mem_.write(q.base + uint64_t(q.tail) * FISRIG_NVME_CQE_BYTES, &e, sizeof e);
+  if (++q.tail == q.size) q.tail = 0, q.phase = !q.phase;
+  done_.push_back(c);
 }
 
 void Controller::drain(Cq& q, SimTime t) {
   // The controller posts no entry into a full CQ: it waits for the host's head doorbell.
   while (!q.held.empty() && (q.tail + 1) % q.size != q.head) {
     auto& [e, c] = q.held.front();
-    e.status = uint16_t(e.status | (q.phase ? FISRIG_NVME_STATUS_P : 0));
     c.t_cqe = std::max(c.t_cqe, t);
-    mem_.write(q.base + uint64_t(q.tail) * FISRIG_NVME_CQE_BYTES, &e, sizeof e);
-    if (++q.tail == q.size) q.tail = 0, q.phase = !q.phase;
-    done_.push_back(c);
+    write_cqe(q, e, c);
     q.held.pop_front();
   }
 }
 
 std::vector<NvmeCompletion> Controller::fetched() const {
   std::vector<NvmeCompletion> out;
-  for (const Cmd& c : inflight_) {
+  for (const Due& d : inflight_) {
+    const Cmd& c = cmds_[d.index];
     out.push_back(c.c);
     out.back().t_cqe = c.t;
   }

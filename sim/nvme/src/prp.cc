@@ -72,9 +72,23 @@ void Controller::to_host(Cmd& c, const uint8_t* data, uint64_t bytes, const std:
   // Memory writes of at most MPS bytes, in order, each once its data is in the controller.
   const uint32_t mps = link_.config().max_payload;
   SimTime from = fetch_prp_list(c, bytes, c.t), end = from;
+  const bool paged = ready && !ready->empty();
+  // A TLP at a time where one is watched or may be sent again; otherwise the rest of a page
+  // (of the buffer: its data is in at once) goes on the link at once when it can follow the
+  // last TLP back to back (PcieLink::extend_up).
+  const bool one_by_one = (watch_ & kTlpData) || ssd_.config().faults.data_fis_crc_error_rate > 0;
   for (uint64_t off = 0; off < bytes; off += mps) {
     uint32_t n = uint32_t(std::min<uint64_t>(mps, bytes - off));
-    SimTime at = std::max(end, ready && !ready->empty() ? (*ready)[std::min<size_t>(off / kPage, ready->size() - 1)] : from);
+    const size_t page = paged ? std::min<size_t>(off / kPage, ready->size() - 1) : 0;
+    SimTime at = std::max(end, paged ? (*ready)[page] : from);
+    if (!one_by_one && off && at == end) {
+      const uint64_t stop = paged && page + 1 < ready->size() ? (off / kPage + 1) * kPage : bytes, rest = stop - off;
+      const uint32_t tlps = uint32_t((rest + mps - 1) / mps);
+      if (link_.extend_up(end, tlps, tlps * uint64_t(kMemHeader + kFraming) + rest, end)) {
+        off = stop - mps;  // the loop's step takes it to stop
+        continue;
+      }
+    }
     end = link_.up(at, PcieLink::tlp_bytes(kMemHeader, n));
     if (!off) c.c.t_data_first = link_.last_start();
     watched(kTlpData, end);
@@ -98,22 +112,50 @@ bool Controller::from_host(Cmd& c, uint8_t* data, uint64_t bytes) {
   // Read requests of at most MRRS bytes, back to back up the link; the host answers each
   // after its read latency with completions of at most MPS bytes, down the link in order.
   const uint32_t mps = link_.config().max_payload, mrrs = link_.config().max_read_request;
+  const uint32_t requests = uint32_t((bytes + mrrs - 1) / mrrs), request_bytes = PcieLink::tlp_bytes(kMemHeader, 0);
+  static thread_local std::vector<SimTime> asked;  // each request's end
+  asked.resize(requests);
   SimTime t = fetch_prp_list(c, bytes, c.t), end = t;
-  for (uint64_t off = 0; off < bytes; off += mrrs) {
-    SimTime request = link_.up(t, PcieLink::tlp_bytes(kMemHeader, 0));
-    uint64_t len = std::min<uint64_t>(mrrs, bytes - off);
+  if (requests) {
+    asked[0] = link_.up(t, request_bytes);
+    SimTime last;
+    if (requests > 1 && !link_.extend_up(asked[0], requests - 1, uint64_t(requests - 1) * request_bytes, last, &asked[1]))
+      for (uint32_t r = 1; r < requests; ++r) asked[r] = link_.up(asked[r - 1], request_bytes);
+  }
+  // A TLP at a time where one is watched or may be sent again; otherwise what follows a
+  // TLP back to back goes on the link at once (PcieLink::extend_down).
+  const drive::FaultKnobs& f = ssd_.config().faults;
+  const bool one_by_one = (watch_ & kTlpData) || f.r_err_rate > 0 || f.hold_storm_rate > 0;
+  auto tlps_of = [mps](uint64_t len) { return uint32_t((len + mps - 1) / mps); };
+  const uint64_t last_len = bytes - uint64_t(requests - 1) * mrrs;  // the last request's (requests > 0)
+  for (uint32_t r = 0; r < requests; ++r) {
+    const uint64_t len = r + 1 < requests ? mrrs : last_len;
     for (uint64_t k = 0; k < len; k += mps) {
       uint32_t n = uint32_t(std::min<uint64_t>(mps, len - k));
-      end = link_.down(std::max(request + nvme_.host_read_ns, end), PcieLink::tlp_bytes(kCplHeader, n));
-      if (!off && !k) c.c.t_data_first = link_.last_start();
+      const SimTime at = std::max(asked[r] + nvme_.host_read_ns, end);
+      if (!one_by_one && at == end && (r || k)) {
+        // Right behind the last: the rest of this request's completions, or every one left
+        // where every request is in by now (each then follows the one before).
+        const bool all = asked[requests - 1] + nvme_.host_read_ns <= end;
+        uint64_t rest = len - k;
+        uint32_t tlps = tlps_of(rest);
+        if (all && r + 1 < requests) {
+          rest = bytes - uint64_t(r) * mrrs - k;
+          tlps += (requests - r - 2) * tlps_of(mrrs) + tlps_of(last_len);
+        }
+        if (link_.extend_down(end, tlps, tlps * uint64_t(kCplHeader + kFraming) + rest, end)) {
+          if (all) r = requests;  // every one booked
+          break;
+        }
+      }
+      end = link_.down(at, PcieLink::tlp_bytes(kCplHeader, n));
+      if (!r && !k) c.c.t_data_first = link_.last_start();
       watched(kTlpData, end);
       // r_err_rate: the controller NAKs a completion it received bad; the host replays it.
       // hold_storm_rate: the controller withholds flow-control credit for hold_storm_ns.
-      const drive::FaultKnobs& f = ssd_.config().faults;
       if (chance(f.r_err_rate)) ++replays_, end = link_.down(end, PcieLink::tlp_bytes(kCplHeader, n));
       if (chance(f.hold_storm_rate)) end += f.hold_storm_ns;
     }
-    t = request;
   }
   c.c.t_data_last = end;
   c.c.bytes += bytes;

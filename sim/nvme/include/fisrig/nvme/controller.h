@@ -15,6 +15,7 @@
 // command's abort once fetched, error log entries.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <random>
@@ -89,6 +90,7 @@ class Controller {
   // nothing is: a host with nothing else to do runs to it.
   SimTime next_event() const;
   bool pop_completion(NvmeCompletion& out);
+  bool has_completions() const { return !done_.empty(); }
   // When queue qid's last SQ tail doorbell write reached the controller (its TLP's end).
   SimTime sq_doorbell_at(uint16_t qid) const { return qid < sqs_.size() ? sqs_[qid].doorbell_at : 0; }
   // The TLPs of the kinds in `kinds` (a bit per TlpKind) from here on, each its end as
@@ -176,9 +178,9 @@ class Controller {
   // A command done at c.t: its CQE is posted once run_until reaches that time.
   void finish(Cmd& c);
   void book_cqe(Cmd& c);
-  static bool later(const Cmd& a, const Cmd& b);
   void post(Cmd& c);
   void drain(Cq& q, SimTime t);
+  void write_cqe(Cq& q, fisrig_nvme_cqe& e, const NvmeCompletion& c);  // into the CQ's tail, its phase set
   // Admin (admin.cc).
   void admin(Cmd& c);
   void create_cq(Cmd& c);
@@ -231,10 +233,29 @@ class Controller {
   // The live SQs' ids, in order: what fetching and arbitration look at (of the profile's
   // queue pairs, a host uses a few). Made again whenever one is made or goes.
   std::vector<uint16_t> live_sqs_;
+  // Of those, the ones with commands the controller has not fetched (head short of tail):
+  // what fetching, arbitration and next_event() look at, kept as heads and tails move.
+  std::vector<uint16_t> pending_sqs_;
   void list_live_sqs() {
     live_sqs_.clear();
-    for (size_t q = 0; q < sqs_.size(); ++q)
+    pending_sqs_.clear();
+    for (size_t q = 0; q < sqs_.size(); ++q) {
       if (sqs_[q].live) live_sqs_.push_back(uint16_t(q));
+      if (sqs_[q].live && sqs_[q].head != sqs_[q].tail) pending_sqs_.push_back(uint16_t(q));
+    }
+  }
+  void update_pending(uint16_t q) {
+    auto it = std::lower_bound(pending_sqs_.begin(), pending_sqs_.end(), q);
+    const bool in = it != pending_sqs_.end() && *it == q, want = sqs_[q].live && sqs_[q].head != sqs_[q].tail;
+    if (want && !in) pending_sqs_.insert(it, q);
+    else if (!want && in) pending_sqs_.erase(it);
+  }
+  // When the next command can be fetched: its doorbell in, the controller ready and done
+  // with the one before (kNever: none pending).
+  SimTime next_fetch() const {
+    SimTime t = drive::kNever;
+    for (uint16_t q : pending_sqs_) t = std::min(t, sqs_[q].doorbell_at);
+    return t == drive::kNever ? t : std::max({t, ready_at_, busy_until_});
   }
   uint16_t granted_queues_ = 0;  // Number of Queues, once set: I/O SQs and CQs the host may make
   bool queues_granted_ = false;
@@ -244,7 +265,25 @@ class Controller {
   uint32_t rr_next_ = 0;    // round robin's next SQ
   uint32_t arbitration_ = 0;  // the Arbitration feature as set
   std::vector<Cmd> aers_;     // outstanding Asynchronous Event Requests
-  std::vector<Cmd> inflight_;  // done, CQE not yet due: a heap by time
+  // Commands done whose CQE is not yet posted: kept in cmds_ (free_cmds_: the unused), due
+  // by a heap of (time, finish order, index) in inflight_, so the heap moves 24 bytes, not
+  // a Cmd.
+  struct Due {
+    SimTime t;
+    uint64_t seq;
+    uint32_t index;
+  };
+  struct Later {  // a type, not a function's address, so the heap's compares are inlined
+    bool operator()(const Due& a, const Due& b) const { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
+  };
+  std::vector<Cmd> cmds_;
+  std::vector<uint32_t> free_cmds_;
+  std::vector<Due> inflight_;
+  void drop_inflight() {
+    inflight_.clear();
+    cmds_.clear();
+    free_cmds_.clear();
+  }
   uint64_t next_seq_ = 0;
   uint32_t invalid_doorbells_ = 0;
   uint64_t unsafe_shutdowns_ = 0;
