@@ -91,6 +91,11 @@ def cmd_report(a) -> int:
         if given:
             raise InputError(flag, "is for --compare (a run's report goes in its own directory)")
     run_dir = Path(a.dir[0])
+    if (run_dir / "manifest.json").is_file():  # a sweep's directory
+        return _report_sweep(a, run_dir)
+    for flag, given in (("--metric", a.metric), ("--phase", a.phase), ("--x", a.x), ("--by", a.by)):
+        if given is not None:
+            raise InputError(flag, "is for a sweep's directory (docs/sweeps.md)")
     if not run_dir.is_dir():  # refused before the lock would make it
         run_state.inspect(run_dir)
     with run_dir_mod.take(run_dir, str(run_dir), what="report"):  # not while a run writes it
@@ -100,6 +105,23 @@ def cmd_report(a) -> int:
     notes = outcome.get("notes", []) if isinstance(outcome, dict) else []
     _print_report(run_dir, phases, plots, state.line(), [str(n) for n in notes] if isinstance(notes, list) else [])
     return 0 if state.status == "done" and not state.missing else 3
+
+
+def _report_sweep(a, sweep_dir: Path) -> int:
+    """A figure of one phase against the sweep's axes: the table, and sweep_<metric>.png."""
+    from fisrig.sweep import report as sweep_report
+    if a.keep_raw:
+        raise InputError("--keep-raw", "is for one run's report; a sweep's reads its points' summaries")
+    metric = a.metric or "iops"
+    chart, phase, rows = sweep_report.draw(sweep_dir, metric, a.phase, a.x, a.by)
+    print(f"sweep report: {chart}  ({metric} of phase '{phase}')")
+    keys = [k for k in rows[0] if k != metric]
+    width = {k: max(len(k), *(len(str(r.get(k))) for r in rows)) for k in keys}
+    print("  " + "  ".join(f"{k:<{width[k]}}" for k in keys) + f"  {metric}")
+    for r in rows:
+        value = "-" if r[metric] is None else f"{r[metric]:,.6g}"
+        print("  " + "  ".join(f"{str(r.get(k)):<{width[k]}}" for k in keys) + f"  {value}")
+    return 0 if all(r["status"] == "done" for r in rows) else 3
 
 
 def _report_compare(a) -> int:
@@ -114,6 +136,24 @@ def _report_compare(a) -> int:
         print(f"  {r.name}: {r.dir}  plan {r.meta.get('plan', {}).get('name', '?') if isinstance(r.meta.get('plan'), dict) else '?'}"
               f", profile {r.meta.get('profile', '?')}, {len(r.phases)} phases; run ended: {r.status}")
     return 0 if all(r.done for r in runs) else 3
+
+
+def cmd_sweep(a) -> int:
+    """Exit 0 when every point ended done, 3 when one did not (its line says why)."""
+    from fisrig import sweep as sweep_mod
+    if a.workers is not None and a.workers < 1:
+        raise InputError(f"--workers {a.workers}", "a local cluster needs 1 worker or more")
+    if a.workers is not None and a.scheduler:
+        raise InputError("--workers", "is for the local cluster; a --scheduler's cluster has its own workers")
+    sw = sweep_mod.load(sweep_mod.spec.find(a.sweep))
+    out = Path(_out_flag(a.out) or f"runs/sweeps/{sw.name}")
+    r = sweep_mod.run(sw, out, scheduler=a.scheduler, workers=a.workers, force=a.force, quiet=a.quiet,
+                      say=sweep_mod.print_say)
+    print(f"sweep: {out}/  (manifest.json, points.parquet, dataset/, runs/)")
+    print(f"sweep ended: {len(r.points) - len(r.failed)} of {len(r.points)} points done")
+    for p in r.failed:
+        print(f"  ! {p['point']} ({sweep_mod.label_of(p['params'])}): {p['status']}: {p.get('error')}")
+    return 0 if not r.failed else 3
 
 
 def cmd_plans(a) -> int:
@@ -228,11 +268,16 @@ def parser() -> argparse.ArgumentParser:
                         description="DIR: summary.json, the plots and report.html again, from its records. "
                                     "--compare DIR DIR...: the runs overlaid on one chart per kind, and "
                                     "compare.html, in --out.")
-    rp.add_argument("dir", nargs="+", help="a run directory (two or more with --compare)")
+    rp.add_argument("dir", nargs="+", help="a run directory (two or more with --compare), or a sweep's")
     rp.add_argument("--compare", action="store_true", help="overlay the runs' charts (two or more directories)")
     rp.add_argument("--out", help="with --compare: the directory for the charts and compare.html (default: "
                                   "runs/compare-A-vs-B...); refused when it holds anything")
     rp.add_argument("--force", action="store_true", help="with --compare: replace the comparison in --out")
+    rp.add_argument("--metric", help="a sweep's directory: the figure drawn (iops, mb_per_s, mean_us, p50_us, p99_us, "
+                                     "p99.9_us, max_us, seconds, errors; default iops)")
+    rp.add_argument("--phase", help="a sweep's directory: the phase it is of (default: the last with commands)")
+    rp.add_argument("--x", help="a sweep's directory: the axis along x (default: the first)")
+    rp.add_argument("--by", help="a sweep's directory: a line a value of this axis (default: the second, if any)")
     keep_raw(rp)
     rp.set_defaults(fn=cmd_report)
 
@@ -354,6 +399,22 @@ def parser() -> argparse.ArgumentParser:
     drive(ts)
     ts.add_argument("--json", action="store_true", help="the figures as one JSON object")
     ts.set_defaults(fn=cmd_trace)
+
+    sw = sub.add_parser("sweep", help="run a plan over axes (plan, step, profile and fault keys, targets): a run "
+                                      "a point, on every core or a dask cluster",
+                        description="Checks every point of the sweep (file:line), prints what it will cost, runs the "
+                                    "points not done yet into --out and writes its manifest, points.parquet and a "
+                                    "records dataset partitioned by point (docs/sweeps.md).")
+    sw.add_argument("sweep", help="a built-in sweep (jedec-modes) or a sweep file (TOML: [sweep] and [[axis]] or "
+                                  "[[point]] tables)")
+    sw.add_argument("--out", help="the sweep directory (default: runs/sweeps/<sweep name>); run again into it, only "
+                                  "the points not done run")
+    sw.add_argument("--scheduler", metavar="HOST:PORT", help="a dask scheduler to run on (its workers run this "
+                                                             "fisrig build and see --out); default: a local cluster")
+    sw.add_argument("--workers", type=_int, help="the local cluster's workers, one process each (default: one a core)")
+    sw.add_argument("--force", action="store_true", help="replace another sweep already in --out")
+    sw.add_argument("-q", "--quiet", action="store_true", help="no estimate or progress lines")
+    sw.set_defaults(fn=cmd_sweep)
 
     pl = sub.add_parser("plans", help="list the built-in plans")
     pl.set_defaults(fn=cmd_plans)

@@ -67,8 +67,13 @@ def profiles() -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=None)
+def profile_keys() -> list[str]:
+    """Every key a profile file may set, SECTION.KEY (the drive's list)."""
+    return ask("profile-keys").split()
+
+
 def fault_knobs() -> list[str]:
-    return [l[len("faults."):] for l in ask("profile-keys").split() if l.startswith("faults.")]
+    return [l[len("faults."):] for l in profile_keys() if l.startswith("faults.")]
 
 
 def is_path(profile: str) -> bool:

@@ -1,0 +1,239 @@
+"""fisrig sweep (host/fisrig/sweep, docs/sweeps.md): a plan over axes on dask.distributed.
+
+The same records as the points run one by one, on a local cluster of 2 workers and on a
+cluster started apart as a user starts one (`dask scheduler`, `dask worker`); a worker
+killed under a point, which runs again; a resumed sweep running only what is missing; the
+dataset read by pandas, DuckDB and polars in one line each; bad sweeps refused in one line
+with file:line.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from cli_run import fisrig
+from plan_records import digest
+
+SWEEPS = Path(__file__).with_name("sweeps")
+
+pytestmark = pytest.mark.xdist_group("sweep")  # each starts 2 worker processes: not beside each other
+
+
+def run_sweep(name: str, out: Path, **kw):
+    from fisrig import sweep
+    return sweep.run(sweep.load(SWEEPS / name), out, quiet=True, **kw)
+
+
+def test_a_sweep_on_two_workers_gives_the_records_its_points_give_run_one_by_one(tmp_path):
+    from fisrig import sweep
+    from fisrig.run import run_plan
+    r = run_sweep("seeds-and-depths.toml", tmp_path / "sweep", workers=2)
+    assert [p["status"] for p in r.points] == ["done"] * 4
+    manifest = json.loads((tmp_path / "sweep" / "manifest.json").read_text())
+    assert [p["params"] for p in manifest["points"]] == [
+        {"plan.seed": s, "step.writes.queue_depth": q} for s in (1, 2) for q in (1, 16)]
+    sw = sweep.load(SWEEPS / "seeds-and-depths.toml")
+    digests = set()
+    for i, p in enumerate(manifest["points"]):
+        alone = tmp_path / f"alone-{i}"
+        run_plan(sweep.spec.point_plan(sw, i), alone, quiet=True)
+        got = digest(tmp_path / "sweep" / p["run_dir"])
+        assert got == digest(alone), p
+        digests.add(got["sha256"])
+    assert len(digests) == 4  # each axis changed what the run did
+    # The queue depth the step asked is the one the run held.
+    meta = json.loads((tmp_path / "sweep" / "runs" / "p0002" / "run.json").read_text())
+    assert [s.get("queue_depth") for s in meta["plan"]["steps"]] == [None, 16]
+
+
+def test_profile_keys_and_fault_knobs_reach_the_drive_and_the_tables_read_in_one_line(tmp_path):
+    import duckdb
+    import pandas as pd
+    import polars as pl
+    out = tmp_path / "spare"
+    r = run_sweep("spare.toml", out, workers=2)
+    assert [p["status"] for p in r.points] == ["done"] * 3
+    for name, gb in (("p0001", 0.8), ("p0002", 0.9)):
+        meta = json.loads((out / "runs" / name / "run.json").read_text())
+        assert meta["profile"].endswith(f"profiles/{name}.toml")
+        assert meta["identify"]["lba48_sectors"] * 512 == pytest.approx(gb * 1e9, rel=0.01)
+    assert json.loads((out / "runs" / "p0002" / "run.json").read_text())["faults"] == ["busy_rate=0.01"]
+    meta = json.loads((out / "runs" / "p0003" / "run.json").read_text())
+    assert meta["profile"] == "fast-1gb" and "fast" in meta["identify"]["model"]
+    records = pd.read_parquet(out / "dataset")
+    assert sorted(records["point"].unique()) == ["p0001", "p0002", "p0003"]
+    counts = dict(duckdb.sql(f"select point, count(*) from read_parquet('{out}/dataset/*/*.parquet', "
+                             "hive_partitioning = true) group by point").fetchall())
+    assert counts == records.groupby("point", observed=True).size().to_dict()
+    assert pl.scan_parquet(f"{out}/dataset/*/*.parquet", hive_partitioning=True).select(pl.len()).collect().item() \
+        == len(records)
+    points = pd.read_parquet(out / "points.parquet")
+    assert points["profile.capacity.user_gb"].tolist()[:2] == [0.8, 0.9]
+    assert points["fault.busy_rate"].isna().tolist() == [True, False, True]
+    assert points["profile"].tolist() == [None, None, "fast-1gb"]
+    # The report: a phase's figure a point, each the run's own summary's, and the chart.
+    done = fisrig("report", str(out), "--metric", "p99_us")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == f"sweep report: {out}/sweep_p99_us.png  (p99_us of phase 'writes')"
+    for name, line in zip(("p0001", "p0002", "p0003"), done.stdout.splitlines()[2:]):
+        job = next(j for j in json.loads((out / "runs" / name / "summary.json").read_text())["jobs"]
+                   if j["jobname"] == "writes")
+        assert line.split()[0] == name
+        assert float(line.split()[-1].replace(",", "")) == pytest.approx(
+            job["fisrig"]["latency_ns"]["percentile"]["99.000000"] / 1000, rel=1e-5)
+    assert (out / "sweep_p99_us.png").stat().st_size > 10000
+    bad = fisrig("report", str(out), "--x", "plan.seed")
+    assert bad.returncode == 2 and "--x plan.seed: not an axis of the sweep" in bad.stderr, bad.stderr
+
+
+def test_a_resumed_sweep_runs_only_the_points_not_done(tmp_path):
+    out = tmp_path / "sweep"
+    run_sweep("seeds-and-depths.toml", out, workers=2)
+    ids = {n: json.loads((out / "runs" / n / "run.json").read_text())["run_id"] for n in ("p0001", "p0003")}
+    # p0003's run as a killed sweep leaves it: not done.
+    meta_path = out / "runs" / "p0003" / "run.json"
+    meta = json.loads(meta_path.read_text())
+    meta["status"] = "running"
+    meta_path.write_text(json.dumps(meta))
+    said = []
+    from fisrig import sweep
+    r = sweep.run(sweep.load(SWEEPS / "seeds-and-depths.toml"), out, workers=2, say=said.append)
+    assert said[0].endswith(f"4 points, 3 done already, into {out}")
+    assert [p["status"] for p in r.points] == ["done"] * 4
+    assert json.loads((out / "runs" / "p0001" / "run.json").read_text())["run_id"] == ids["p0001"]  # kept
+    assert json.loads((out / "runs" / "p0003" / "run.json").read_text())["run_id"] != ids["p0003"]  # run again
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    """A scheduler and two single-threaded workers started apart, as a user starts them."""
+    port = free_port()
+    env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "1"}
+    dask = [sys.executable, "-m", "dask"]
+    procs = [subprocess.Popen([*dask, "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    address = f"tcp://127.0.0.1:{port}"
+    for _ in range(2):
+        procs.append(subprocess.Popen([*dask, "worker", address, "--nthreads", "1", "--no-dashboard"], env=env,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path))
+    from distributed import Client
+    with Client(address, timeout="30s") as c:
+        c.wait_for_workers(2, timeout=60)
+    yield address
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        p.wait(timeout=30)
+
+
+def test_a_sweep_on_a_cluster_started_apart_and_a_worker_killed_under_a_point(tmp_path, cluster):
+    from distributed import Client
+    out = tmp_path / "sweep"
+    killed = []
+
+    def kill_a_busy_worker():
+        with Client(cluster, timeout="30s") as c:
+            for _ in range(600):
+                busy = {w: keys for w, keys in c.processing().items() if keys}
+                if busy:
+                    worker = sorted(busy)[0]
+                    time.sleep(0.3)  # into its run
+                    pid = c.run(os.getpid, workers=[worker])[worker]
+                    os.kill(pid, signal.SIGKILL)
+                    killed.append(busy[worker])
+                    return
+                time.sleep(0.05)
+
+    killer = threading.Thread(target=kill_a_busy_worker)
+    killer.start()
+    r = run_sweep("seeds-and-depths.toml", out, scheduler=cluster)
+    killer.join()
+    assert killed, "no worker was seen running a point"
+    assert [p["status"] for p in r.points] == ["done"] * 4  # the killed worker's point ran again
+    alone = run_sweep("seeds-and-depths.toml", tmp_path / "local", workers=2)
+    for p, q in zip(r.points, alone.points):
+        assert digest(out / p["run_dir"]) == digest(tmp_path / "local" / q["run_dir"])
+
+
+def test_a_worker_of_another_build_is_refused_by_name(tmp_path, cluster, monkeypatch):
+    # This process's fisrig says another version; the workers' (their own processes) do not.
+    from fisrig.sweep import point
+    monkeypatch.setattr(point, "__version__", "9.9.9")
+    from fisrig.errors import InputError
+    with pytest.raises(InputError, match=r"worker tcp://127\.0\.0\.1:\d+ runs fisrig \S+ build [0-9a-f]{16}, "
+                                         r"this one 9\.9\.9 build [0-9a-f]{16}: a sweep's workers run the same build"):
+        run_sweep("seeds-and-depths.toml", tmp_path / "sweep", scheduler=cluster)
+    assert not (tmp_path / "sweep" / "runs").exists()
+
+
+@pytest.mark.parametrize("body, where, what", [
+    ('[[axis]]\nkey = "plan.sed"\nvalues = [1]\n', 7, "no [plan] key 'sed' (closest: 'seed'"),
+    ('[[axis]]\nkey = "step.wrtes.queue_depth"\nvalues = [1]\n', 7, "no step labelled 'wrtes'"),
+    ('[[axis]]\nkey = "speed"\nvalues = [1]\n', 7, "it is plan.KEY, step.LABEL.KEY"),
+    ('[[axis]]\nkey = "step.writes.queue_depth"\nvalues = [1, 4096]\n', 8, "point 2 (step.writes.queue_depth=4096)"),
+    ('[[axis]]\nkey = "plan.seed"\nvalues = []\n', 8, "values must be a non-empty list"),
+    ('[[axis]]\nkey = "profile.capacity.user_gbb"\nvalues = [1]\n', 8, "no drive-profile key 'capacity.user_gbb'"),
+    ('[[axis]]\nkey = "profile.capacity.user_gb"\nvalues = [-1]\n', 8, "the drive refuses its profile"),
+    ('[[axis]]\nkey = "fault.busy_rat"\nvalues = [0.1]\n', 8, "no such fault knob 'busy_rat'"),
+    ('[[axis]]\nkey = "target"\nvalues = ["modle"]\n', 8, "no such target 'modle'"),
+    ('[[point]]\n"plan.seed" = -2\n', 7, "point 1 (plan.seed=-2)"),
+])
+def test_a_bad_sweep_is_refused_in_one_line_with_its_file_and_line(tmp_path, body, where, what):
+    (tmp_path / "short-plan.toml").write_text((SWEEPS / "short-plan.toml").read_text())
+    path = tmp_path / "bad.toml"
+    path.write_text(f'# a bad sweep\n[sweep]\nname = "bad"\nplan = "short-plan.toml"\n\n{body}')
+    done = fisrig("sweep", str(path), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"fisrig: {path}:{where}: "), done.stderr
+    assert what in done.stderr
+    assert not (tmp_path / "out").exists()  # nothing ran, nothing left behind
+
+
+def test_another_sweep_in_the_directory_is_refused_unless_forced(tmp_path):
+    out = tmp_path / "sweep"
+    run_sweep("spare.toml", out, workers=1)
+    done = fisrig("sweep", str(SWEEPS / "seeds-and-depths.toml"), "--out", str(out))
+    assert done.returncode == 2 and "holds another sweep ('spare'" in done.stderr, done.stderr
+    done = fisrig("sweep", str(SWEEPS / "seeds-and-depths.toml"), "--out", str(out), "--force", "-q", "--workers", "2")
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in (out / "runs").iterdir()) == ["p0001", "p0002", "p0003", "p0004"]
+    assert "sweep ended: 4 of 4 points done" in done.stdout
+
+
+def test_the_built_in_sweep_runs_the_jedec_test_on_every_consumer_sata_drive():
+    from fisrig import sweep
+    from fisrig.targets import drive_catalog
+    sw = sweep.load(sweep.spec.find("jedec-modes"))
+    assert sw.plan_path.stem == "jedec-trim-trace"
+    drives = [p["profile"] for p in sw.points]
+    assert drives == ["consumer-256gb", "blocking-gc-256gb", "sandforce-240gb", "sandforce-240gb-fw502"]
+    known = drive_catalog.profiles()
+    assert all(d in known and "NVMe" not in known[d] for d in drives)
+
+
+def test_a_point_that_fails_is_named_with_why_and_the_rest_run(tmp_path):
+    out = tmp_path / "sweep"
+    done = fisrig("sweep", str(SWEEPS / "one-fails.toml"), "--out", str(out), "--workers", "2")
+    assert done.returncode == 3, done.stderr
+    assert "sweep ended: 1 of 2 points done" in done.stdout
+    assert "! p0001 (fault.unc=0+8): expect_failed: expectation not met" in done.stdout
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [p["status"] for p in manifest["points"]] == ["expect_failed", "done"]
+    import pandas as pd
+    assert sorted(pd.read_parquet(out / "dataset")["point"].unique()) == ["p0001", "p0002"]  # what it recorded kept
+
