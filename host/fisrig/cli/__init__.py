@@ -405,8 +405,9 @@ def parser() -> argparse.ArgumentParser:
                         description="Checks every point of the sweep (file:line), prints what it will cost, runs the "
                                     "points not done yet into --out and writes its manifest, points.parquet and a "
                                     "records dataset partitioned by point (docs/sweeps.md).")
-    sw.add_argument("sweep", help="a built-in sweep (jedec-modes) or a sweep file (TOML: [sweep] and [[axis]] or "
-                                  "[[point]] tables)")
+    from fisrig.sweep.spec import builtin_sweeps
+    sw.add_argument("sweep", help=f"a built-in sweep ({', '.join(builtin_sweeps())}) or a sweep file (TOML: [sweep] "
+                                  "and [[axis]] or [[point]] tables)")
     sw.add_argument("--out", help="the sweep directory (default: runs/sweeps/<sweep name>); run again into it, only "
                                   "the points not done run")
     sw.add_argument("--scheduler", metavar="HOST:PORT", help="a dask scheduler to run on (its workers run this "

@@ -222,7 +222,9 @@ def _run_on_dask(todo: list[Job], states: dict[str, dict], scheduler: str | None
                     raise InputError(f"--scheduler {scheduler}", f"the dask scheduler went away ({e})") from None
             else:
                 n = workers or os.cpu_count() or 1
-                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None)
+                # dashboard_address ":0": its HTTP server (health, and the dashboard where bokeh
+                # is installed) on a free port; None still bound 8787, warning beside another.
+                cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0")
                 client = Client(cluster)
             with client:
                 _check_workers(client, scheduler)
