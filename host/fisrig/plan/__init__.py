@@ -137,23 +137,26 @@ class Plan:
 
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.]+)\s*\]\]?")
-_KEY = re.compile(r"^\s*([A-Za-z0-9_]+)\s*=")
+_KEY = re.compile(r'^\s*("?)([A-Za-z0-9_.]+)\1\s*=')  # a bare key, or a quoted one ("plan.seed")
 
 
-def _locate(text: str) -> dict[tuple, int]:
-    """Line of every key: ("plan", 0, key) and ("step", i, key); ("step", i, None) is its header."""
+def locate(text: str, tables: tuple[str, ...] = ("plan", "step")) -> dict[tuple, int]:
+    """The line of every key of `tables` in a TOML file's text: (table, i, key), i counting an
+    array of tables' entries ([[step]]: 0, 1, ...; 0 for a plain [table]), and (table, i,
+    None) each [[table]]'s header: where a refusal points (plans; sweep files,
+    fisrig.sweep.spec)."""
     lines: dict[tuple, int] = {}
-    section, index = None, -1
+    section, counts = None, dict.fromkeys(tables, -1)
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0]
         if m := _HEADER.match(line):
             section = m.group(2)
-            if section == "step" and m.group(1) == "[[":
-                index += 1
-                lines[("step", index, None)] = n
+            if section in counts and m.group(1) == "[[":
+                counts[section] += 1
+                lines[(section, counts[section], None)] = n
             continue
-        if (m := _KEY.match(line)) and section in ("plan", "step"):
-            lines[(section, max(index, 0) if section == "step" else 0, m.group(1))] = n
+        if (m := _KEY.match(line)) and section in counts:
+            lines[(section, max(counts[section], 0), m.group(2))] = n
     return lines
 
 
@@ -396,7 +399,7 @@ def parse(raw: bytes, source: str) -> Plan:
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"line (\d+)", str(e))
         raise PlanError(source, int(m.group(1)) if m else None, f"not valid TOML: {e}") from None
-    return from_dict(data, source, _locate(text))
+    return from_dict(data, source, locate(text))
 
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"

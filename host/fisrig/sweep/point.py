@@ -39,7 +39,7 @@ def run_job(job: Job) -> dict[str, Any]:
     from fisrig import plan as plan_mod
     from fisrig.run import run_plan
     started = time.monotonic()
-    plan = plan_mod.from_dict(job.plan, job.plan_source, plan_mod._locate(job.plan_text))
+    plan = plan_mod.from_dict(job.plan, job.plan_source, plan_mod.locate(job.plan_text))
     r = run_plan(plan, Path(job.out), target=job.target, profile=job.profile, faults=job.faults, quiet=True,
                  force=True)
     error = None

@@ -83,28 +83,6 @@ class Sweep:
         return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
 
 
-_HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.]+)\s*\]\]?")
-_KEY = re.compile(r'^\s*("?)([A-Za-z0-9_.]+)\1\s*=')
-
-
-def _locate(text: str) -> dict[tuple, int]:
-    """The line of every key: ("sweep", 0, key), ("axis", i, key), ("point", i, key);
-    (table, i, None) a table's header."""
-    lines: dict[tuple, int] = {}
-    section, counts = None, {"axis": -1, "point": -1}
-    for n, raw in enumerate(text.splitlines(), 1):
-        line = raw.split("#", 1)[0]
-        if m := _HEADER.match(line):
-            section = m.group(2)
-            if section in counts and m.group(1) == "[[":
-                counts[section] += 1
-                lines[(section, counts[section], None)] = n
-            continue
-        if (m := _KEY.match(line)) and section in ("sweep", "axis", "point"):
-            lines[(section, max(counts.get(section, 0), 0), m.group(2))] = n
-    return lines
-
-
 BUILTIN_DIR = Path(__file__).parent / "builtin"
 
 
@@ -133,7 +111,7 @@ def load(path: str | Path) -> Sweep:
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"line (\d+)", str(e))
         raise InputError(f"{source}:{m.group(1)}" if m else source, f"not valid TOML: {e}") from None
-    lines = _locate(text)
+    lines = plan_mod.locate(text, ("sweep", "axis", "point"))
 
     def at(key: tuple) -> str:
         return f"{source}:{lines[key]}" if key in lines else source
@@ -272,7 +250,7 @@ def point_tables(sweep: Sweep, i: int) -> tuple[plan_mod.Plan, dict]:
                                                  for s in data["step"]])
             data["step"][_step_index(base, label, sweep.where(i, key))][step_key] = value
     try:
-        plan = plan_mod.from_dict(data, str(sweep.plan_path), plan_mod._locate(sweep.plan_text))
+        plan = plan_mod.from_dict(data, str(sweep.plan_path), plan_mod.locate(sweep.plan_text))
     except InputError as e:
         keys = [k for k in sweep.points[i] if k.split(".")[0] in ("plan", "step")]
         raise InputError(sweep.where(i, keys[0]) if keys else sweep.source,

@@ -58,7 +58,7 @@ void Controller::create_sq(Cmd& c) {
   if (!(c.sqe.cdw11 & 1) || c.sqe.prp1 % 4096 || ((cc_ >> FISRIG_NVME_CC_IOSQES_SHIFT) & 0xF) != 6)
     return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_FIELD);
   sqs_[qid] = Sq{true, c.sqe.prp1, size, 0, 0, uint16_t(cqid), c.t};
-  list_live_sqs();
+  list_pending_sqs();
   ++cqs_[cqid].users;
 }
 
@@ -83,7 +83,7 @@ void Controller::delete_sq(Cmd& c) {
   }
   --cqs_[s.cqid].users;
   s = Sq{};
-  list_live_sqs();
+  list_pending_sqs();
 }
 
 void Controller::delete_cq(Cmd& c) {

@@ -127,7 +127,7 @@ void Controller::enable(SimTime t) {
   }
   cqs_[0] = Cq{true, acq_, acqs, 0, 0, true, 1, {}};
   sqs_[0] = Sq{true, asq_, asqs, 0, 0, 0, t};
-  list_live_sqs();
+  list_pending_sqs();
   ready_at_ = std::max(t + nvme_.enable_ns, boot_done_);  // kNever: the cuts killed the SSD
   busy_until_ = ready_at_;
   enabled_ = true;
@@ -140,7 +140,6 @@ void Controller::disable(SimTime t) {
   ssd_.set_hung(false);  // a controller reset ends a hang
   commands_seen_ = 0;
   for (Sq& q : sqs_) q = Sq{};
-  live_sqs_.clear();
   pending_sqs_.clear();
   for (Cq& q : cqs_) q = Cq{};
   queues_granted_ = false;
@@ -168,7 +167,6 @@ void Controller::power_off(SimTime t) {
   ssd_.power_off(t);
   commands_seen_ = 0;
   for (Sq& q : sqs_) q = Sq{};
-  live_sqs_.clear();
   pending_sqs_.clear();
   for (Cq& q : cqs_) q = Cq{};
   cc_ = csts_ = 0;
@@ -272,7 +270,6 @@ SimTime Controller::next_event() const {
 
 void Controller::finish(Cmd& c) {
   c.cqe_booked = false;
-  c.seq = next_seq_++;
   uint32_t i;
   if (free_cmds_.empty()) {
     i = uint32_t(cmds_.size());
@@ -282,7 +279,7 @@ void Controller::finish(Cmd& c) {
     free_cmds_.pop_back();
     cmds_[i] = c;
   }
-  inflight_.push_back(Due{c.t, c.seq, i});
+  inflight_.push_back(Due{c.t, next_seq_++, i});  // finish order, for CQEs due at one time
   std::push_heap(inflight_.begin(), inflight_.end(), Later{});
 }
 

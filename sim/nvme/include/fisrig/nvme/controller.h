@@ -162,7 +162,6 @@ class Controller {
     bool held = false;  // an Asynchronous Event Request: completes at an event
     uint16_t sqhd = 0;  // its SQ's head once it was fetched (its CQE says so)
     uint16_t cqid = 0;  // the CQ its SQ posted to when it was fetched
-    uint64_t seq = 0;   // finish order, for completions due at one time
     bool cqe_booked = false;  // its CQE's TLPs are on the link (t: their end), else t is when it is ready
   };
 
@@ -230,19 +229,14 @@ class Controller {
   uint64_t asq_ = 0, acq_ = 0;
   std::vector<Sq> sqs_;
   std::vector<Cq> cqs_;
-  // The live SQs' ids, in order: what fetching and arbitration look at (of the profile's
-  // queue pairs, a host uses a few). Made again whenever one is made or goes.
-  std::vector<uint16_t> live_sqs_;
-  // Of those, the ones with commands the controller has not fetched (head short of tail):
-  // what fetching, arbitration and next_event() look at, kept as heads and tails move.
+  // The live SQs with commands the controller has not fetched (head short of tail), by id:
+  // what fetching, arbitration and next_event() look at (of the profile's queue pairs a
+  // host uses a few), kept as heads and tails move and made again when a queue comes or goes.
   std::vector<uint16_t> pending_sqs_;
-  void list_live_sqs() {
-    live_sqs_.clear();
+  void list_pending_sqs() {
     pending_sqs_.clear();
-    for (size_t q = 0; q < sqs_.size(); ++q) {
-      if (sqs_[q].live) live_sqs_.push_back(uint16_t(q));
+    for (size_t q = 0; q < sqs_.size(); ++q)
       if (sqs_[q].live && sqs_[q].head != sqs_[q].tail) pending_sqs_.push_back(uint16_t(q));
-    }
   }
   void update_pending(uint16_t q) {
     auto it = std::lower_bound(pending_sqs_.begin(), pending_sqs_.end(), q);
