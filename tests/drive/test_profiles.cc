@@ -1,6 +1,9 @@
 // Profiles a user writes: refused with the key and the line when wrong.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "fisrig/ssd/config.h"
 
 using namespace fisrig::drive;
@@ -65,6 +68,23 @@ TEST(Profiles, ImpossibleGeometryIsNamed) {
   EXPECT_EQ(refusal(with("user_gb = 1", "user_gb = 0")).key(), "capacity.user_gb");
 }
 
+TEST(Profiles, OverProvisioningSetsTheUserCapacityFromTheNand) {
+  // The same NAND at each spare: the user capacity is its raw bytes over 1 + op_pct/100,
+  // in whole 4 KiB pages, whatever user_gb said.
+  for (double pct : {7.0, 12.5, 28.0}) {
+    std::string text = kGood;
+    text.replace(text.find("user_gb = 1"), 11, "user_gb = 1\nop_pct = " + std::to_string(pct));
+    DriveConfig c = parse_profile(text, "p.toml");
+    EXPECT_EQ(c.user_sectors % 8, 0u);
+    EXPECT_NEAR(c.over_provisioning(), pct / 100, 0.0001) << pct;
+  }
+  std::string bad = kGood;
+  bad.replace(bad.find("user_gb = 1"), 11, "op_pct = 0");
+  ProfileError e = refusal(bad);
+  EXPECT_EQ(e.key(), "capacity.op_pct");
+  EXPECT_EQ(e.line(), 4);
+}
+
 TEST(Profiles, SyntaxErrorHasItsLine) {
   ProfileError e = refusal("[nand]\nchannels = = 4\n");
   EXPECT_EQ(e.line(), 2);
@@ -111,9 +131,32 @@ TEST(Profiles, BadBaseIsNamedWithItsLine) {
   EXPECT_EQ(e.key(), "base");
   EXPECT_EQ(e.line(), 3);
   EXPECT_NE(e.why().find("no built-in profile 'no-such-drive'"), std::string::npos);
-  EXPECT_EQ(refusal("base = \"plp-honest\"\n").why(), "a base profile has no base of its own");
-  EXPECT_EQ(refusal("base = \"../tiny-1gb.toml\"\n").why(), "expected a built-in profile's name");
-  EXPECT_EQ(refusal("base = 3\n").why(), "expected a built-in profile's name");
+  EXPECT_EQ(refusal("base = \"../no-such.toml\"\n").why(), "no profile file ../no-such.toml");
+  EXPECT_EQ(refusal("base = 3\n").why(), "expected a built-in profile's name or a profile file");
+}
+
+TEST(Profiles, BasesStackAndMayBeFiles) {
+  // A profile on a power-loss profile (itself the tiny drive and a change) keeps both changes.
+  DriveConfig c = parse_profile("base = \"plp-honest\"\n[capacity]\nop_pct = 20\n", "point.toml");
+  EXPECT_FALSE(c.power.torn_reads_unc);
+  EXPECT_EQ(c.nand.channels, load_profile("tiny-1gb").nand.channels);
+  EXPECT_NEAR(c.over_provisioning(), 0.20, 0.0001);
+  // A file base, relative to the profile naming it; one that names itself stops at the depth.
+  auto dir = std::filesystem::temp_directory_path() / "fisrig-profile-bases";
+  std::filesystem::create_directories(dir);
+  std::ofstream((dir / "mine.toml").string()) << "base = \"tiny-1gb\"\n[cache]\nmib = 8\n";
+  std::ofstream((dir / "loop.toml").string()) << "base = \"loop.toml\"\n";
+  DriveConfig f = parse_profile("base = \"mine.toml\"\n", (dir / "point.toml").string());
+  EXPECT_EQ(f.cache.bytes, uint64_t{8} << 20);
+  EXPECT_EQ(f.user_sectors, load_profile("tiny-1gb").user_sectors);
+  try {
+    parse_profile("base = \"loop.toml\"\n", (dir / "point.toml").string());
+    ADD_FAILURE() << "a base naming itself was accepted";
+  } catch (const ProfileError& e) {
+    EXPECT_EQ(e.line(), 1);
+    EXPECT_EQ(e.why(), "bases stack more than 4 deep");
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Profiles, TheNvmeSectionIsReadAndChecked) {

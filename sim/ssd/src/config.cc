@@ -132,6 +132,11 @@ const std::map<std::string, Setter>& profile_keys() {
          c.user_sectors = uint64_t(97696368 + 1953504 * (gb - 50));
          if (gb < 50) c.user_sectors = uint64_t(gb * 1e9 / 512) / 8 * 8;
        }},
+      {"capacity.op_pct", [](DriveConfig& c, const toml::node& n) {
+         double pct = as_number(n);
+         if (!(pct > 0) || pct > 1000) throw Bad("expected a spare of more than 0% and at most 1000% of the user capacity");
+         c.op_pct = pct;
+       }},
       {"nand.channels", [](DriveConfig& c, const toml::node& n) { c.nand.channels = as_u32(n); }},
       {"nand.dies_per_channel", [](DriveConfig& c, const toml::node& n) { c.nand.dies_per_channel = as_u32(n); }},
       {"nand.planes_per_die", [](DriveConfig& c, const toml::node& n) { c.nand.planes_per_die = as_u32(n); }},
@@ -363,39 +368,61 @@ void DriveConfig::validate() const {
   if (identity.firmware.size() > 8) bad("identity.firmware", "longer than 8 characters");
 }
 
-DriveConfig parse_profile(const std::string& text, const std::string& source) {
-  toml::table t;
+namespace {
+
+// How deep bases may stack (a sweep's point profile on a power-loss profile on the tiny
+// drive is three): deeper is a loop or a mistake.
+constexpr int kMaxBaseDepth = 4;
+
+toml::table parse_text(const std::string& text, const std::string& source) {
   try {
-    t = toml::parse(text, source);
+    return toml::parse(text, source);
   } catch (const toml::parse_error& e) {
     throw ProfileError(source, "", int64_t(e.source().begin.line), std::string(e.description()));
   }
-  DriveConfig cfg;
-  // `base = "tiny-1gb"`: another built-in profile this one changes (the power-loss
-  // profiles are the tiny drive with one behaviour each). One level: a base has no base.
-  if (auto base = t["base"]) {
-    auto name = base.value<std::string>();
-    if (!name || name->find('/') != std::string::npos || name->find(".toml") != std::string::npos)
-      throw ProfileError(source, "base", line_of(*base.node()), "expected a built-in profile's name");
-    std::string text;
-    {
-      std::ifstream f(std::string(FISRIG_PROFILE_DIR) + "/" + *name + ".toml");
-      if (!f) throw ProfileError(source, "base", line_of(*base.node()), "no built-in profile '" + *name + "'");
-      std::stringstream ss;
-      ss << f.rdbuf();
-      text = ss.str();
-    }
-    toml::table bt;
-    try {
-      bt = toml::parse(text, *name);
-    } catch (const toml::parse_error& e) {
-      throw ProfileError(source, "base", line_of(*base.node()), "its base does not parse");
-    }
-    if (bt.contains("base")) throw ProfileError(source, "base", line_of(*base.node()), "a base profile has no base of its own");
-    walk(cfg, bt, "", *name);
+}
+
+// `base = "tiny-1gb"` (a built-in profile) or `base = "drives/mine.toml"` (a profile file,
+// relative to the profile that names it): loaded into cfg, its own base first.
+void apply_base(DriveConfig& cfg, const toml::table& t, const std::string& source, int depth) {
+  auto base = t["base"];
+  if (!base) return;
+  auto name = base.value<std::string>();
+  int64_t line = line_of(*base.node());
+  if (!name || name->empty()) throw ProfileError(source, "base", line, "expected a built-in profile's name or a profile file");
+  if (depth >= kMaxBaseDepth)
+    throw ProfileError(source, "base", line, "bases stack more than " + std::to_string(kMaxBaseDepth) + " deep");
+  bool file = name->find('/') != std::string::npos || name->size() > 5 && name->substr(name->size() - 5) == ".toml";
+  std::filesystem::path path = file ? std::filesystem::path(source).parent_path() / *name
+                                    : std::filesystem::path(FISRIG_PROFILE_DIR) / (*name + ".toml");
+  if (file && std::filesystem::path(*name).is_absolute()) path = *name;
+  std::ifstream f(path);
+  if (!f) throw ProfileError(source, "base", line, file ? "no profile file " + path.string() : "no built-in profile '" + *name + "'");
+  std::stringstream ss;
+  ss << f.rdbuf();
+  toml::table bt;
+  try {
+    bt = toml::parse(ss.str(), path.string());
+  } catch (const toml::parse_error& e) {
+    throw ProfileError(source, "base", line, "its base does not parse");
   }
+  apply_base(cfg, bt, path.string(), depth + 1);
+  walk(cfg, bt, "", path.string());
+}
+
+}  // namespace
+
+DriveConfig parse_profile(const std::string& text, const std::string& source) {
+  toml::table t = parse_text(text, source);
+  DriveConfig cfg;
+  // A profile may start from another (the power-loss profiles are the tiny drive with one
+  // behaviour each; a sweep's point is its profile with a key or two changed).
+  apply_base(cfg, t, source, 0);
   cfg.name = std::filesystem::path(source).stem().string();
   walk(cfg, t, "", source);
+  // The user capacity that leaves op_pct spare, in whole 4 KiB pages (it wins over a
+  // capacity.user_gb of the same profile or its base: a sweep over it keeps the NAND).
+  if (cfg.op_pct >= 0) cfg.user_sectors = uint64_t(double(cfg.nand.raw_bytes()) / (1 + cfg.op_pct / 100) / 4096) * 8;
   try {
     cfg.validate();
   } catch (const ProfileError& e) {

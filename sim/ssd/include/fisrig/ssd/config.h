@@ -205,6 +205,9 @@ struct DriveConfig {
   std::string name = "default";
   IdentityConfig identity;
   uint64_t user_sectors = 0;  // LBA count (512-byte sectors)
+  // capacity.op_pct: the spare over the user capacity, in percent, as reviews quote it; when
+  // given (>= 0) it sets user_sectors from the raw NAND once the profile is read.
+  double op_pct = -1;
   NandGeometry nand;
   NandTiming timing;
   ControllerConfig controller;
