@@ -151,6 +151,7 @@ def op_raw(descriptor: bytes, *, result: int = ANY_RESULT, status_mask: int = 0,
 # An NVMe engine's (engine_if.h struct fisrig_nvme_desc_head, nvme.h struct fisrig_nvme_sqe,
 # program.h struct fisrig_op_nvme_raw).
 OP_NVME_RAW, OP_NVME_WORKLOAD = _c.FISRIG_OP_NVME_RAW, _c.FISRIG_OP_NVME_WORKLOAD
+OP_SMART, SMART_MAX_IDS = _c.FISRIG_OP_SMART, _c.FISRIG_SMART_MAX_IDS
 NVME_QUEUES, NVME_QUEUE_ENTRIES = _c.FISRIG_NVME_ENGINE_QUEUES, _c.FISRIG_NVME_ENGINE_QUEUE_ENTRIES
 NVME_INFLIGHT = _c.FISRIG_VM_NVME_INFLIGHT
 NVME_RAW_BYTES = _c.FISRIG_VM_NVME_RAW_BYTES
@@ -255,6 +256,12 @@ def op_verify(lba_start: int, sectors: int, *, sectors_per_read: int = VERIFY_MA
     """A verify pass over [lba_start, lba_start + sectors) (struct fisrig_op_verify)."""
     return _op(OP_VERIFY, struct.pack("<BB2xQQII", int(identify), sectors_per_read, lba_start, sectors,
                                       timeout_ticks, 0))
+
+
+def op_smart(ids: list[int], timeout_ticks: int = 0) -> bytes:
+    """A SMART reading of attributes `ids` (struct fisrig_op_smart)."""
+    return _op(OP_SMART, struct.pack(f"<B3x{SMART_MAX_IDS}sII", len(ids), bytes(ids).ljust(SMART_MAX_IDS, b"\0"),
+                                     timeout_ticks, 0))
 
 
 def op_drain() -> bytes:

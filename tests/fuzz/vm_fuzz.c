@@ -177,6 +177,9 @@ static int sink_emit(void *ctx, const struct fisrig_run_record *r) {
     CHECK(r->lbas >= 1 && r->lbas <= FISRIG_VERIFY_MAX_SECTORS);
   } else if (r->kind == FISRIG_RECORD_IDENTIFY) {
     /* its IDENTIFY command has a record of its own */
+  } else if (r->kind == FISRIG_RECORD_SMART) {
+    /* a SMART reading's attribute: its SMART READ DATA has a record of its own */
+    CHECK(r->lbas >= 1 && r->lbas <= 255 && r->detail <= 1);
   } else if (r->kind != FISRIG_RECORD_LOOP_PASS && r->cpl.user_tag != FISRIG_USER_TAG_EVENT) {
     s->commands++;
   }

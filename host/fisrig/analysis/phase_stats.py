@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from fisrig.analysis import figure_text as ft
+from fisrig.analysis import smart
 from fisrig import program_format as pf
 from fisrig.plan import pts_matrix
 from fisrig.plan import asked_queue_depth, phase_label
@@ -132,6 +133,9 @@ class PhaseStats:
     slowest: list[dict] = field(default_factory=list)
     # A phase the run's stop cut short: its commands (or seconds) done and asked (mark_partial).
     partial: dict | None = None
+    # The drive's own write amplification over the phase, from SMART readings around it
+    # (analysis/smart.py): host_bytes, nand_bytes and their ratio, `value`.
+    write_amplification: dict | None = None
     # The phase's records (arrays.PhaseRows), for summary.json and the plots to read without
     # taking them out of the run's records again.
     rows: PhaseRows | None = field(default=None, repr=False, compare=False)
@@ -204,6 +208,8 @@ class PhaseStats:
         }
         if self.partial:
             out["partial"] = self.partial
+        if self.write_amplification:
+            out["write_amplification"] = self.write_amplification
         if self.is_sweep:
             out["sweep"] = {"zones": len(self.zones), "zones_asked": self.zones_asked,
                             "mb_per_s": self.sweep_mbps}
@@ -351,4 +357,7 @@ def compute(table: pa.Table, meta: dict, ready: dict | None = None) -> list[Phas
         done = (ready or {}).get((r.label, r.sel.start, r.sel.stop)) if isinstance(r.sel, slice) else None
         out.append(done if done is not None else compute_phase(r, plan.get(r.label, PlanPhase()), bool(plan)))
     mark_partial(out, meta, table.num_rows)
+    wa = smart.write_amplification(table)
+    for p in out:
+        p.write_amplification = wa.get(p.label)
     return out

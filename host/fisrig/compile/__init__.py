@@ -242,6 +242,18 @@ class _Compiler(PowerSteps, TraceSteps, NvmeSteps):
     def do_identify(self, step: Step) -> None:
         self.raw("pio_in", ata.IDENTIFY_DEVICE)
 
+    def do_smart(self, step: Step) -> None:
+        """SMART READ DATA once nothing is outstanding, a SMART record per attribute asked
+        (default: host and NAND writes, whose growth between two readings is a phase's write
+        amplification: analysis/smart.py)."""
+        ids = step.args.get("attributes", list(ata.SMART_WRITES))
+        if not isinstance(ids, list) or not 1 <= len(ids) <= pf.SMART_MAX_IDS or any(
+                isinstance(i, bool) or not isinstance(i, int) or not 1 <= i <= 255 for i in ids):
+            raise self.err(step, "attributes", f"attributes = {ids!r}: 1 to {pf.SMART_MAX_IDS} SMART attribute ids, "
+                                               "each 1..255")
+        self.ops.append(pf.op_smart(ids))
+        self.cost(Cost(commands=1, extra_records=len(ids)))
+
     def do_drain(self, step: Step) -> None:
         self.ops.append(pf.op_drain())
 

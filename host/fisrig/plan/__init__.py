@@ -32,6 +32,7 @@ STEP_KEYS: dict[str, dict[str, Any]] = {
     "sanitize": {},
     "flush": {},
     "identify": {},
+    "smart": {"attributes": list},
     "drain": {},
     "sweep": {"direction": str, "zones": int, "zone_mib": _NUM, "transfer_kib": _NUM,
               "compress_pct": int, "span_pct": _NUM},

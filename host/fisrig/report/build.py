@@ -73,7 +73,9 @@ def headline(ph: list[PhaseStats]) -> list[str]:
         lines.append(f"{p.label:<18} {ft.count(j['commands']):>10} cmds  {what}  {depth}{issued}  {latency_line(j)}"
                      + (f"  {ft.count(j['errors'])} errors" if j["errors"] else "")
                      + (f" ({ft.count(j['sent_again'])} sent again, {ft.count(j['failed'])} failed)"
-                        if j.get("sent_again") else ""))
+                        if j.get("sent_again") else "")
+                     + (f"  WA {j['write_amplification']['value']:.2f} (SMART)"
+                        if (j.get("write_amplification") or {}).get("value") is not None else ""))
         lines += [f"  ! {p.label}: {w}" for w in j["warnings"]]
     return lines
 
@@ -155,9 +157,9 @@ def _child_drew(pid: int, r: int) -> set[str] | None:
 
 
 def make_report(run_dir: Path, table: pa.Table | None = None, meta: dict | None = None,
-                phases: list[PhaseStats] | None = None) -> tuple[list[PhaseStats], list[Path]]:
+                phases: list[PhaseStats] | None = None, charts: bool = True) -> tuple[list[PhaseStats], list[Path]]:
     """The phases' figures, the plots that have something to draw (only those are
-    written) and report.html with them."""
+    written; none without `charts`) and report.html with them."""
     malloc_reuse.keep_freed()
     if meta is None:
         from fisrig.records.store import read_meta
@@ -169,9 +171,9 @@ def make_report(run_dir: Path, table: pa.Table | None = None, meta: dict | None 
         phases = phase_stats.compute(table, meta)
     series = [plots.Series(phases, meta)]
     text = caption(meta)
-    paths = draw_plots(series, run_dir, text)
+    paths = draw_plots(series, run_dir, text) if charts else []
     paths += [p for p in pts_figure.report(run_dir, meta, text, table) if p.suffix == ".png"]  # SNIA PTS steps
-    paths += power_report.report(run_dir, meta, text)  # power_loss steps: verdicts.parquet, power.json
+    paths += power_report.report(run_dir, meta, text, charts)  # power_loss steps: verdicts.parquet, power.json
     write_html(run_dir, meta, phases, paths)
     return phases, paths
 

@@ -122,7 +122,8 @@ def steps_table(meta: dict) -> str:
 
 
 PHASE_HEAD = ["phase", "kind", "commands", "errors", "seconds", "IOPS", "MB/s", "trimmed LBAs", "QD asked",
-              "QD held (mean)", "QD max", "issued /s"] + [f"{what} latency (us)" for what in PUBLISHED_LATENCY]
+              "QD held (mean)", "QD max", "issued /s"] + [f"{what} latency (us)" for what in PUBLISHED_LATENCY] + \
+             ["WA (SMART)"]
 
 
 def phase_row(label: str, j: dict) -> list[object]:
@@ -140,7 +141,8 @@ def phase_row(label: str, j: dict) -> list[object]:
             ft.count(j["iops"]) if j["commands"] > 1 else "one command", mbps,
             ft.count(j["trimmed_lbas"]) if j["trimmed_lbas"] else "", qd["asked"] if qd["asked"] else "",
             f"{qd['held_mean']:.2f}", qd["held_max"], ft.count(j["issue_rate"]) if j["commands"] > 1 else ""] + \
-           ([ft.us_number(ns) for ns in lat.values()] if lat else [""] * len(PUBLISHED_LATENCY))
+           ([ft.us_number(ns) for ns in lat.values()] if lat else [""] * len(PUBLISHED_LATENCY)) + \
+           [f"{wa:.2f}" if (wa := (j.get("write_amplification") or {}).get("value")) is not None else ""]
 
 
 def phases_section(phases: list, meta: dict) -> str:
@@ -149,7 +151,7 @@ def phases_section(phases: list, meta: dict) -> str:
     head = [(ft.clock_word(meta) + h) if h == "seconds" else h
             for h in PHASE_HEAD]
     table = _table(head, [phase_row(label, j) for label, j in figures], set(range(2, len(PHASE_HEAD))))
-    table = f'<div class="wide">{table}</div>'  # its 17 columns scroll rather than spill out of the page
+    table = f'<div class="wide">{table}</div>'  # its 18 columns scroll rather than spill out of the page
     warnings = [(label, w) for label, j in figures for w in j["warnings"]]
     notes = "".join(f'<li class="warn"><b>{_e(label)}</b>: {_e(w)}</li>' for label, w in warnings)
     return table + (f"<ul>{notes}</ul>" if notes else "")

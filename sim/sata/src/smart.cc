@@ -66,7 +66,7 @@ std::vector<uint8_t> data_page(const std::vector<Attribute>& attrs) {
     e[2] = uint8_t(a.flags >> 8);
     e[3] = a.value;
     e[4] = a.worst;
-    for (int b = 0; b < 6; ++b) e[5 + b] = uint8_t(a.raw >> (8 * b));
+    for (int b = 0; b < 6; ++b) e[FISRIG_SMART_RAW_OFFSET + b] = uint8_t(a.raw >> (8 * b));
   }
   // 362-376 stay zero: nothing collected off-line, no self-test run or offered, no error
   // log, no attribute auto-save, no polling times.

@@ -70,6 +70,21 @@
 #define FISRIG_SMART_DISABLE_OPERATIONS_PROTO FISRIG_PROTO_NON_DATA
 #define FISRIG_SMART_RETURN_STATUS 0xDAu
 #define FISRIG_SMART_RETURN_STATUS_PROTO FISRIG_PROTO_NON_DATA
+/* LBA 23:8 of every SMART command: the key (RETURN STATUS answers with it while no
+   threshold is exceeded). */
+#define FISRIG_SMART_KEY 0xC24Fu
+
+/* SMART READ DATA's attribute table, in the layout every SMART tool reads (smartctl,
+   hdparm, the kernel): a 2-byte revision, then 30 entries of 12 bytes (id, flags (2),
+   value, worst, raw (6, little-endian), reserved). ACS-3 leaves the table to the vendor. */
+#define FISRIG_SMART_TABLE_OFFSET 2u
+#define FISRIG_SMART_ENTRY_BYTES 12u
+#define FISRIG_SMART_MAX_ATTRIBUTES 30u
+#define FISRIG_SMART_RAW_OFFSET 5u /* in an entry */
+/* The attributes SSD makers count host and NAND writes in (a write amplification is the
+   second's growth over the first's): 512-byte units each. */
+#define FISRIG_SMART_HOST_SECTORS_WRITTEN 241u
+#define FISRIG_SMART_NAND_SECTORS_WRITTEN 249u
 
 /* SANITIZE BLOCK ERASE EXT: its FEATURES and the LBA signature ACS-3 requires ("BkEr"). */
 #define FISRIG_ATA_SANITIZE_BLOCK_ERASE 0x0012u

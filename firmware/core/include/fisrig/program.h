@@ -41,7 +41,8 @@ enum fisrig_opcode {
   FISRIG_OP_POLICY = 11,   /* struct fisrig_op_policy: what the commands that follow do on an error */
   /* An NVMe engine's (engine_if.h FISRIG_PROTO_NVME): refused where the platform has none. */
   FISRIG_OP_NVME_RAW = 12,     /* struct fisrig_op_nvme_raw: one NVMe command, with an expectation */
-  FISRIG_OP_NVME_WORKLOAD = 13 /* struct fisrig_op_workload over `queues` I/O queues */
+  FISRIG_OP_NVME_WORKLOAD = 13, /* struct fisrig_op_workload over `queues` I/O queues */
+  FISRIG_OP_SMART = 14     /* struct fisrig_op_smart: read SMART attributes, a record each */
 };
 
 struct fisrig_op_head {
@@ -232,6 +233,24 @@ struct fisrig_op_verify {
 };
 
 /*
+ * A reading of the drive's SMART attributes (SATA): once nothing is outstanding, SMART READ
+ * DATA into the data window, and a SMART record for each of the `count` attribute ids asked,
+ * with the raw value the drive's table gives it. A phase's write amplification is the growth
+ * of attribute 249 (NAND writes) over 241's (host writes) between two readings around it,
+ * as reviewers read it from a real drive (host/fisrig/analysis/smart.py).
+ */
+#define FISRIG_SMART_MAX_IDS 8u
+
+struct fisrig_op_smart {
+  struct fisrig_op_head head;
+  uint8_t count;                      /* 1..FISRIG_SMART_MAX_IDS */
+  uint8_t reserved[3];
+  uint8_t ids[FISRIG_SMART_MAX_IDS];  /* the attribute ids, each 1..255 */
+  uint32_t timeout_ticks;             /* SMART READ DATA's (0 = the engine's default) */
+  uint32_t reserved2;
+};
+
+/*
  * What a workload's or a trace's commands do when one does not end OK, and how long each
  * may take, from this instruction on (the VM starts with FAIL, no retries and the engine's
  * default timeout). Every attempt has its record,
@@ -329,11 +348,15 @@ enum fisrig_record_kind {
                                  sectors from lba; cpl has the read's stamps */
   FISRIG_RECORD_IDENTIFY = 6, /* a verify pass's IDENTIFY: lba the capacity (words 100-103), seq
                                  the CRC (pattern.h's) of its 512 bytes; cpl is its completion */
-  FISRIG_RECORD_CURRENT = 7   /* the current sampler's (FISRIG_POWER_SAMPLE): cpl is a struct
+  FISRIG_RECORD_CURRENT = 7,  /* the current sampler's (FISRIG_POWER_SAMPLE): cpl is a struct
                                  fisrig_current_record, of which this record gives the samples
                                  lbas from index lba, those taken in the phase `marker` (the VM
                                  says one sampler record in as many as the phases its samples
                                  fell in, by the ticks of the MARKs it ran); the other fields 0 */
+  FISRIG_RECORD_SMART = 8     /* a SMART reading's attribute (struct fisrig_op_smart): lbas its
+                                 id, lba its raw value (48 bits), detail 1 when the drive's
+                                 table has no such attribute (or SMART READ DATA failed: cpl is
+                                 its completion) */
 };
 
 /*

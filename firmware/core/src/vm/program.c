@@ -271,6 +271,7 @@ static const struct op_desc op_table[] = {
   [FISRIG_OP_VERIFY] = {sizeof(struct fisrig_op_verify), check_verify, run_verify},
 #endif
   [FISRIG_OP_POLICY] = {sizeof(struct fisrig_op_policy), check_policy, run_policy},
+  [FISRIG_OP_SMART] = {sizeof(struct fisrig_op_smart), check_smart, run_smart},
 #if FISRIG_VM_NVME_PATH
   [FISRIG_OP_NVME_RAW] = {sizeof(struct fisrig_op_nvme_raw), check_nvme_raw, run_nvme_raw},
   [FISRIG_OP_NVME_WORKLOAD] = {sizeof(struct fisrig_op_workload), check_nvme_workload, run_nvme_workload},

@@ -28,7 +28,7 @@ constexpr uint8_t kDisableOperations = FISRIG_SMART_DISABLE_OPERATIONS;
 constexpr uint8_t kReturnStatus = FISRIG_SMART_RETURN_STATUS;
 // LBA(23:8): the key every SMART command carries, which RETURN STATUS also answers with
 // while no threshold is exceeded; and its answer when one is.
-constexpr uint32_t kKey = 0xC24F;
+constexpr uint32_t kKey = FISRIG_SMART_KEY;
 constexpr uint32_t kThresholdExceeded = 0x2CF4;
 
 // Attribute flags (the common layout's status flags word).
@@ -44,15 +44,15 @@ constexpr uint8_t kPowerCycles = 12;
 constexpr uint8_t kUnexpectedPowerLoss = 174;
 constexpr uint8_t kWearLeveling = 177;       // raw: average erases per block
 constexpr uint8_t kInterfaceCrcErrors = 199;
-constexpr uint8_t kHostSectorsWritten = 241;  // raw: 512-byte LBAs
+constexpr uint8_t kHostSectorsWritten = FISRIG_SMART_HOST_SECTORS_WRITTEN;  // raw: 512-byte LBAs
 constexpr uint8_t kHostSectorsRead = 242;
-constexpr uint8_t kNandSectorsWritten = 249;  // raw: 512-byte units programmed into NAND
+constexpr uint8_t kNandSectorsWritten = FISRIG_SMART_NAND_SECTORS_WRITTEN;  // raw: 512-byte units programmed into NAND
 
 // The structures' layout.
 constexpr size_t kPageBytes = 512;
-constexpr size_t kTableOffset = 2;   // after the 2-byte revision
-constexpr size_t kEntryBytes = 12;   // id, flags (2), value, worst, raw (6), reserved
-constexpr size_t kMaxAttributes = 30;
+constexpr size_t kTableOffset = FISRIG_SMART_TABLE_OFFSET;  // after the 2-byte revision
+constexpr size_t kEntryBytes = FISRIG_SMART_ENTRY_BYTES;  // id, flags (2), value, worst, raw (6), reserved
+constexpr size_t kMaxAttributes = FISRIG_SMART_MAX_ATTRIBUTES;
 constexpr uint16_t kRevision = 0x0001;
 constexpr size_t kOfflineStatus = 362;       // 00h: off-line data collection never started
 constexpr size_t kSelfTestStatus = 363;      // 00h: no self-test has ever been run
