@@ -146,16 +146,17 @@ def take_out(p: Prepared, out: Path) -> run_dir_mod.Claim:
 
 
 def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, keep_raw: bool = False,
-            claim: run_dir_mod.Claim | None = None) -> RunResult:
+            claim: run_dir_mod.Claim | None = None, charts: bool = True) -> RunResult:
     """Runs a prepared plan into `out`: refused when another process holds `out`, when it
     holds anything (unless `force`) or the disk would not hold the run (unless `force`).
     `claim`: `out` taken already (take_out), else it is taken here and let go at the end.
     run.json is written before the run starts, so a run that is killed can still be
-    reported from what it recorded; a run that fails says so in run.json, with why."""
+    reported from what it recorded; a run that fails says so in run.json, with why.
+    Without `charts` the report draws none (a sweep's points: `fisrig report` draws them)."""
     out = Path(out)
     if claim is None:
         with take_out(p, out) as claim:
-            return execute(p, out, quiet, force, keep_raw, claim)
+            return execute(p, out, quiet, force, keep_raw, claim, charts)
     check(p, out, force)
     claim_out(out, force)
     plan = p.plan
@@ -204,7 +205,8 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
     removal = finish_stream(out, stream, keep_raw)
     try:
         phases, plots = rebuild(out, keep_raw, stream.table,
-                                stream.work.ready() if stream.work is not None and stream.table is not None else None)
+                                stream.work.ready() if stream.work is not None and stream.table is not None else None,
+                                charts)
     finally:
         if removal:
             removal.join()
@@ -272,12 +274,12 @@ def remove_in_background(path: Path) -> threading.Thread:
 def run_plan(plan: plan_mod.Plan, out: Path, target: str = "model", profile: str | None = None,
              faults: list[str] | None = None, quiet: bool = False,
              link_gen: int | None = None, force: bool = False, keep_raw: bool = False,
-             url: str | None = None, firmware: str | None = None) -> RunResult:
+             url: str | None = None, firmware: str | None = None, charts: bool = True) -> RunResult:
     """Runs `plan` and leaves in `out`: run.json, program.bin, records.parquet, summary.json
     and the plots, and records.bin with keep_raw (prepare, then execute). link_gen: the SATA
     speed of the rig's link (rtl target; Gen3 when not given)."""
     return execute(prepare(plan, target, profile, faults, link_gen, url, firmware), out, quiet=quiet, force=force,
-                   keep_raw=keep_raw)
+                   keep_raw=keep_raw, charts=charts)
 
 
 # What the report holds in memory a record (its columns, per-phase copies and sorts) at its
@@ -342,7 +344,7 @@ def check_report_fits(run_dir: Path, rows: int, parquet: Path | None = None) -> 
                              "more memory")
 
 
-def rebuild(run_dir: Path, keep_raw: bool = True, table=None, ready: dict | None = None):
+def rebuild(run_dir: Path, keep_raw: bool = True, table=None, ready: dict | None = None, charts: bool = True):
     """records.parquet (from records.bin if need be), summary.json and the plots (from
     `table`, report.REPORT_COLUMNS of records.parquet, when the caller has read it, and
     `ready`, phase_stats.compute's: phases of that table made while the run ran). A
@@ -377,7 +379,7 @@ def rebuild(run_dir: Path, keep_raw: bool = True, table=None, ready: dict | None
     # to 13.1 s so, 13.7 to 16.8 one after the other. A plot that fails still leaves summary.json.
     with ThreadPoolExecutor(1) as pool:
         summary = pool.submit(write_summary, run_dir, table, meta, phases)
-        made = report.make_report(run_dir, table, meta, phases)
+        made = report.make_report(run_dir, table, meta, phases, charts)
         summary.result()
     return made
 

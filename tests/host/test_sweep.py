@@ -184,7 +184,7 @@ def test_a_worker_of_another_build_is_refused_by_name(tmp_path, cluster, monkeyp
 @pytest.mark.parametrize("body, where, what", [
     ('[[axis]]\nkey = "plan.sed"\nvalues = [1]\n', 7, "no [plan] key 'sed' (closest: 'seed'"),
     ('[[axis]]\nkey = "step.wrtes.queue_depth"\nvalues = [1]\n', 7, "no step labelled 'wrtes'"),
-    ('[[axis]]\nkey = "speed"\nvalues = [1]\n', 7, "it is plan.KEY, step.LABEL.KEY"),
+    ('[[axis]]\nkey = "speed"\nvalues = [1]\n', 7, "it is plan, plan.KEY, step.LABEL.KEY"),
     ('[[axis]]\nkey = "step.writes.queue_depth"\nvalues = [1, 4096]\n', 8, "point 2 (step.writes.queue_depth=4096)"),
     ('[[axis]]\nkey = "plan.seed"\nvalues = []\n', 8, "values must be a non-empty list"),
     ('[[axis]]\nkey = "profile.capacity.user_gbb"\nvalues = [1]\n', 8, "no drive-profile key 'capacity.user_gbb'"),
@@ -237,3 +237,111 @@ def test_a_point_that_fails_is_named_with_why_and_the_rest_run(tmp_path):
     import pandas as pd
     assert sorted(pd.read_parquet(out / "dataset")["point"].unique()) == ["p0001", "p0002"]  # what it recorded kept
 
+
+
+def test_write_amplification_against_the_spare_with_a_plan_axis(tmp_path):
+    """A plan axis (two plan files) by the spare: the drive's own WA (SMART 249 over 241)
+    of the phase read around falls as the spare grows, beside greedy GC's analytic figure;
+    the plan without SMART readings has none."""
+    from fisrig.sweep import report
+    out = tmp_path / "sweep"
+    r = run_sweep("wa-op.toml", out, workers=2)
+    assert [p["status"] for p in r.points] == ["done"] * 4
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert sorted(manifest["plans"]) == ["short-plan.toml", "wa-plan.toml"]
+    chart, phase, rows = report.draw(out, "write_amplification", x="profile.capacity.op_pct", by="plan")
+    assert phase == "steady" and chart.exists()
+    wa = {r["profile.capacity.op_pct"]: r["write_amplification"] for r in rows if r["plan"] == "wa-plan.toml"}
+    assert wa[28] < wa[12] and 1.5 < wa[28] < 4 and 2.5 < wa[12] < 8, wa
+    assert [r["greedy_gc_uniform"] for r in rows[:2]] == [4.846, 2.481]
+    assert all(r["write_amplification"] is None for r in rows if r["plan"] == "short-plan.toml")
+    summary = json.loads((out / "runs" / "p0001" / "summary.json").read_text())
+    steady = next(j["fisrig"] for j in summary["jobs"] if j["jobname"] == "steady")
+    assert steady["write_amplification"]["host_bytes"] == 2**30  # the drive counted what the rig wrote
+    # A sweep's points draw no charts (their report does, `fisrig report` of a point too).
+    assert not list((out / "runs" / "p0001").glob("*.png"))
+
+
+def test_a_power_loss_campaign_in_chunks_gives_the_verdicts_one_run_gives(tmp_path):
+    """Three chunks of 20 cycles a drive, on 2 workers, merged a profile each: the same
+    classes, sectors, failing cycles and verdict rows (with the step's cycle numbers) as the
+    60 cycles run in one process on one drive: the tiny drive's cycles do not reach into
+    each other, and a later chunk starts after a power cycle, from what the drive kept, as
+    the whole step's cycle does (a FLUSH that lies loses the precondition there, not at the
+    chunk's first cut)."""
+    import pandas as pd
+    from fisrig import plan
+    from fisrig.run import run_plan
+    out = tmp_path / "sweep"
+    r = run_sweep("plp-campaign.toml", out, workers=2)
+    assert [p["params"] for p in r.points][:3] == [
+        {"profile": "plp-lies-flush", "step.cuts.run_cycles": c} for c in ([1, 20], [21, 40], [41, 60])]
+    assert [(g["params"], g["chunks_done"], g["verdict"]) for g in r.campaign] == [
+        ({"profile": "plp-lies-flush"}, 3, "failures"), ({"profile": "plp-honest"}, 3, "clean")]
+    merged = pd.read_parquet(out / "campaign" / "verdicts.parquet")
+    for gi, profile in enumerate(("plp-lies-flush", "plp-honest")):
+        one = run_plan(plan.load(SWEEPS / "plp-plan.toml"), tmp_path / profile, profile=profile, quiet=True)
+        whole = json.loads((one.run_dir / "power.json").read_text())["steps"][0]
+        chunked = r.campaign[gi]["steps"][0]
+        for key in ("cycles", "cycles_planned", "verdict", "classes", "cycles_with_failures", "first_failing_cycles",
+                    "cuts_at_event", "slots_at_cut"):
+            assert chunked[key] == whole[key], (profile, key)
+        # Each cycle's sectors by class, with the step's cycle numbers (rows are runs of
+        # sectors with one lost write: a chunk's drive holds other, older writes than the
+        # whole step's, so its runs split elsewhere).
+        by = ["cycle", "class"]
+        alone = pd.read_parquet(one.run_dir / "verdicts.parquet").astype({"class": str}).groupby(by).lbas.sum()
+        mine = merged[merged.group == gi + 1].astype({"class": str}).groupby(by).lbas.sum()
+        assert mine.equals(alone), profile
+    assert r.campaign[0]["steps"][0]["classes"]["lost_flushed"]["severity"] == "failure"
+    assert merged[merged.group == 2]["found"].astype(str).eq("stamp").all()
+    done = fisrig("report", str(out / "runs" / "p0002"))  # a chunk's report names its cycles
+    assert "cuts               power loss  20 of 20 cycles (cycles 21-40 of the step's 60)" in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize("body, where, what", [
+    ('[campaign]\nstep = "cut"\n', 6, "no power_loss step labelled 'cut'"),
+    ('[campaign]\nstep = "cuts"\nchunk_cycles = 0\n', 7, "chunk_cycles = 0: must be at least 1"),
+    ('[campaign]\nstep = "cuts"\nchunks = 3\n', 7, "[campaign]: unknown key 'chunks'"),
+    ('[[point]]\n"plan.seed" = 1\n[campaign]\nstep = "cuts"\n', 5, "a campaign's chunks are its points"),
+    ('[[axis]]\nkey = "plan"\nvalues = ["no-such-plan"]\n', 7, "no-such-plan"),
+])
+def test_a_bad_campaign_or_plan_axis_is_refused_with_its_line(tmp_path, body, where, what):
+    (tmp_path / "plp-plan.toml").write_text((SWEEPS / "plp-plan.toml").read_text())
+    path = tmp_path / "bad.toml"
+    path.write_text(f'[sweep]\nname = "bad"\nplan = "plp-plan.toml"\n\n{body}')
+    done = fisrig("sweep", str(path), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"fisrig: {path}:{where}: "), done.stderr
+    assert what in done.stderr
+
+
+def test_a_campaign_plan_with_other_power_loss_steps_is_refused(tmp_path):
+    """Every chunk would run the others again: the built-in power-loss-sweep has seven."""
+    path = tmp_path / "c.toml"
+    path.write_text('[sweep]\nplan = "power-loss-sweep"\n\n[campaign]\nstep = "cut QD1"\n')
+    done = fisrig("sweep", str(path), "--out", str(tmp_path / "out"))
+    assert done.returncode == 2 and done.stderr.startswith(f"fisrig: {path}:5: the plan has other power_loss steps ("), \
+        done.stderr
+    assert "which every chunk would run again" in done.stderr
+
+
+def test_the_built_in_wa_and_campaign_sweeps():
+    from fisrig import sweep
+    wa = sweep.load(sweep.spec.find("wa-op"))
+    assert [a.key for a in wa.axes] == ["plan", "profile.capacity.op_pct"]
+    assert wa.axes[1].values == [7, 10, 14, 20, 28] and len(wa.points) == 10
+    camp = sweep.load(sweep.spec.find("plp-campaign"))
+    assert camp.campaign == {"step": "cuts", "cycles": 10000, "chunk_cycles": 500, "chunks": 20,
+                             "key": "step.cuts.run_cycles"}
+    assert camp.points[-1] == {"step.cuts.run_cycles": [9501, 10000]}
+
+
+def test_report_compare_of_a_sweeps_points(tmp_path):
+    out = tmp_path / "sweep"
+    run_sweep("spare.toml", out, workers=1)
+    done = fisrig("report", "--compare", str(out), "p0001", "p0003", "--out", str(tmp_path / "cmp"))
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "cmp" / "compare.html").exists() and f"{out}/runs/p0003" in done.stdout
+    done = fisrig("report", "--compare", str(out), "p0001", "p0009")
+    assert done.returncode == 2 and "fisrig: p0009: no point 'p0009' in" in done.stderr, done.stderr

@@ -67,14 +67,17 @@ class StepVerdict:
     cut_by_event: int = 0
     cut_by_plan: int = 0
     failing_cycles: list = field(default_factory=list)
-    example_cycle: int | None = None  # the cycle the timeline plot shows
+    example_cycle: int | None = None  # the cycle the timeline plot shows (of this run's, from 1)
     cuts: list = field(default_factory=list)  # per cycle cut_state's (or None: no record)
     counts: bool = False  # the cut records count commands (NVMe) rather than mask slots (SATA)
+    first_cycle: int = 1  # the step's cycle this run's first is (a campaign's chunk: run_cycles)
+    cycles_total: int | None = None  # the step's cycles, of which the run ran cycles_planned
 
     def summary(self) -> dict:
         failures = {n: c for n, c in self.classes.items() if CLASSES[n] == "failure"}
         return {
             "label": self.label, "cycles_planned": self.cycles_planned, "cycles": self.cycles,
+            "first_cycle": self.first_cycle, "cycles_total": self.cycles_total or self.cycles_planned,
             # A step the run never reached (an earlier drive did not come back) says nothing.
             "verdict": "failures" if failures else "clean" if self.cycles else "not_run",
             "cuts_at_event": self.cut_by_event, "cuts_by_plan": self.cut_by_plan,
@@ -194,7 +197,8 @@ def classify(run_dir: Path, meta: dict, rows: Rows | None = None) -> list[StepVe
 
 def _classify_step(r: dict, step: dict, known, out_rows: list) -> StepVerdict:
     label, start, span = step["label"], int(step["lba_start"]), int(step["lba_count"])
-    v = StepVerdict(label, int(step["cycles"]), counts=step.get("protocol") == "nvme")
+    v = StepVerdict(label, int(step["cycles"]), counts=step.get("protocol") == "nvme",
+                    first_cycle=int(step.get("first_cycle", 1)), cycles_total=step.get("cycles_total"))
     base, cycles = step_cycles(r, label)
     prev_what, prev_seq, _ = _found(r, base, start, span)
     ident = _identify(r, base)
@@ -247,10 +251,11 @@ def _count(v: StepVerdict, cycle: int, counts: dict, out_rows: list, label: str,
         c = v.classes.setdefault(n, {"sectors": 0, "cycles": 0})
         c["sectors"] += k
         c["cycles"] += 1
+    local, cycle = cycle, v.first_cycle - 1 + cycle  # the run's cycle, and the step's
     if any(CLASSES[n] == "failure" for n in counts):
         v.failing_cycles.append(cycle)
         if v.example_cycle is None:
-            v.example_cycle = cycle
+            v.example_cycle = local
     if codes is None:
         for n in counts:
             if n in ("no_return", "identity_changed"):
@@ -425,7 +430,7 @@ def _write(run_dir: Path, rows: list, verdicts: list[StepVerdict]) -> None:
         "lost_seq": pa.array(cols[8], pa.uint32()),
     })
     pq.write_table(table, run_dir / VERDICTS, compression="zstd")
-    cuts = [(v.label, n, c) for v in verdicts for n, c in enumerate(v.cuts, 1)]
+    cuts = [(v.label, n, c) for v in verdicts for n, c in enumerate(v.cuts, v.first_cycle)]
     pq.write_table(pa.table({
         "step": pa.array([c[0] for c in cuts], pa.string()).dictionary_encode(),
         "cycle": pa.array([c[1] for c in cuts], pa.uint32()),

@@ -16,7 +16,7 @@ from fisrig.records import store
 from fisrig import plan as plan_mod
 from fisrig import traces as trace_mod
 from fisrig.traces import generate as trace_gen
-from fisrig.errors import InputError
+from fisrig.errors import InputError, closest
 from fisrig.records import run_dir as run_dir_mod
 from fisrig.run import ReportTooLarge, check, execute, prepare, rebuild, take_out
 from fisrig.targets.native_tools import TargetUnavailable
@@ -130,7 +130,17 @@ def _report_compare(a) -> int:
     from fisrig.report.compare_html import compare
     if a.keep_raw:
         raise InputError("--keep-raw", "is for one run's report; --compare reads records.parquet and writes no run")
-    out, runs, plots = compare(a.dir, Path(_out_flag(a.out)) if a.out is not None else None, a.force)
+    dirs = list(a.dir)
+    if (Path(dirs[0]) / "manifest.json").is_file():  # a sweep's directory, then its points by name
+        sweep_dir = Path(dirs.pop(0))
+        if len(dirs) < 2:
+            raise InputError(str(sweep_dir), "--compare of a sweep's points names two or more: SWEEPDIR p0001 p0004")
+        known = {p.name for p in (sweep_dir / "runs").iterdir()} if (sweep_dir / "runs").is_dir() else set()
+        for name in dirs:
+            if name not in known:
+                raise InputError(name, f"no point {name!r} in {sweep_dir} {closest(name, sorted(known))}")
+        dirs = [str(sweep_dir / "runs" / name) for name in dirs]
+    out, runs, plots = compare(dirs, Path(_out_flag(a.out)) if a.out is not None else None, a.force)
     print(f"compare: {out}/  ({', '.join(['compare.html', *(p.name for p in plots)])})")
     for r in runs:
         print(f"  {r.name}: {r.dir}  plan {r.meta.get('plan', {}).get('name', '?') if isinstance(r.meta.get('plan'), dict) else '?'}"
@@ -151,6 +161,12 @@ def cmd_sweep(a) -> int:
                       say=sweep_mod.print_say)
     print(f"sweep: {out}/  (manifest.json, points.parquet, dataset/, runs/)")
     print(f"sweep ended: {len(r.points) - len(r.failed)} of {len(r.points)} points done")
+    for g in r.campaign or []:
+        from fisrig.report.power import step_lines
+        what = f" ({sweep_mod.label_of(g['params'])})" if g["params"] else ""
+        print(f"campaign{what}: {g['chunks_done']} of {g['chunks']} chunks, {g['verdict']}: {out}/campaign/")
+        for line in step_lines(g["steps"]):
+            print("  " + line)
     for p in r.failed:
         print(f"  ! {p['point']} ({sweep_mod.label_of(p['params'])}): {p['status']}: {p.get('error')}")
     return 0 if not r.failed else 3

@@ -110,6 +110,19 @@ class PowerSteps:
                           "in 150 MHz ticks")
         self.raw("power", pf.POWER_OFF_AT_EVENT, features=self.events()[event], count=count, timeout_ticks=delay)
 
+    def run_cycles(self, step: Step, cycles: int) -> tuple[int, int]:
+        """The cycles a power_loss step runs, first and last (from 1): all of them, or its
+        `run_cycles = [first, last]`, a campaign's chunk (a sweep's: docs/sweeps.md), whose
+        delays and seeds are those cycles' of the whole step."""
+        if "run_cycles" not in step.args:
+            return 1, cycles
+        rc = step.args["run_cycles"]
+        if (len(rc) != 2 or any(isinstance(v, bool) or not isinstance(v, int) for v in rc)
+                or not 1 <= rc[0] <= rc[1] <= cycles):
+            raise self.err(step, "run_cycles", f"run_cycles = {rc!r}: [first, last], cycles of the step's {cycles} "
+                                               "(from 1, first <= last)")
+        return rc[0], rc[1]
+
     def do_power_loss(self, step: Step) -> None:
         """Cycles of: writes (the integrity stamp) over a small span, a cut armed at a FIS
         event plus a delay (swept across the cycles), rails off for off_ms, on, the drive
@@ -150,6 +163,7 @@ class PowerSteps:
             raise self.err(step, hi_key, f"{hi_key} is below {lo_key}")
         self.fits(step, hi_key if hi_key in a else lo_key, "timeout_ticks", hi, "in 150 MHz ticks")
         delays = [lo + (hi - lo) * i // max(1, cycles - 1) for i in range(cycles)]
+        first, last = self.run_cycles(step, cycles)
         if {"span_pct", "lba_start", "lba_count"} & set(a):
             start, span = self.span(step)
         else:
@@ -209,6 +223,7 @@ class PowerSteps:
             pf.op_raw(pf.desc("power", pf.POWER_ON, timeout_ticks=ready), **self.expectation("ok")),
             pf.op_raw(pf.desc("link", pf.LINK_WAIT_UP, timeout_ticks=ready), **self.expectation("ok")),
             verify])
+        delays, seeds, total, cycles = delays[first - 1:last], seeds[first - 1:last], cycles, last - first + 1
         program_bytes = self.offset() + cycles * (len(arm(0)) + len(writes(0)) + len(cut_by) + len(pf.op_idle(0))
                                                   + len(after))
         if program_bytes > limits.top("program_bytes"):
@@ -220,6 +235,12 @@ class PowerSteps:
             self.nvme_flush()
         else:
             self.raw("non_data", ata.FLUSH_CACHE_EXT)
+        if first > 1:
+            # A campaign's later chunk starts where the whole step's cycle `first` would: after
+            # a power cycle, from what the drive kept (a drive that lies about FLUSH loses
+            # the precondition then, not at the chunk's first cut, as data at rest).
+            self.ops.append(after[:-len(verify)])
+            self.cost(Cost(commands=0, extra_records=3 * (1 + EVENT_SLACK), idle_ticks=off))
         self.ops.append(verify)
         for delay, seed in zip(delays, seeds):
             w = writes(seed)
@@ -237,6 +258,7 @@ class PowerSteps:
                        idle_ticks=cycles * off + sum(delays) + cycles))
         self.power_loss.append({"marker": self.markers[self.current], "label": self.current,
                                 "lba_start": start, "lba_count": span, "cycles": cycles, "cut_in": cut_in,
+                                "first_cycle": first, "cycles_total": total,
                                 "event": event, "count": count, "delay_ticks": [lo, hi],
                                 "queue_depth": qd, "queues": queues or 1, "fua": bool(a.get("fua", False)),
                                 "protocol": "nvme" if self.nvme else "sata"})

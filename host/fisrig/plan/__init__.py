@@ -58,7 +58,7 @@ STEP_KEYS: dict[str, dict[str, Any]] = {
                    "delay_ticks_to": int, "delay_ns": _NUM, "delay_ns_to": _NUM, "queue_depth": int,
                    "ncq": bool, "transfer_kib": _NUM, "sizes_kib": list, "flush_pct": int, "fua": bool,
                    "commands": int, "span_pct": _NUM, "lba_start": int, "lba_count": int, "off_ms": _NUM,
-                   "ready_timeout_ms": _NUM, "seed": int, "data": str, "compress_pct": int},
+                   "ready_timeout_ms": _NUM, "seed": int, "data": str, "compress_pct": int, "run_cycles": list},
     "replay": {"trace": str, "format": str, "generator": str, "commands": int, "seed": int, "trims": str,
                "queue_depth": int, "ncq": bool, "data": str, "compress_pct": int},
     "pts_iops": {"block_sizes_kib": list, "read_pcts": list, "seconds_per_cell": _NUM, "max_rounds": int,

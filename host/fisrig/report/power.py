@@ -14,16 +14,16 @@ from fisrig.analysis import power_verdicts as pv
 TIMELINE = "power_cut_timeline.png"
 
 
-def report(run_dir: Path, meta: dict, caption: str) -> list[Path]:
-    """Classifies the run's power_loss steps (verdicts.parquet, power.json) and draws the
-    timeline of each step's example cut: the first that failed, else the last."""
+def report(run_dir: Path, meta: dict, caption: str, draw: bool = True) -> list[Path]:
+    """Classifies the run's power_loss steps (verdicts.parquet, power.json) and (`draw`)
+    draws the timeline of each step's example cut: the first that failed, else the last."""
     steps = meta.get("power_loss") or []
     if not steps:
         return []
     rows = pv.read_rows(run_dir, [s["label"] for s in steps])
     verdicts = pv.classify(run_dir, meta, rows)
     out = run_dir / TIMELINE
-    return [out] if _timeline(rows.cols, verdicts, out, caption) else []
+    return [out] if draw and _timeline(rows.cols, verdicts, out, caption) else []
 
 
 def headline(run_dir: Path) -> list[str]:
@@ -31,9 +31,17 @@ def headline(run_dir: Path) -> list[str]:
     p = run_dir / pv.POWER_JSON
     if not p.exists():
         return []
+    return step_lines(json.loads(p.read_text())["steps"])
+
+
+def step_lines(steps: list[dict]) -> list[str]:
+    """The lines of power.json's steps (a run's, or a campaign's merged: sweep/campaign.py)."""
     lines = []
-    for s in json.loads(p.read_text())["steps"]:
-        lines.append(f"{s['label']:<18} power loss  {s['cycles']} of {s['cycles_planned']} cycles  " + {
+    for s in steps:
+        first, total = s.get("first_cycle", 1), s.get("cycles_total", s["cycles_planned"])
+        part = (f" (cycles {first}-{first + s['cycles_planned'] - 1} of the step's {total})"
+                if (first, total) != (1, s["cycles_planned"]) else "")
+        lines.append(f"{s['label']:<18} power loss  {s['cycles']} of {s['cycles_planned']} cycles{part}  " + {
             "clean": "clean: nothing acknowledged as durable was lost, nothing damaged",
             "not_run": "not run: the drive was gone before it",
             "failures": f"FAILURES in {s['cycles_with_failures']} cycles"}[s["verdict"]])

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from fisrig.errors import InputError, closest
 from fisrig.records import run_dir as run_dir_mod, run_state, store
+from fisrig.sweep import campaign
 from fisrig.sweep.point import Job, fingerprint, run_job
 from fisrig.sweep.spec import Sweep, label_of, load, point_tables, profile_text
 
@@ -36,6 +37,7 @@ MANIFEST = "manifest.json"
 class SweepResult:
     out: Path
     points: list[dict[str, Any]]  # the manifest's points, as they ended
+    campaign: list[dict] | None = None  # a campaign's merged verdicts, a group each (campaign.merge)
 
     @property
     def failed(self) -> list[dict[str, Any]]:
@@ -92,7 +94,7 @@ def jobs(sweep: Sweep, out: Path) -> list[Job]:
             raise InputError(sweep.where(i, key) if key else sweep.source,
                              f"point {i + 1} ({label_of(params)}): {e}") from None
         job = Job(index=i, name=point_name(i), params=params, plan=tables,
-                  plan_source=str(sweep.plan_path), plan_text=sweep.plan_text, profile=profile, faults=faults,
+                  plan_source=str(sweep.plan_of(i)[0]), plan_text=sweep.plan_of(i)[2], profile=profile, faults=faults,
                   target=target, out=str((out / "runs" / point_name(i)).resolve()), estimate=prepared.estimate)
         result.append(job)
     return result
@@ -130,6 +132,8 @@ def _write_json(path: Path, data: Any) -> None:
 def _manifest(sweep: Sweep, js: list[Job], states: dict[str, dict]) -> dict:
     return {"sweep": sweep.name, "description": sweep.description, "source": sweep.source, "digest": sweep.digest(),
             "plan": str(sweep.plan_path), "profile": sweep.profile, "target": sweep.target,
+            **({"plans": {k: str(path) for k, (path, _, _) in sweep.plans.items()}} if sweep.plans else {}),
+            **({"campaign": sweep.campaign} if sweep.campaign else {}),
             "axes": [{"key": a.key, "values": a.values} for a in sweep.axes],
             "points": [{"point": j.name, "params": j.params, "run_dir": f"runs/{j.name}", **states[j.name]}
                        for j in js]}
@@ -168,7 +172,7 @@ def run(sweep: Sweep, out: Path, scheduler: str | None = None, workers: int | No
                 if not force:
                     raise InputError(f"--out {out}", f"holds another sweep ({manifest.get('sweep')!r}, other points): "
                                                      "name another directory, or --force to replace it")
-                for name in ("runs", "profiles", "dataset", MANIFEST, "points.parquet"):
+                for name in ("runs", "profiles", "dataset", campaign.DIR, MANIFEST, "points.parquet"):
                     path = out / name
                     shutil.rmtree(path) if path.is_dir() else path.unlink(missing_ok=True)
             else:
@@ -193,7 +197,9 @@ def run(sweep: Sweep, out: Path, scheduler: str | None = None, workers: int | No
                          lambda: _write_json(old, _manifest(sweep, js, states)), None if quiet else say)
         _write_tables(out, sweep, js, states)
         _write_json(old, _manifest(sweep, js, states))
-    return SweepResult(out, _manifest(sweep, js, states)["points"])
+        points = _manifest(sweep, js, states)["points"]
+        merged = campaign.merge(out, sweep.campaign["key"], points) if sweep.campaign else None
+    return SweepResult(out, points, merged)
 
 
 def _reach(scheduler: str) -> None:

@@ -40,8 +40,10 @@ def run_job(job: Job) -> dict[str, Any]:
     from fisrig.run import run_plan
     started = time.monotonic()
     plan = plan_mod.from_dict(job.plan, job.plan_source, plan_mod.locate(job.plan_text))
+    # No charts: a sweep's figure is its report's, and a point's own are `fisrig report`'s
+    # to draw (they were half a point's host time: docs/performance.md).
     r = run_plan(plan, Path(job.out), target=job.target, profile=job.profile, faults=job.faults, quiet=True,
-                 force=True)
+                 force=True, charts=False)
     error = None
     if r.status != "done":
         error = getattr(r.outcome, "error", None) or r.status

@@ -24,7 +24,12 @@ METRICS = {
     "max_us": lambda f: _lat(f, "max"),
     "seconds": lambda f: f.get("seconds"),
     "errors": lambda f: f.get("errors"),
+    # The drive's own, from SMART readings around the phase (analysis/smart.py).
+    "write_amplification": lambda f: (f.get("write_amplification") or {}).get("value"),
 }
+# An axis that sets the spare: a chart of write amplification against it gets greedy GC's
+# analytic curve (analysis/greedy_gc.py) beside the points.
+OP_AXIS = "profile.capacity.op_pct"
 
 
 def _lat(f: dict, key: str) -> float | None:
@@ -60,13 +65,20 @@ def table(sweep_dir: Path, metric: str, phase: str | None) -> tuple[str, list[di
     names = [n for p in points for n in p["phases"]]
     if not names:
         raise InputError(str(sweep_dir), "no point of the sweep has a summary yet")
-    if phase is None:
+    if phase is None:  # the last phase with commands that has the figure (WA: the one read around)
         with_commands = [n for p in points for n, f in p["phases"].items() if f.get("commands")]
-        phase = with_commands[-1] if with_commands else names[-1]
+        with_figure = [n for p in points for n, f in p["phases"].items()
+                       if f.get("commands") and METRICS[metric](f) is not None]
+        phase = (with_figure or with_commands or names)[-1]
     elif phase not in names:
         raise InputError(f"--phase {phase}", f"no point has that phase {closest(phase, dict.fromkeys(names))}")
     rows = [{"point": p["point"], "status": p.get("status"), **p.get("params", {}),
              metric: METRICS[metric](p["phases"][phase]) if phase in p["phases"] else None} for p in points]
+    if metric == "write_amplification":
+        from fisrig.analysis import greedy_gc
+        for r in rows:  # what greedy GC would do under uniform writes at the point's spare
+            if isinstance(r.get(OP_AXIS), (int, float)) and r[OP_AXIS] > 0:
+                r["greedy_gc_uniform"] = round(greedy_gc.write_amplification(r[OP_AXIS]), 3)
     return phase, rows
 
 
@@ -104,13 +116,20 @@ def draw(sweep_dir: Path, metric: str = "iops", phase: str | None = None, x: str
         ax.plot([r[x] if numeric else str(r[x]) for r in rs], [r[metric] for r in rs], marker="o",
                 label=f"{by} = {value}" if by else None)
     xs = sorted({r[x] for r in drawn}) if numeric else []
+    curve = False
+    if metric == "write_amplification" and x == OP_AXIS and numeric and xs and min(xs) > 0:
+        from fisrig.analysis import greedy_gc
+        grid = [min(xs) + (max(xs) - min(xs)) * i / 100 for i in range(101)]
+        ax.plot(grid, [greedy_gc.write_amplification(v) for v in grid], color="0.4", linestyle="--",
+                label="greedy GC, uniform writes (analytic)")
+        curve = True
     if numeric and len(xs) <= 12:
         ax.set_xticks(xs)  # the axis's own values, not matplotlib's fractions of them
     ax.set_xlabel(x)
     ax.set_ylabel(metric.replace("_", " "))
     ax.set_title(f"{manifest.get('sweep', '?')}: {metric} of phase '{phase}' against {x}", fontsize=10)
     ax.grid(alpha=0.3)
-    if by:
+    if by or curve:
         ax.legend(fontsize=8)
     fig.tight_layout()
     out = Path(sweep_dir) / f"sweep_{metric.replace('.', '_')}.png"

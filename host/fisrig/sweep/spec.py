@@ -15,6 +15,7 @@
     "fault.r_err_rate" = 0.001
 
 An axis key is one of:
+- `plan`: the plan (a built-in name or a plan file, relative to this file) the point runs;
 - `plan.KEY`: a [plan] key (seed, data, protocol, ...), as `fisrig run --set KEY=VALUE`;
 - `step.LABEL.KEY` (or `step.N.KEY`, N from 1): a key of the plan's step with that label;
 - `profile`: the drive profile (a built-in name or a profile file) the point runs on;
@@ -39,6 +40,7 @@ from typing import Any
 
 from fisrig import plan as plan_mod
 from fisrig.errors import InputError, closest
+from fisrig.sweep import campaign
 from fisrig.targets import TARGETS
 
 SWEEP_KEYS = {"name": str, "plan": str, "profile": str, "target": str, "description": str}
@@ -68,6 +70,14 @@ class Sweep:
     points: list[dict[str, Any]]  # each: axis key -> value
     lines: dict[tuple, int] = field(default_factory=dict)  # ("point", i, key) and ("axis", i, key)
     description: str = ""
+    # A `plan` axis's plans by the value that names them: (path, TOML tables, text).
+    plans: dict[str, tuple[Path, dict, str]] = field(default_factory=dict)
+    campaign: dict | None = None  # a [campaign]'s step, cycles, chunk_cycles and axis key (campaign.py)
+
+    def plan_of(self, point: int) -> tuple[Path, dict, str]:
+        """The plan file point `point` runs: its path, tables and text."""
+        name = self.points[point].get("plan")
+        return self.plans[name] if name is not None else (self.plan_path, self.plan_data, self.plan_text)
 
     def where(self, point: int, key: str) -> str:
         """This file's line for a point's value of `key` (its axis's, or its [[point]]'s)."""
@@ -80,6 +90,8 @@ class Sweep:
         """What the sweep is: its plan, profile, target and points (not its name or
         description): a sweep directory holds one sweep's points."""
         what = {"plan": self.plan_text, "profile": self.profile, "target": self.target, "points": self.points}
+        if self.plans:
+            what["plans"] = {k: text for k, (_, _, text) in self.plans.items()}
         return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -111,14 +123,14 @@ def load(path: str | Path) -> Sweep:
     except tomllib.TOMLDecodeError as e:
         m = re.search(r"line (\d+)", str(e))
         raise InputError(f"{source}:{m.group(1)}" if m else source, f"not valid TOML: {e}") from None
-    lines = plan_mod.locate(text, ("sweep", "axis", "point"))
+    lines = plan_mod.locate(text, ("sweep", "axis", "point", "campaign"))
 
     def at(key: tuple) -> str:
         return f"{source}:{lines[key]}" if key in lines else source
 
     for key in data:
-        if key not in ("sweep", "axis", "point"):
-            raise InputError(source, f"unknown table [{key}] {closest(key, ['sweep', 'axis', 'point'])}")
+        if key not in ("sweep", "axis", "point", "campaign"):
+            raise InputError(source, f"unknown table [{key}] {closest(key, ['sweep', 'axis', 'point', 'campaign'])}")
     head = data.get("sweep")
     if not isinstance(head, dict):
         raise InputError(source, "a sweep needs a [sweep] table naming its plan")
@@ -127,31 +139,39 @@ def load(path: str | Path) -> Sweep:
             raise InputError(at(("sweep", 0, key)), f"[sweep]: unknown key '{key}' {closest(key, SWEEP_KEYS)}")
         if not isinstance(value, SWEEP_KEYS[key]) or not value:
             raise InputError(at(("sweep", 0, key)), f"[sweep]: '{key}' must be a non-empty string, not {value!r}")
-    if "plan" not in head:
-        raise InputError(at(("sweep", 0, None)), "[sweep] needs plan = \"<built-in name or plan file>\"")
     target = head.get("target", "model")
     if target not in TARGETS:
         raise InputError(at(("sweep", 0, "target")), f"no such target {target!r} {closest(target, TARGETS)}")
-    plan_name = head["plan"]
-    local = path.parent / plan_name
-    plan_path = local if local.is_file() else None
-    try:
-        plan_path = plan_path or plan_mod.find(plan_name)
-    except InputError as e:
-        raise InputError(at(("sweep", 0, "plan")), e.message) from None
+    raw_axes = data.get("axis", [])
+    plan_axis = next((i for i, ax in enumerate(raw_axes if isinstance(raw_axes, list) else [])
+                      if isinstance(ax, dict) and ax.get("key") == "plan"), None)
+    plans: dict[str, tuple[Path, dict, str]] = {}
+    if plan_axis is not None:
+        values = raw_axes[plan_axis].get("values")
+        where = at(("axis", plan_axis, "values"))
+        if not isinstance(values, list) or not values or not all(isinstance(v, str) and v for v in values):
+            raise InputError(where, "axis plan: values are plans, each a built-in name or a plan file")
+        for v in values:
+            found, _ = _plan_file(v, path, where)
+            text_v = found.read_text()
+            plans[v] = (found, tomllib.loads(text_v), text_v)
+    if "plan" not in head and plan_axis is None:
+        raise InputError(at(("sweep", 0, None)), "[sweep] needs plan = \"<built-in name or plan file>\"")
+    plan_path, base = _plan_file(head["plan"], path, at(("sweep", 0, "plan"))) if "plan" in head else \
+        _plan_file(raw_axes[plan_axis]["values"][0], path, at(("axis", plan_axis, "values")))
     plan_text = plan_path.read_text()
-    base = plan_mod.load(plan_path)  # the plan itself, checked as `fisrig run` would
     name = head.get("name", path.stem)
     plan_mod._check_name(name, at(("sweep", 0, "name")), None)
 
     axes: list[Axis] = []
-    raw_axes = data.get("axis", [])
     raw_points = data.get("point", [])
     if not isinstance(raw_axes, list) or not isinstance(raw_points, list):
         raise InputError(source, "axes are [[axis]] tables and points [[point]] tables")
     if raw_axes and raw_points:
         raise InputError(at(("point", 0, None)), "a sweep has [[axis]] tables or [[point]] tables, not both")
-    if not raw_axes and not raw_points:
+    if "campaign" in data and raw_points:
+        raise InputError(at(("point", 0, None)), "a campaign's chunks are its points: its other axes are [[axis]] tables")
+    if not raw_axes and not raw_points and "campaign" not in data:
         raise InputError(source, "a sweep needs [[axis]] tables (key, values) or [[point]] tables")
     for i, ax in enumerate(raw_axes):
         where = at(("axis", i, None))
@@ -169,10 +189,17 @@ def load(path: str | Path) -> Sweep:
                              f"axis {key}: values must be a non-empty list")
         if any(a.key == key for a in axes):
             raise InputError(at(("axis", i, "key")), f"axis {key} is given twice")
-        _check_key(key, base, at(("axis", i, "key")))
+        _check_key(key, None if plans else base, at(("axis", i, "key")))
         for v in values:
             _check_target(key, v, at(("axis", i, "values")))
         axes.append(Axis(key, values, lines.get(("axis", i, "values"), lines.get(("axis", i, "key")))))
+    campaign_info = None
+    if "campaign" in data:
+        key, chunks, campaign_info = campaign.axis(data["campaign"], base, at)
+        if any(a.key == key for a in axes):
+            raise InputError(at(("campaign", 0, "step")), f"axis {key} is the campaign's: its chunks set it")
+        axes.append(Axis(key, chunks, lines.get(("campaign", 0, "chunk_cycles"), lines.get(("campaign", 0, "step")))))
+        campaign_info["key"] = key
     points: list[dict[str, Any]] = []
     if axes:
         count = 1
@@ -185,6 +212,8 @@ def load(path: str | Path) -> Sweep:
         if not isinstance(pt, dict) or not pt:
             raise InputError(at(("point", i, None)), "a point is a table of axis keys and values, e.g. \"plan.seed\" = 2")
         for key, v in pt.items():
+            if key == "plan":
+                raise InputError(at(("point", i, key)), "a point's plan is a plan axis's (an [[axis]] key = \"plan\")")
             _check_key(key, base, at(("point", i, key)))
             _check_target(key, v, at(("point", i, key)))
         points.append(dict(pt))
@@ -192,24 +221,38 @@ def load(path: str | Path) -> Sweep:
         raise InputError(source, f"{len(points)} points; a sweep holds at most {MAX_POINTS}")
     sweep = Sweep(name=name, source=source, plan_path=plan_path, plan_data=tomllib.loads(plan_text),
                   plan_text=plan_text, profile=head.get("profile"), target=target, axes=axes, points=points,
-                  lines=lines, description=head.get("description", ""))
+                  lines=lines, description=head.get("description", ""), plans=plans, campaign=campaign_info)
     for i in range(len(points)):
         point_plan(sweep, i)  # each point's plan checked now, with this file's line
     return sweep
 
 
-def _check_key(key: str, base: plan_mod.Plan, where: str) -> None:
+def _plan_file(name: str, sweep_path: Path, where: str) -> tuple[Path, plan_mod.Plan]:
+    """A plan named in a sweep file: a file beside it, else a built-in plan or a path; the
+    plan itself checked as `fisrig run` would."""
+    local = sweep_path.parent / name
+    try:
+        found = local if local.is_file() else plan_mod.find(name)
+    except InputError as e:
+        raise InputError(where, f"plan {name!r}: {e.message}") from None
+    return found, plan_mod.load(found)  # a plan's own error names its file and line
+
+
+def _check_key(key: str, base: plan_mod.Plan | None, where: str) -> None:
+    """An axis key, checked; its step label against `base` (None: each point's own plan, when
+    a plan axis makes them differ, is checked as the point's plan is made)."""
     kind, _, rest = key.partition(".")
-    if kind not in AXIS_KINDS or (kind == "target" and rest) or (kind in ("plan", "step", "fault") and not rest):
-        raise InputError(where, f"axis key {key!r}: it is plan.KEY, step.LABEL.KEY, profile (a drive profile), "
-                                f"profile.SECTION.KEY, fault.KNOB or target {closest(kind, AXIS_KINDS)}")
-    if kind == "plan" and rest not in plan_mod.PLAN_KEYS:
+    if kind not in AXIS_KINDS or (kind == "target" and rest) or (kind in ("step", "fault") and not rest):
+        raise InputError(where, f"axis key {key!r}: it is plan, plan.KEY, step.LABEL.KEY, profile (a drive "
+                                f"profile), profile.SECTION.KEY, fault.KNOB or target {closest(kind, AXIS_KINDS)}")
+    if kind == "plan" and rest and rest not in plan_mod.PLAN_KEYS:
         raise InputError(where, f"axis key {key!r}: no [plan] key '{rest}' {closest(rest, plan_mod.PLAN_KEYS)}")
     if kind == "step":
         label, _, step_key = rest.rpartition(".")
         if not label or not step_key:
             raise InputError(where, f"axis key {key!r}: a step's key is step.LABEL.KEY (or step.N.KEY, N from 1)")
-        _step_index(base, label, where)
+        if base is not None:
+            _step_index(base, label, where)
     if kind == "profile" and rest and rest.count(".") != 1:
         raise InputError(where, f"axis key {key!r}: a profile key is profile.SECTION.KEY, e.g. profile.capacity.user_gb")
 
@@ -239,10 +282,11 @@ def point_plan(sweep: Sweep, i: int) -> plan_mod.Plan:
 
 def point_tables(sweep: Sweep, i: int) -> tuple[plan_mod.Plan, dict]:
     """Point i's plan and the tables it was made from (what a worker makes it from again)."""
-    data = copy.deepcopy(sweep.plan_data)
+    plan_path, plan_data, plan_text = sweep.plan_of(i)
+    data = copy.deepcopy(plan_data)
     for key, value in sweep.points[i].items():
         kind, _, rest = key.partition(".")
-        if kind == "plan":
+        if kind == "plan" and rest:
             data.setdefault("plan", {})[rest] = value
         elif kind == "step":
             label, _, step_key = rest.rpartition(".")
@@ -250,7 +294,7 @@ def point_tables(sweep: Sweep, i: int) -> tuple[plan_mod.Plan, dict]:
                                                  for s in data["step"]])
             data["step"][_step_index(base, label, sweep.where(i, key))][step_key] = value
     try:
-        plan = plan_mod.from_dict(data, str(sweep.plan_path), plan_mod.locate(sweep.plan_text))
+        plan = plan_mod.from_dict(data, str(plan_path), plan_mod.locate(plan_text))
     except InputError as e:
         keys = [k for k in sweep.points[i] if k.split(".")[0] in ("plan", "step")]
         raise InputError(sweep.where(i, keys[0]) if keys else sweep.source,
