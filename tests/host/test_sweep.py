@@ -181,22 +181,29 @@ def test_a_worker_of_another_build_is_refused_by_name(tmp_path, cluster, monkeyp
     assert not (tmp_path / "sweep" / "runs").exists()
 
 
-@pytest.mark.parametrize("body, where, what", [
-    ('[[axis]]\nkey = "plan.sed"\nvalues = [1]\n', 7, "no [plan] key 'sed' (closest: 'seed'"),
-    ('[[axis]]\nkey = "step.wrtes.queue_depth"\nvalues = [1]\n', 7, "no step labelled 'wrtes'"),
-    ('[[axis]]\nkey = "speed"\nvalues = [1]\n', 7, "it is plan, plan.KEY, step.LABEL.KEY"),
-    ('[[axis]]\nkey = "step.writes.queue_depth"\nvalues = [1, 4096]\n', 8, "point 2 (step.writes.queue_depth=4096)"),
-    ('[[axis]]\nkey = "plan.seed"\nvalues = []\n', 8, "values must be a non-empty list"),
-    ('[[axis]]\nkey = "profile.capacity.user_gbb"\nvalues = [1]\n', 8, "no drive-profile key 'capacity.user_gbb'"),
-    ('[[axis]]\nkey = "profile.capacity.user_gb"\nvalues = [-1]\n', 8, "the drive refuses its profile"),
-    ('[[axis]]\nkey = "fault.busy_rat"\nvalues = [0.1]\n', 8, "no such fault knob 'busy_rat'"),
-    ('[[axis]]\nkey = "target"\nvalues = ["modle"]\n', 8, "no such target 'modle'"),
-    ('[[point]]\n"plan.seed" = -2\n', 7, "point 1 (plan.seed=-2)"),
+@pytest.mark.parametrize("plan, body, where, what", [
+    ("short-plan.toml", '[[axis]]\nkey = "plan.sed"\nvalues = [1]\n', 7, "no [plan] key 'sed' (closest: 'seed'"),
+    ("short-plan.toml", '[[axis]]\nkey = "step.wrtes.queue_depth"\nvalues = [1]\n', 7, "no step labelled 'wrtes'"),
+    ("short-plan.toml", '[[axis]]\nkey = "speed"\nvalues = [1]\n', 7, "it is plan, plan.KEY, step.LABEL.KEY"),
+    ("short-plan.toml", '[[axis]]\nkey = "step.writes.queue_depth"\nvalues = [1, 4096]\n', 8,
+     "point 2 (step.writes.queue_depth=4096)"),
+    ("short-plan.toml", '[[axis]]\nkey = "plan.seed"\nvalues = []\n', 8, "values must be a non-empty list"),
+    ("short-plan.toml", '[[axis]]\nkey = "profile.capacity.user_gbb"\nvalues = [1]\n', 8,
+     "no drive-profile key 'capacity.user_gbb'"),
+    ("short-plan.toml", '[[axis]]\nkey = "profile.capacity.user_gb"\nvalues = [-1]\n', 8, "the drive refuses its profile"),
+    ("short-plan.toml", '[[axis]]\nkey = "fault.busy_rat"\nvalues = [0.1]\n', 8, "no such fault knob 'busy_rat'"),
+    ("short-plan.toml", '[[axis]]\nkey = "target"\nvalues = ["modle"]\n', 8, "no such target 'modle'"),
+    ("short-plan.toml", '[[point]]\n"plan.seed" = -2\n', 7, "point 1 (plan.seed=-2)"),
+    ("short-plan.toml", '[[axis]]\nkey = "plan"\nvalues = ["no-such-plan"]\n', 8, "plan 'no-such-plan': no such plan"),
+    ("plp-plan.toml", '[campaign]\nstep = "cut"\n', 7, "no power_loss step labelled 'cut'"),
+    ("plp-plan.toml", '[campaign]\nstep = "cuts"\nchunk_cycles = 0\n', 8, "chunk_cycles = 0: must be at least 1"),
+    ("plp-plan.toml", '[campaign]\nstep = "cuts"\nchunks = 3\n', 8, "[campaign]: unknown key 'chunks'"),
+    ("plp-plan.toml", '[[point]]\n"plan.seed" = 1\n[campaign]\nstep = "cuts"\n', 6, "a campaign's chunks are its points"),
 ])
-def test_a_bad_sweep_is_refused_in_one_line_with_its_file_and_line(tmp_path, body, where, what):
-    (tmp_path / "short-plan.toml").write_text((SWEEPS / "short-plan.toml").read_text())
+def test_a_bad_sweep_is_refused_in_one_line_with_its_file_and_line(tmp_path, plan, body, where, what):
+    (tmp_path / plan).write_text((SWEEPS / plan).read_text())
     path = tmp_path / "bad.toml"
-    path.write_text(f'# a bad sweep\n[sweep]\nname = "bad"\nplan = "short-plan.toml"\n\n{body}')
+    path.write_text(f'# a bad sweep\n[sweep]\nname = "bad"\nplan = "{plan}"\n\n{body}')
     done = fisrig("sweep", str(path), "--out", str(tmp_path / "out"))
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"fisrig: {path}:{where}: "), done.stderr
@@ -297,23 +304,6 @@ def test_a_power_loss_campaign_in_chunks_gives_the_verdicts_one_run_gives(tmp_pa
     assert merged[merged.group == 2]["found"].astype(str).eq("stamp").all()
     done = fisrig("report", str(out / "runs" / "p0002"))  # a chunk's report names its cycles
     assert "cuts               power loss  20 of 20 cycles (cycles 21-40 of the step's 60)" in done.stdout, done.stdout
-
-
-@pytest.mark.parametrize("body, where, what", [
-    ('[campaign]\nstep = "cut"\n', 6, "no power_loss step labelled 'cut'"),
-    ('[campaign]\nstep = "cuts"\nchunk_cycles = 0\n', 7, "chunk_cycles = 0: must be at least 1"),
-    ('[campaign]\nstep = "cuts"\nchunks = 3\n', 7, "[campaign]: unknown key 'chunks'"),
-    ('[[point]]\n"plan.seed" = 1\n[campaign]\nstep = "cuts"\n', 5, "a campaign's chunks are its points"),
-    ('[[axis]]\nkey = "plan"\nvalues = ["no-such-plan"]\n', 7, "no-such-plan"),
-])
-def test_a_bad_campaign_or_plan_axis_is_refused_with_its_line(tmp_path, body, where, what):
-    (tmp_path / "plp-plan.toml").write_text((SWEEPS / "plp-plan.toml").read_text())
-    path = tmp_path / "bad.toml"
-    path.write_text(f'[sweep]\nname = "bad"\nplan = "plp-plan.toml"\n\n{body}')
-    done = fisrig("sweep", str(path), "--out", str(tmp_path / "out"))
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.count("\n") == 1 and done.stderr.startswith(f"fisrig: {path}:{where}: "), done.stderr
-    assert what in done.stderr
 
 
 def test_a_campaign_plan_with_other_power_loss_steps_is_refused(tmp_path):
