@@ -40,7 +40,7 @@ from typing import Any
 
 from fisrig import plan as plan_mod
 from fisrig.errors import InputError, closest
-from fisrig.sweep import campaign
+from fisrig.sweep.campaign import axis as campaign_axis
 from fisrig.targets import TARGETS
 
 SWEEP_KEYS = {"name": str, "plan": str, "profile": str, "target": str, "description": str}
@@ -195,7 +195,7 @@ def load(path: str | Path) -> Sweep:
         axes.append(Axis(key, values, lines.get(("axis", i, "values"), lines.get(("axis", i, "key")))))
     campaign_info = None
     if "campaign" in data:
-        key, chunks, campaign_info = campaign.axis(data["campaign"], base, at)
+        key, chunks, campaign_info = campaign_axis(data["campaign"], base, at)
         if any(a.key == key for a in axes):
             raise InputError(at(("campaign", 0, "step")), f"axis {key} is the campaign's: its chunks set it")
         axes.append(Axis(key, chunks, lines.get(("campaign", 0, "chunk_cycles"), lines.get(("campaign", 0, "step")))))

@@ -41,9 +41,6 @@ static FISRIG_VM_LATE enum fisrig_vm_status run_smart(struct fisrig_vm *vm, stru
   struct fisrig_cpl_record done;
   uint32_t i;
   enum fisrig_vm_status s;
-#if FISRIG_VM_NVME_PATH
-  if (vm->nvme) return bad(vm, c->pc, "SMART attributes are SATA's (NVMe's health log has no NAND writes)");
-#endif
   s = drain(vm, NULL);
   if (s != FISRIG_VM_DONE) return s;
   memset(&d, 0, sizeof d);
