@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the Python side of the contract the C headers define: every constant (#define and
 enum member) and every struct field's offset and size of firmware/core/include/fisrig/
-{engine_if,program,vm,baremetal_if,ata,nvme}.h, as the system C compiler computes them, into
+{engine_if,program,vm,baremetal_if,ata,nvme,capture}.h, as the system C compiler computes them, into
 hw/fisrig_hw/contract.py, the one copy the gateware, the host and the tests import.
 
     scripts/gen_contract.py           rewrite it
@@ -22,9 +22,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 INCLUDE = ROOT / "firmware" / "core" / "include"
-HEADERS = ["engine_if.h", "program.h", "vm.h", "baremetal_if.h", "ata.h", "nvme.h"]
+HEADERS = ["engine_if.h", "program.h", "vm.h", "baremetal_if.h", "ata.h", "nvme.h", "capture.h"]
 # vm.h's structs hold the platform's pointers and the VM's state: not shared with Python.
-STRUCT_HEADERS = ["engine_if.h", "program.h", "baremetal_if.h", "nvme.h"]
+STRUCT_HEADERS = ["engine_if.h", "program.h", "baremetal_if.h", "nvme.h", "capture.h"]
 OUTPUTS = [ROOT / "hw" / "fisrig_hw" / "contract.py"]
 
 DEFINE = re.compile(r"^#define\s+(FISRIG_\w+)(?!\()\s+\S", re.M)  # not function-like

@@ -63,7 +63,7 @@ TRACE_ENTRY = _dtype("fisrig_trace_entry", {"reserved": "pad"})
 PROTO = {p.name.lower(): p for p in Protocol}
 # Those a SATA descriptor may say (a raw step's or `fisrig raw`'s protocol): every one but
 # NVMe's, whose descriptor is another (engine_if.h's struct fisrig_nvme_desc_head).
-SATA_PROTO = {name: p for name, p in PROTO.items() if p != Protocol.NVME}
+SATA_PROTO = {name: p for name, p in PROTO.items() if p not in (Protocol.NVME, Protocol.CAPTURE)}
 # enum fisrig_data_source / fisrig_pattern, by the names plans use
 DATA = {name: i for i, name in enumerate(_names("fisrig_data_source", "FISRIG_DATA_"))}
 PATTERN = {name: i for i, name in enumerate(_names("fisrig_pattern", "FISRIG_PATTERN_"))}
@@ -79,6 +79,7 @@ CURRENT_PERIOD_TICKS, CURRENT_SAMPLES = _c.FISRIG_CURRENT_PERIOD_TICKS, _c.FISRI
 # "12v", "p3").
 POWER_PINS = {m[len("FISRIG_PIN_"):].lower(): getattr(_c, m) for m in _c.ENUMS["fisrig_power_pin"]}
 LINK_COMRESET, LINK_WAIT_UP = _c.FISRIG_LINK_COMRESET, _c.FISRIG_LINK_WAIT_UP
+CAPTURE_ARM = _c.FISRIG_CAPTURE_ARM  # a CAPTURE descriptor's command (capture.h)
 # enum fisrig_result
 RESULTS = _names("fisrig_result", "FISRIG_RESULT_")
 RESULT = {name: i for i, name in enumerate(RESULTS)}

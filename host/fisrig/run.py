@@ -25,6 +25,7 @@ from fisrig.report import build as report
 from fisrig.records import run_dir as run_dir_mod, run_state
 from fisrig.compile import compile_plan
 from fisrig.errors import InputError
+from fisrig.capture import format as capture_format, table as capture_table
 from fisrig.nvme import identify as nvme_identify
 from fisrig.targets import RunSinks, identify_fields, make_target
 
@@ -85,6 +86,11 @@ def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = No
         pages = drive_catalog.nvme_identify_pages(profile)
         ident = nvme_identify.run_facts(pages["controller"], pages["namespace"])
     compiled = compile_plan(plan, ident["lba48_sectors"], ident.get("mdts_bytes"))  # refuses before anything runs
+    if compiled.captures and not tgt.captures_wire:
+        c = compiled.captures[0]
+        raise InputError(f"{plan.source}:{c['line']}" if c["line"] else plan.source,
+                         f"step {c['step']} arms a capture, which the {target} target cannot take yet: the "
+                         "gateware's capture is to come (docs/capture.md); --target model captures")
     return Prepared(plan, tgt, target, profile, faults, ident, compiled,
                     estimate_mod.of(compiled.costs, compiled.size))
 
@@ -94,7 +100,8 @@ def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = No
 RUN_FILES = ("program.bin", store.RAW, store.PARQUET, store.PARQUET + ".tmp", store.SUMMARY,
              "console.log", pts.JSON, report.HTML, power_verdicts.VERDICTS, power_verdicts.CUTS,
              power_verdicts.POWER_JSON, current.CURRENT, current.CURRENT + ".tmp", current.WINDOWS,
-             store.RUN_JSON)
+             capture_format.CAPTURE_BIN, capture_format.CAPTURE_PARQUET, capture_format.CAPTURE_PARQUET + ".tmp",
+             *capture_format.EXPORTS, store.RUN_JSON)
 
 
 def _own(name: str) -> bool:
@@ -178,6 +185,7 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
         "markers": {str(k): v for k, v in p.compiled.markers.items()},
         "phase_goals": phase_goals(p.compiled),
         "power_loss": p.compiled.power_loss,
+        "captures": p.compiled.captures,
         "identify": p.ident,
         "estimate": dataclasses.asdict(p.estimate),
     }
@@ -186,7 +194,8 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
     stream = store.ParquetStream(out, dict(p.compiled.markers), work=during_run.PhaseWork(
         meta, None if (free := memory_available()) is None else free // REPORT_BYTES_PER_RECORD), metadata=run_dir_mod.parquet_metadata(claim.run_id))
     sinks = RunSinks(progress=p.progress, records=stream, data_in=p.data_in, read_back=bool(p.compiled.power_loss),
-                     records_expected=p.estimate.records_max)
+                     records_expected=p.estimate.records_max,
+                     capture=out / capture_format.CAPTURE_BIN if p.compiled.captures else None)
     try:
         outcome = p.target.run(out / "program.bin", out / store.RAW, sinks, quiet=quiet)
     except BaseException as e:  # noqa: B902 - whatever stopped it, run.json says so, then it goes on up
@@ -373,6 +382,7 @@ def rebuild(run_dir: Path, keep_raw: bool = True, table=None, ready: dict | None
         check_report_fits(run_dir, pq.ParquetFile(parquet).metadata.num_rows, parquet)
         table = store.read_compact(parquet, report.REPORT_COLUMNS)
         ready = None
+    capture_table.make(run_dir, keep_raw or meta.get("status") == "running")  # capture.bin's windows, if any
     phases = phase_stats.compute(table, meta, ready)  # one computation for summary.json and the headline
     # summary.json on a second thread while the plots are drawn (its work is numpy's, which
     # lets go of the GIL; matplotlib's is mostly Python's): the main job's rebuild takes 11.6

@@ -77,6 +77,8 @@ void EngineModel::issue_waiting() {
       power(d);
     } else if (d.protocol == FISRIG_PROTO_LINK) {
       link(d);
+    } else if (d.protocol == FISRIG_PROTO_CAPTURE) {
+      capture_desc(d);
     } else if (is_queued(d)) {
       if (nonqueued_slot_ >= 0 || busy_mask_ == ~0u) return;
       if (!issue_known_) issue_time_ = queued_issue_time(), issue_known_ = true;

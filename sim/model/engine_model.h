@@ -24,6 +24,7 @@
 #include "current_sampler.h"
 #include "pattern_styles.h"
 #include "vm_cpu_time.h"
+#include "wire_capture.h"
 #include "wire_stamps.h"
 
 extern "C" {
@@ -64,6 +65,12 @@ class EngineModel {
   // remember_write_styles on, the engine remembers the writes that did (LFSR data,
   // another compress_pct), one entry each, which runs without read-back do not need.
   void remember_write_styles(bool on) { styles_.remember(on); }
+  // The analyzer's capture (capture.h, engine_capture.cc): its windows' entries to `f`
+  // (capture.bin, after its header); finish_capture at the run's end writes a window still
+  // open. Without a file, CAPTURE descriptors still arm and end OK, and nothing is kept.
+  void capture_wire_to(std::FILE* f);
+  void finish_capture();
+  const WireCapture& wire_capture() const { return wire_capture_; }
 
  private:
   struct Slot {
@@ -149,8 +156,18 @@ class EngineModel {
   }
   void complete(uint8_t slot, fisrig_cpl_record r) {
     r.slot = slot;
+    if (wire_capture_.on()) capture_record(r);
     push_cq(r);
   }
+  // The capture (engine_capture.cc): a CAPTURE descriptor; a record's FISes, events and
+  // triggers; an event of the rig's; the tick before which every FIS is known (no command
+  // under way was taken before it).
+  void capture_desc(const fisrig_cmd_desc& d);
+  void capture_record(const fisrig_cpl_record& r);
+  void capture_command(uint8_t slot, const fisrig_cpl_record& r);
+  void capture_event(uint8_t event, uint64_t tick, uint8_t tag);
+  uint64_t capture_settled() const;
+  WireCapture wire_capture_;
   // The slots' state at a cut (engine_if.h's struct fisrig_cut_record).
   struct CutMasks {
     uint32_t issued = 0, queued = 0, data = 0;
@@ -318,7 +335,14 @@ class EngineModel {
     bool on = false;
     drive::NcqErrorLog log;
     std::vector<std::pair<uint8_t, fisrig_cpl_record>> held;
+    // For the capture: the error SDB's first dword and the log read's FISes.
+    uint64_t sdb_tick = 0, h2d_tick = 0;
+    std::vector<drive::Drive::DataFis> fises;
   };
+  // The capture's entries of an NCQ error recovery: the error SDB (with the completion that
+  // carried it), then the engine's READ LOG EXT 10h with what it read (`log`).
+  void capture_error_sdb(const drive::Completion& c);
+  void capture_log_read(const drive::Completion& log);
   Recovery recovery_;
   std::vector<uint8_t> log_page_;
 };

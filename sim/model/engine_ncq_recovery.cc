@@ -26,6 +26,12 @@ bool EngineModel::hold_for_recovery(uint8_t s, const drive::Completion& c, const
     SimTime arrive = drive_.receive_h2d(std::max(now_, c.t_complete) + ticks_to_ns(WireStamps::kNcqRecoveryTicks));
     uint64_t seq = drive_.next_completion_seq();
     drive_.submit(cmd, arrive);
+    recovery_.sdb_tick = wire_.first_dword(c.t_complete, drive::fis_dwords::kSetDeviceBits);
+    recovery_.h2d_tick = wire_.first_dword(arrive, drive::fis_dwords::kRegH2D);
+    if (wire_capture_.on()) {
+      recovery_.fises = fis_log_;
+      capture_error_sdb(c);
+    }
     if (armed_.left)
       note_events(wire_.first_dword(arrive, drive::fis_dwords::kRegH2D), drive_.pending_completion(seq),
                   FISRIG_PROTO_PIO_IN, fis_log_);
@@ -42,6 +48,7 @@ void EngineModel::recovered(const drive::Completion& log) {
   if (!recovery_.on) return;  // a power cut or COMRESET ended the held commands already
   const drive::NcqErrorLog& e = recovery_.log;
   uint64_t at = log.t_data_end ? wire_.last_data_dword(log.t_data_end) : ns_to_ticks(log.t_complete);
+  if (wire_capture_.on()) capture_log_read(log);
   for (auto& [s, r] : recovery_.held) {
     bool failing = log.ok() && !e.non_queued && s == e.tag;
     if (failing) {

@@ -74,6 +74,7 @@ void EngineModel::write_cut_record(SimTime t, uint64_t trigger_tick) {
   cut.slots_done = 0;  // the model writes a record the moment its status comes
   fisrig_cpl_record r;
   std::memcpy(&r, &cut, sizeof r);
+  if (wire_capture_.on()) capture_record(r);
   push_cq(r);
 }
 
@@ -191,6 +192,7 @@ void EngineModel::link_event(uint8_t code, uint8_t result, uint64_t tick) {
 }
 
 void EngineModel::comreset_link(SimTime t, uint64_t fall_ticks) {
+  if (wire_capture_.on()) capture_event(FISRIG_CAPTURE_EVENT_COMRESET, ns_to_ticks(t), FISRIG_CAPTURE_NO_TAG);
   lose_outstanding(t, FISRIG_RESULT_LINK_LOST);
   if (link_up_) link_event(FISRIG_EVENT_REC_LINK_DOWN, FISRIG_RESULT_LINK_LOST, ns_to_ticks(t) + fall_ticks);
   link_up_ = false;

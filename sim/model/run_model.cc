@@ -4,6 +4,7 @@
 //
 //   fisrig-model --program P.bin --records OUT.rec [--profile P] [--fault knob=value]...
 //                [--progress-s N] [--quiet] [--data-in FILE] [--read-back] [--protocol sata|nvme]
+//                [--capture FILE]
 //
 // --protocol nvme: the drive is the profile's SSD behind the simulated NVMe controller, and
 // the engine the NVMe one (nvme_engine.h); sata (the default): the SATA drive and engine.
@@ -12,6 +13,8 @@
 // --data-in FILE: the bytes every data-in command returned (sector data, log pages,
 // IDENTIFY), in completion order, for commands that completed without error: what
 // `fisrig raw` shows of a read.
+// --capture FILE: the analyzer's capture windows the program arms (capture.h): a 16-byte
+// header (struct fisrig_capture_file_header), then struct fisrig_capture_entry after entry.
 // The records file is a 16-byte header (struct fisrig_records_file_header) and then
 // struct fisrig_run_record after struct fisrig_run_record. On exit one JSON line on
 // stdout says how the run ended.
@@ -118,14 +121,14 @@ int usage() {
   std::fprintf(stderr,
                "usage: fisrig-model --program P.bin --records OUT.rec [--profile P]\n"
                "                    [--fault knob=value]... [--progress-s N] [--quiet] [--data-in FILE] [--read-back]\n"
-               "                    [--protocol sata|nvme]\n");
+               "                    [--protocol sata|nvme] [--capture FILE]\n");
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string program_path, records_path, data_in_path, profile = "consumer-256gb", protocol = "sata";
+  std::string program_path, records_path, data_in_path, capture_path, profile = "consumer-256gb", protocol = "sata";
   std::vector<std::string> faults;
   bool read_back = false;
   Progress progress;
@@ -145,6 +148,7 @@ int main(int argc, char** argv) {
       else if (a == "--data-in") data_in_path = value();
       else if (a == "--read-back") read_back = true;
       else if (a == "--protocol") protocol = value();
+      else if (a == "--capture") capture_path = value();
       else return usage();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "fisrig-model: %s\n", e.what());
@@ -216,6 +220,17 @@ int main(int argc, char** argv) {
     if (nvme) nvme->capture_data_in(data_in);
     else sata->capture_data_in(data_in);
   }
+  std::FILE* capture = nullptr;
+  if (!capture_path.empty()) {
+    capture = std::fopen(capture_path.c_str(), "wb");
+    const fisrig_capture_file_header h{FISRIG_CAPTURE_FILE_MAGIC, FISRIG_CAPTURE_FILE_VERSION,
+                                       sizeof(fisrig_capture_entry), 0};
+    if (!capture || std::fwrite(&h, sizeof h, 1, capture) != 1) {
+      std::fprintf(stderr, "fisrig-model: cannot write %s\n", capture_path.c_str());
+      return 2;
+    }
+    if (sata) sata->capture_wire_to(capture);  // the NVMe engine refuses a capture's arming
+  }
   if (nvme) nvme->remember_write_styles(read_back);
   else sata->remember_write_styles(read_back);
   fisrig_engine_ops ops = nvme ? nvme->ops() : sata->ops();
@@ -235,6 +250,13 @@ int main(int argc, char** argv) {
     if (st == FISRIG_VM_DONE) st = FISRIG_VM_RECORDS_LOST;
   }
   if (data_in) std::fclose(data_in);
+  if (capture) {
+    if (sata) sata->finish_capture();
+    if (std::fclose(capture) != 0 || (sata && sata->wire_capture().write_failed())) {
+      std::fprintf(stderr, "fisrig-model: cannot write %s\n", capture_path.c_str());
+      if (st == FISRIG_VM_DONE) st = FISRIG_VM_RECORDS_LOST;
+    }
+  }
 
   std::printf("{\"status\": \"%s\", \"records\": %llu, \"commands\": %llu, \"errors\": %llu, "
               "\"sim_ns\": %llu, \"wall_s\": %.3f, \"error_offset\": %u, \"error\": \"%s\"}\n",

@@ -105,6 +105,8 @@ class WireStamps {
     SimTime len = link_.fis_ns(dwords);
     return ns_to_ticks(end > len ? end - len : 0) + kBeforeFis * ticks_per_dword_;
   }
+  // The FIS whose reservation started at `start`: its first dword (its type).
+  uint64_t fis_dword(SimTime start) const { return ns_to_ticks(start) + kBeforeFis * ticks_per_dword_; }
   // The Data FIS whose reservation started at `start`: its first data dword.
   uint64_t first_data_dword(SimTime start) const {
     return ns_to_ticks(start) + (kBeforeFis + 1) * ticks_per_dword_;

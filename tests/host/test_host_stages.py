@@ -8,9 +8,10 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "host" / "fisrig"
 # Lowest first. sata: the protocol's command set, which plans, programs and records all name;
-# sweep: many runs of a plan, over run.
+# capture: the analyzer's capture.parquet and its views, beside records; sweep: many runs of a
+# plan, over run.
 STAGES = ["errors", "program_format", "progress", "sata", "nvme", "plan", "traces", "compile", "records",
-          "targets", "analysis", "report", "run", "sweep", "cli"]
+          "capture", "targets", "analysis", "report", "run", "sweep", "cli"]
 
 
 def _stage(module: str) -> str | None:

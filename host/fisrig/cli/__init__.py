@@ -23,6 +23,8 @@ from fisrig.targets.native_tools import TargetUnavailable
 from fisrig.targets import FIRMWARES, TARGETS
 from fisrig.cli.raw import PROTOCOLS, cmd_identify, cmd_raw
 from fisrig.cli.trace import cmd_trace
+from fisrig.cli import capture as capture_cli
+from fisrig.plan import capture as capture_spec
 
 
 
@@ -62,7 +64,10 @@ def _out_flag(value: str | None) -> str | None:
 
 def cmd_run(a) -> int:
     settings = a.set + ([f"protocol={a.protocol}"] if a.protocol else [])
-    return _run(plan_mod.with_settings(plan_mod.load(plan_mod.find(a.plan)), settings), a)
+    plan = plan_mod.with_settings(plan_mod.load(plan_mod.find(a.plan)), settings)
+    if a.capture is not None:
+        plan = capture_spec.on_plan(plan, a.capture)
+    return _run(plan, a)
 
 
 def _print_report(run_dir: Path, phases, plots, status: str, notes: list[str]) -> None:
@@ -272,6 +277,10 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="set a [plan] key for this run, e.g. --set data=lfsr, --set compress_pct=25, "
                         "--set seed=7 (repeatable)")
+    r.add_argument("--capture", metavar="SPEC",
+                   help="arm the analyzer's capture as the run starts: trigger=T[,before_us=N][,after_us=N]"
+                        "[,windows=N], T one of start, fis:TYPE, command:OPCODE, tag:N, r_err, crc, timeout, "
+                        "power_cut, result:NAME, error (docs/capture.md)")
     r.add_argument("--protocol", choices=plan_mod.PROTOCOLS,
                    help="what the plan's commands go over: sata (the default) or nvme (the model target's NVMe "
                         "engine and controller over the profile's SSD: docs/nvme.md); as the plan's [plan] protocol")
@@ -432,6 +441,8 @@ def parser() -> argparse.ArgumentParser:
     sw.add_argument("--force", action="store_true", help="replace another sweep already in --out")
     sw.add_argument("-q", "--quiet", action="store_true", help="no estimate or progress lines")
     sw.set_defaults(fn=cmd_sweep)
+
+    capture_cli.add_parser(sub)
 
     pl = sub.add_parser("plans", help="list the built-in plans")
     pl.set_defaults(fn=cmd_plans)

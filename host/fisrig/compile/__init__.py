@@ -9,6 +9,7 @@ from fisrig.sata import ata
 from fisrig.plan import limits
 from fisrig import plan as plan_mod
 from fisrig import program_format as pf
+from fisrig.plan import capture as capture_spec
 from fisrig.plan.data_out import MAX_SECTORS, SECTOR, problem as data_out_problem
 from fisrig.errors import closest
 from fisrig.compile.estimate import EVENT_SLACK, Cost, workload_cost
@@ -38,6 +39,8 @@ class Compiled:
     # The power_loss steps, as power_verdicts.classify reads their records: marker, label,
     # span, cycles and where each cycle cut (docs/power-loss.md).
     power_loss: list[dict] = field(default_factory=list)
+    # The analyzer's captures the program arms (docs/capture.md): each step's, with its line.
+    captures: list[dict] = field(default_factory=list)
 
     @property
     def size(self) -> int:
@@ -65,6 +68,7 @@ class _Compiler(PowerSteps, TraceSteps, NvmeSteps):
         self.cost_markers: list[int] = []
         self.traces: dict = {}  # what a trace's entries came from -> (program offset, entries)
         self.power_loss: list[dict] = []
+        self.captures: list[dict] = []
         self.policy_now = ("fail", 0, 0, 0)  # the VM's at a run's start
         self.sampling = False  # the current sampler is on at this point of the program,
         self.sample_period = 0  # every so many ticks
@@ -155,8 +159,9 @@ class _Compiler(PowerSteps, TraceSteps, NvmeSteps):
 
     def raw_cost(self, protocol: str) -> None:
         """A one-descriptor instruction's: a command, or an event record and its slack."""
-        self.cost(Cost(commands=int(protocol not in ("power", "link")),
-                       extra_records=int(protocol in ("power", "link")) * (1 + EVENT_SLACK)))
+        self.cost(Cost(commands=int(protocol not in ("power", "link", "capture")),
+                       extra_records=int(protocol in ("power", "link")) * (1 + EVENT_SLACK) +
+                       int(protocol == "capture")))
 
     def offset(self) -> int:
         """The program offset the next instruction will have."""
@@ -427,6 +432,8 @@ class _Compiler(PowerSteps, TraceSteps, NvmeSteps):
             if self.plan.current_us > 0 and i == 0:  # the whole plan, from its first step's start
                 self.start_sampling(self.plan.current_us)
             self.policy(step)
+            if "capture" in step.args:
+                self.capture(step)
             if self.nvme:
                 self.check_nvme_step(step)
             getattr(self, f"nvme_{step.do}" if self.nvme and hasattr(self, f"nvme_{step.do}") else f"do_{step.do}")(step)
@@ -437,7 +444,18 @@ class _Compiler(PowerSteps, TraceSteps, NvmeSteps):
             raise PlanError(self.plan.source, None, f"the program would be {size} bytes; its size field "
                                                     f"holds at most {limits.top('program_bytes')}")
         return Compiled(pf.program_parts(self.ops, self.capacity), {v: k for k, v in self.markers.items()},
-                        self.capacity, self.costs, self.cost_markers, self.power_loss)
+                        self.capacity, self.costs, self.cost_markers, self.power_loss, self.captures)
+
+    def capture(self, step: Step) -> None:
+        """Arms the analyzer's capture as the step starts (capture.h; docs/capture.md)."""
+        if self.nvme:
+            raise self.err(step, "capture", "a capture has no NVMe form yet (its TLPs come with the "
+                                            "rig's NVMe path in gateware)")
+        spec = capture_spec.parse(step.args["capture"])  # checked when the plan was read
+        self.raw("capture", pf.CAPTURE_ARM, **spec.desc())
+        self.captures.append({"step": step.index + 1, "label": self.current, "trigger": spec.trigger,
+                              "before_ticks": spec.before_ticks, "after_ticks": spec.after_ticks,
+                              "windows": spec.windows, "line": self.plan.line_of(step, "capture")})
 
 
 def compile_plan(plan: Plan, capacity_sectors: int, mdts_bytes: int | None = None) -> Compiled:

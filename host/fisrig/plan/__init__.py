@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from fisrig import program_format as pf
+from fisrig.plan import capture as capture_spec
 from fisrig.errors import InputError, closest
 
 
@@ -88,6 +89,9 @@ for _kind in ("fill", "workload", "power_loss", "pts_iops", "replay"):
 NVME_RAW_KEYS = {"queue": int, "nsid": int, "cdw2": int, "cdw3": int, "cdw10": int, "cdw11": int, "cdw12": int,
                  "cdw13": int, "cdw14": int, "cdw15": int, "data_bytes": int}
 STEP_KEYS["raw"].update(NVME_RAW_KEYS)
+# Keys every step takes beside label: the analyzer's capture, armed as the step starts
+# (plan/capture.py, docs/capture.md).
+COMMON_STEP_KEYS = {"capture": dict}
 
 
 def phase_label(label: str | None, current: str | None, do: str) -> str:
@@ -171,7 +175,7 @@ def _type_ok(value: Any, kind: Any) -> bool:
 
 def _type_name(kind: Any) -> str:
     names = {int: "a whole number", str: "a string", bool: "true or false", list: "a list",
-             _NUM: "a number"}
+             _NUM: "a number", dict: "a table"}
     return names.get(kind, getattr(kind, "__name__", str(kind)))
 
 
@@ -254,15 +258,22 @@ def from_dict(data: Any, source: str = "<plan>", lines: dict[tuple, int] | None 
             raise plan.error(step, "do", f"do = {do!r} is not a step kind {closest(do, STEP_KEYS)}")
         if label is not None and (not isinstance(label, str) or not label):
             raise plan.error(step, "label", f"label must be a non-empty string, not {label!r}")
+        keys = {**STEP_KEYS[do], **COMMON_STEP_KEYS}
         for key, value in raw.items():
-            if key not in STEP_KEYS[do]:
+            if key not in keys:
                 raise plan.error(step, key, f"unknown key '{key}' {closest(key, STEP_KEYS[do])}"
-                                 if STEP_KEYS[do] else f"unknown key '{key}': {do} takes no keys but label")
-            if not _type_ok(value, STEP_KEYS[do][key]):
-                raise plan.error(step, key, f"'{key}' must be {_type_name(STEP_KEYS[do][key])}, "
+                                 if STEP_KEYS[do] else f"unknown key '{key}': {do} takes no keys but label "
+                                                       f"and {', '.join(COMMON_STEP_KEYS)}")
+            if not _type_ok(value, keys[key]):
+                raise plan.error(step, key, f"'{key}' must be {_type_name(keys[key])}, "
                                             f"not {type(value).__name__} ({value!r})")
             if problem := _number_problem(value):
                 raise plan.error(step, key, f"{key} = {problem}")
+        if "capture" in raw:
+            try:
+                capture_spec.parse(raw["capture"])
+            except capture_spec.SpecError as e:
+                raise plan.error(step, "capture", str(e)) from None
         plan.steps.append(step)
     _check_phases(plan)
     return plan

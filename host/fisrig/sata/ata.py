@@ -21,6 +21,14 @@ def _protocols(prefix: str) -> dict[int, str]:
 PROTOCOL_OF = _protocols("FISRIG_ATA_")
 # SMART runs the protocol of its subcommand (FEATURES 7:0).
 SMART_PROTOCOL_OF = _protocols("FISRIG_SMART_")
+# FIS types by the names ata.h gives them (0x27 "reg_h2d", 0xA1 "set_device_bits"), and
+# by those a plan may also write ("sdb", "h2d", "d2h").
+FIS_TYPES = {getattr(_c, n): n[len("FISRIG_FIS_"):].lower() for n in dir(_c) if n.startswith("FISRIG_FIS_")}
+FIS_BY_NAME = {**{v: k for k, v in FIS_TYPES.items()}, "sdb": _c.FISRIG_FIS_SET_DEVICE_BITS,
+               "h2d": _c.FISRIG_FIS_REG_H2D, "d2h": _c.FISRIG_FIS_REG_D2H}
+# Each known opcode's name, as ata.h spells it ("READ_FPDMA_QUEUED"): what a capture lists.
+COMMAND_NAMES = {getattr(_c, n): n[len("FISRIG_ATA_"):] for n in _c.__dict__
+                 if n.startswith("FISRIG_ATA_") and hasattr(_c, n + "_PROTO")}
 
 DATA_SET_MANAGEMENT = _c.FISRIG_ATA_DATA_SET_MANAGEMENT
 READ_DMA_EXT = _c.FISRIG_ATA_READ_DMA_EXT

@@ -32,6 +32,7 @@ class RunSinks:
     data_in: Path | None = None  # where the bytes data-in commands return go (a target that captures_data_in)
     read_back: bool = False  # the program reads written data back into RAM (a power_loss step's verify)
     records_expected: int = 0  # the most records the run makes (its estimate's records_max; 0: not known)
+    capture: Path | None = None  # where the analyzer's capture windows go (capture.bin), when the program arms one
 
 
 class Target:
@@ -40,6 +41,8 @@ class Target:
     name = ""
     # The bytes data-in commands return can be kept (RunSinks.data_in): what `raw` shows.
     captures_data_in = False
+    # The analyzer's capture (capture.h) can be armed: its windows go to RunSinks.capture.
+    captures_wire = False
     # What the program's commands go over: "sata", or "nvme" (the model target's NVMe engine).
     protocol = "sata"
 

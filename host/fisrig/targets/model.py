@@ -15,6 +15,7 @@ class ModelTarget(Target):
 
     name = "model"
     captures_data_in = True
+    captures_wire = True
     POLL_S = 0.25  # how often records.bin is looked at for new records
 
     def __init__(self, profile: str, faults: list[str] | None = None, link_gen: int | None = None):
@@ -35,6 +36,8 @@ class ModelTarget(Target):
             cmd.append("--read-back")
         if self.protocol != "sata":
             cmd += ["--protocol", self.protocol]
+        if sinks.capture is not None:
+            cmd += ["--capture", str(sinks.capture)]
         stdout, stderr, code = self._follow(cmd, records, sinks)
         lines = [l for l in stdout.splitlines() if l.startswith("{")]
         if not lines:

@@ -41,7 +41,10 @@ enum fisrig_protocol {
   FISRIG_PROTO_FPDMA_OUT = 6, /* NCQ: H2D, D2H, DMA Setup, Data..., SDB (WRITE / SEND FPDMA) */
   FISRIG_PROTO_POWER = 7,     /* not a command: a power-controller operation, see below */
   FISRIG_PROTO_LINK = 8,      /* not a command: COMRESET / wait for link up */
-  FISRIG_PROTO_NVME = 9       /* an NVMe engine's command: struct fisrig_nvme_desc (three entries) */
+  FISRIG_PROTO_NVME = 9,      /* an NVMe engine's command: struct fisrig_nvme_desc (three entries) */
+  FISRIG_PROTO_CAPTURE = 10   /* not a command: the analyzer's capture (capture.h's enum
+                                 fisrig_capture_op); its record ends OK at once, REFUSED by an
+                                 engine without a capture */
 };
 
 /* Where write data comes from and what read data is checked against (data_source). */

@@ -353,10 +353,12 @@ enum fisrig_record_kind {
                                  lbas from index lba, those taken in the phase `marker` (the VM
                                  says one sampler record in as many as the phases its samples
                                  fell in, by the ticks of the MARKs it ran); the other fields 0 */
-  FISRIG_RECORD_SMART = 8     /* a SMART reading's attribute (struct fisrig_op_smart): lbas its
+  FISRIG_RECORD_SMART = 8,    /* a SMART reading's attribute (struct fisrig_op_smart): lbas its
                                  id, lba its raw value (48 bits), detail 1 when the drive's
                                  table has no such attribute (or SMART READ DATA failed: cpl is
                                  its completion) */
+  FISRIG_RECORD_CAPTURE = 9   /* a CAPTURE descriptor's (capture.h): its arming or stop; the
+                                 capture's entries go to their own stream, not this ring */
 };
 
 /*

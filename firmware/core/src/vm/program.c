@@ -71,7 +71,7 @@ static const char *check_raw(struct cursor *c) {
      that moves more would send the next blocks (or, past the window, the engine refuses). */
   if (r.data_bytes && fisrig_desc_ram_bytes(&r.desc) > FISRIG_VM_DSM_BYTES)
     return "RAW data-out moves more than the 512-byte block the VM stages";
-  if (r.desc.protocol > FISRIG_PROTO_LINK) return "unknown protocol";
+  if (r.desc.protocol > FISRIG_PROTO_LINK && r.desc.protocol != FISRIG_PROTO_CAPTURE) return "unknown protocol";
   /* Data from or to RAM that the VM does not stage itself must lie in the data window:
      the engine would DMA wherever data_word points (on the SoC, over the firmware). */
   if (r.desc.data_source == FISRIG_DATA_RAM && !r.data_bytes &&

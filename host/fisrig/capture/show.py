@@ -1,0 +1,108 @@
+"""A capture as an analyzer lists it (`fisrig capture show RUN`): a line per entry, with its
+time, the time since the entry before, its direction, its command's tag, and the FIS's
+fields decoded (the H2D's command, LBA and count; a status FIS's status and error; the Set
+Device Bits' SActive bits; a setup's transfer count)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from fisrig.capture.format import CAPTURE_BIN, CAPTURE_PARQUET, ticks_to_ns, window_ticks
+from fisrig.errors import InputError
+from fisrig.records import store
+from fisrig.sata import ata
+
+QUEUED = {ata.READ_FPDMA_QUEUED, ata.WRITE_FPDMA_QUEUED, ata.SEND_FPDMA_QUEUED}
+ARROW = {"to_device": "H>D", "to_host": "D>H"}
+NAMES = {"reg_h2d": "Reg H2D", "reg_d2h": "Reg D2H", "set_device_bits": "SDB", "dma_setup": "DMA Setup",
+         "dma_activate": "DMA Act", "pio_setup": "PIO Setup", "data": "Data", "bist": "BIST"}
+
+
+def read(run_dir: Path, columns=None):
+    """capture.parquet of a run as a pandas frame; InputError when the run has none."""
+    run_dir = Path(run_dir)
+    path = run_dir / CAPTURE_PARQUET
+    if not path.exists():
+        why = (f"{CAPTURE_BIN} is there: `fisrig report {run_dir}` makes it" if (run_dir / CAPTURE_BIN).exists()
+               else "its plan armed no capture (a step's `capture = {...}`, or `fisrig run --capture`)")
+        raise InputError(str(run_dir), f"no {CAPTURE_PARQUET}: {why}")
+    with store.reading_parquet(path):
+        return pq.read_table(path, columns=columns).to_pandas()
+
+
+def _num(v) -> int | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
+
+
+def fields_text(row) -> str:
+    """What an analyzer shows of the entry beside its name."""
+    kind, name = row["kind"], row["name"]
+    if kind == "trigger":
+        first, last = window_ticks(row["dwords"])
+        return "window {:.3f} .. {:.3f} us{}".format(int(ticks_to_ns(first)) / 1000, int(ticks_to_ns(last)) / 1000,
+                                                     ", cut short by the run's end" if row["cut_short"] else "")
+    if kind in ("event", "primitive"):
+        return f"x{row['count']}" if kind == "primitive" else ""
+    cmd, status, error = _num(row["command"]), _num(row["status"]), _num(row["error"])
+    parts = []
+    if name == "reg_h2d" and cmd is not None:
+        feat, count = _num(row["features"]), _num(row["fis_count"])
+        parts.append(f"{ata.COMMAND_NAMES.get(cmd, 'command')} ({cmd:02X}h)")
+        if cmd in QUEUED:
+            parts.append(f"tag {count >> 3} LBA {_num(row['lba'])} sectors {feat or 65536}")
+        else:
+            parts.append(f"LBA {_num(row['lba'])} count {count} features {feat:04X}h")
+    elif status is not None:
+        parts.append(f"status {status:02X}h error {error:02X}h")
+        if name == "set_device_bits":
+            parts.append(f"SActive {_num(row['sactive']):08X}h")
+        elif name == "reg_d2h" and _num(row["lba"]):
+            parts.append(f"LBA {_num(row['lba'])}")
+        if name == "pio_setup":
+            parts.append(f"transfer {_num(row['transfer_bytes'])} bytes")
+    elif name == "dma_setup":
+        parts.append(f"tag {_num(row['dma_tag'])} transfer {_num(row['transfer_bytes'])} bytes")
+    elif name == "data":
+        parts.append(f"{(row['count'] - 1) * 4} bytes")
+    if row["bad"]:
+        parts.append("R_ERR")
+    if row["cut_short"]:
+        parts.append("cut short")
+    return " ".join(parts)
+
+
+def lines(run_dir: Path, t_from_ns: int | None = None, t_to_ns: int | None = None,
+          window: int | None = None) -> list[str]:
+    """The listing of a run's capture, within [t_from_ns, t_to_ns] and of one window if asked."""
+    d = read(run_dir)
+    if window is not None:
+        if window not in set(d["window"]):
+            raise InputError(f"--window {window}", f"the capture has windows {', '.join(map(str, sorted(set(d['window'])))) or 'none'}")
+        d = d[d["window"] == window]
+    if t_from_ns is not None:
+        d = d[d["t_ns"] >= t_from_ns]
+    if t_to_ns is not None:
+        d = d[d["t_ns"] <= t_to_ns]
+    out = [f"{'time (us)':>14} {'+ns':>8}  dir  tag  {'entry':<10} fields", ]
+    modelled = bool(d["modelled"].any()) if len(d) else False
+    last = None
+    for row in d.to_dict("records"):
+        if row["kind"] == "trigger":
+            out.append(f"-- window {row['window']}: trigger {row['name']} at {row['t_ns'] / 1000:.3f} us "
+                       f"({fields_text(row)})")
+            last = None
+            continue
+        delta = "" if last is None else f"{row['t_ns'] - last:>8}"
+        last = row["t_ns"]
+        tag = "" if _num(row["tag"]) is None else str(_num(row["tag"]))
+        label = NAMES.get(row["name"], row["name"]) if row["kind"] == "fis" else row["name"]
+        if row["kind"] == "event":
+            label = f"[{row['name']}]"
+        out.append(f"{row['t_ns'] / 1000:>14.3f} {delta:>8}  {ARROW.get(row['direction'], '   ')}  {tag:>3}  "
+                   f"{label:<10} {fields_text(row)}".rstrip())
+    if modelled:
+        out.append("(modelled: the model target's FISes where its wire model places them; primitives are not "
+                   "modelled: docs/capture.md)")
+    return out

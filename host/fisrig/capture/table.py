@@ -1,0 +1,101 @@
+"""capture.parquet: one row per captured entry (docs/capture.md), made from capture.bin at
+the run's end beside records.parquet, each FIS tied to its command's record row."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from fisrig.capture import decode
+from fisrig.capture.format import (BAD, CAPTURE_BIN, CAPTURE_PARQUET, CUT_SHORT, DIRECTIONS, EVENTS, FIS_TYPES,
+                                   KIND_CODE, KINDS, MODELLED, NO_TAG, PRIMITIVES, TRIGGERS, read_bin, ticks_to_ns)
+from fisrig.records import store
+
+COLUMNS = ("window", "tick", "t_ns", "direction", "kind", "name", "count", "tag", "record_row", "modelled", "bad",
+           "cut_short", "command", "features", "status", "error", "lba", "fis_count", "sactive", "transfer_bytes",
+           "dma_tag", "dwords")
+
+
+_BY_KIND = {KIND_CODE["fis"]: FIS_TYPES, KIND_CODE["primitive"]: PRIMITIVES, KIND_CODE["event"]: EVENTS,
+            KIND_CODE["trigger"]: TRIGGERS}
+# The dictionaries of the string columns, the same in every capture.parquet (a value unknown
+# to this fisrig, an FIS type byte it has no name for, is spelt in hex after them).
+NAMES = list(dict.fromkeys(n for table in _BY_KIND.values() for n in table.values()))
+
+
+def names(kind: np.ndarray, ftype: np.ndarray) -> list[str]:
+    """Each entry's name: its FIS type, primitive, event or trigger."""
+    return [_BY_KIND[int(k)].get(int(t), f"{int(t):#04x}") for k, t in zip(kind, ftype)]
+
+
+def _dictionary(values: list[str | None], known: list[str]) -> pa.DictionaryArray:
+    words = known + sorted({v for v in values if v is not None and v not in known})
+    code = {w: i for i, w in enumerate(words)}
+    idx = pa.array([None if v is None else code[v] for v in values], pa.int32())
+    return pa.DictionaryArray.from_arrays(idx, pa.array(words, pa.string()))
+
+
+def record_rows(tag: np.ndarray, t_ns: np.ndarray, records: Path) -> np.ndarray:
+    """The records.parquet row of the command each entry belongs to: the command record of
+    its slot whose submit-to-status span holds the entry's time (-1: none)."""
+    rows = np.full(len(tag), -1, dtype=np.int64)
+    if not len(tag) or not records.exists():
+        return rows
+    t = pq.read_table(records, columns=["kind", "tag", "t_submit_ns", "t_status_ns"])
+    kind, kinds = store.codes(t, "kind")
+    cmd = np.flatnonzero(kind == store.code_of(kinds, "command"))
+    rtag = t.column("tag").to_numpy()[cmd]
+    submit, status = t.column("t_submit_ns").to_numpy()[cmd], t.column("t_status_ns").to_numpy()[cmd]
+    for s in np.unique(tag[tag != NO_TAG]):
+        mine = np.flatnonzero(rtag == s)
+        if not len(mine):
+            continue
+        mine = mine[np.argsort(submit[mine], kind="stable")]
+        at = np.flatnonzero(tag == s)
+        i = np.searchsorted(submit[mine], t_ns[at], side="right") - 1
+        ok = (i >= 0) & (t_ns[at] <= status[mine[np.maximum(i, 0)]])
+        rows[at[ok]] = cmd[mine[i[ok]]]
+    return rows
+
+
+def to_table(e: np.ndarray, records: Path) -> pa.Table:
+    """capture.parquet's table of entries `e` (capture.bin's), rows in the file's order."""
+    t_ns = ticks_to_ns(e["tick"])
+    wire = (e["kind"] == KIND_CODE["fis"]) | (e["kind"] == KIND_CODE["primitive"])
+    direction = [DIRECTIONS[int(d)] if w else None for d, w in zip(e["dir"], wire)]
+    tag = e["tag"].astype(np.int16)
+    f = decode.fields(e["kind"], e["type"], e["header"])
+    masked = {k: pa.array(v, mask=v < 0) for k, v in f.items()}
+    kinds = [KINDS[int(k)] for k in e["kind"]]
+    rows = record_rows(e["tag"], t_ns, records)
+    dwords = pa.FixedSizeListArray.from_arrays(pa.array(e["header"].reshape(-1), pa.uint32()), e["header"].shape[1])
+    return pa.table({
+        "window": e["window"], "tick": e["tick"], "t_ns": t_ns,
+        "direction": _dictionary(direction, list(DIRECTIONS.values())),
+        "kind": _dictionary(kinds, list(KINDS.values())),
+        "name": _dictionary(names(e["kind"], e["type"]), NAMES),
+        "count": e["count"], "tag": pa.array(tag, mask=tag == NO_TAG),
+        "record_row": pa.array(rows, mask=rows < 0),
+        "modelled": (e["flags"] & MODELLED) != 0, "bad": (e["flags"] & BAD) != 0,
+        "cut_short": (e["flags"] & CUT_SHORT) != 0,
+        **masked, "dwords": dwords,
+    })
+
+
+def make(run_dir: Path, keep_raw: bool = True) -> Path | None:
+    """capture.parquet from the run's capture.bin, when it has one newer than the table
+    (a run, or `fisrig report` of a killed one); capture.bin goes unless kept."""
+    run_dir = Path(run_dir)
+    raw, out = run_dir / CAPTURE_BIN, run_dir / CAPTURE_PARQUET
+    if not raw.exists():
+        return out if out.exists() else None
+    if not out.exists() or raw.stat().st_mtime >= out.stat().st_mtime:
+        table = to_table(read_bin(raw), run_dir / store.PARQUET)
+        tmp = out.with_name(out.name + ".tmp")
+        pq.write_table(table, tmp, compression="zstd")
+        tmp.replace(out)
+    if not keep_raw:
+        raw.unlink()
+    return out
