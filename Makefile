@@ -36,7 +36,7 @@ bench: native
 	  && .venv/bin/python scripts/bench_rtl.py && .venv/bin/python scripts/bench_litesata_host.py \
 	  && .venv/bin/python scripts/bench_targets.py && .venv/bin/python scripts/bench_builtin_plans.py \
 	  && .venv/bin/python scripts/bench_jedec.py && .venv/bin/python scripts/bench_power.py \
-	  && .venv/bin/python scripts/bench_sweep.py \
+	  && .venv/bin/python scripts/bench_sweep.py && .venv/bin/python scripts/bench_capture.py \
 	  && .venv/bin/python scripts/bench_boards.py && .venv/bin/python scripts/bench_zephyr.py \
 	  && .venv/bin/python scripts/fuzz.py --seconds 120; } \
 	  | python3 scripts/bench_collect.py $(BUILD)/bench.json

@@ -153,6 +153,7 @@ def op_raw(descriptor: bytes, *, result: int = ANY_RESULT, status_mask: int = 0,
 # program.h struct fisrig_op_nvme_raw).
 OP_NVME_RAW, OP_NVME_WORKLOAD = _c.FISRIG_OP_NVME_RAW, _c.FISRIG_OP_NVME_WORKLOAD
 OP_SMART, SMART_MAX_IDS = _c.FISRIG_OP_SMART, _c.FISRIG_SMART_MAX_IDS
+OP_CAPTURE = _c.FISRIG_OP_CAPTURE
 NVME_QUEUES, NVME_QUEUE_ENTRIES = _c.FISRIG_NVME_ENGINE_QUEUES, _c.FISRIG_NVME_ENGINE_QUEUE_ENTRIES
 NVME_INFLIGHT = _c.FISRIG_VM_NVME_INFLIGHT
 NVME_RAW_BYTES = _c.FISRIG_VM_NVME_RAW_BYTES
@@ -263,6 +264,12 @@ def op_smart(ids: list[int], timeout_ticks: int = 0) -> bytes:
     """A SMART reading of attributes `ids` (struct fisrig_op_smart)."""
     return _op(OP_SMART, struct.pack(f"<B3x{SMART_MAX_IDS}sII", len(ids), bytes(ids).ljust(SMART_MAX_IDS, b"\0"),
                                      timeout_ticks, 0))
+
+
+def op_capture(command: int, trigger: int = 0, value: int = 0, windows: int = 1, before_ticks: int = 0,
+               after_ticks: int = 0) -> bytes:
+    """Arms (CAPTURE_ARM) or stops the analyzer's capture (struct fisrig_op_capture, capture.h)."""
+    return _op(OP_CAPTURE, struct.pack("<BBBxHxxII", command, trigger, value, windows, before_ticks, after_ticks))
 
 
 def op_drain() -> bytes:

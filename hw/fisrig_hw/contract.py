@@ -97,6 +97,7 @@ FISRIG_OP_POLICY = 11
 FISRIG_OP_NVME_RAW = 12
 FISRIG_OP_NVME_WORKLOAD = 13
 FISRIG_OP_SMART = 14
+FISRIG_OP_CAPTURE = 15
 FISRIG_PATTERN_SEQUENTIAL = 0
 FISRIG_PATTERN_UNIFORM = 1
 FISRIG_PATTERN_ZIPF = 2
@@ -399,7 +400,7 @@ ENUMS = {
     'fisrig_tlp_event': ['FISRIG_EVENT_DOORBELL', 'FISRIG_EVENT_SQE', 'FISRIG_EVENT_DATA_TLP', 'FISRIG_EVENT_CQE'],
     'fisrig_link_op': ['FISRIG_LINK_COMRESET', 'FISRIG_LINK_WAIT_UP'],
     'fisrig_result': ['FISRIG_RESULT_OK', 'FISRIG_RESULT_ATA_ERROR', 'FISRIG_RESULT_NCQ_ABORTED', 'FISRIG_RESULT_TIMEOUT', 'FISRIG_RESULT_LINK_LOST', 'FISRIG_RESULT_CHECK_FAILED', 'FISRIG_RESULT_REFUSED', 'FISRIG_RESULT_DATA_CRC', 'FISRIG_RESULT_LENGTH'],
-    'fisrig_opcode': ['FISRIG_OP_END', 'FISRIG_OP_MARK', 'FISRIG_OP_LOOP', 'FISRIG_OP_END_LOOP', 'FISRIG_OP_IDLE', 'FISRIG_OP_RAW', 'FISRIG_OP_WORKLOAD', 'FISRIG_OP_TRIM', 'FISRIG_OP_DRAIN', 'FISRIG_OP_TRACE', 'FISRIG_OP_VERIFY', 'FISRIG_OP_POLICY', 'FISRIG_OP_NVME_RAW', 'FISRIG_OP_NVME_WORKLOAD', 'FISRIG_OP_SMART'],
+    'fisrig_opcode': ['FISRIG_OP_END', 'FISRIG_OP_MARK', 'FISRIG_OP_LOOP', 'FISRIG_OP_END_LOOP', 'FISRIG_OP_IDLE', 'FISRIG_OP_RAW', 'FISRIG_OP_WORKLOAD', 'FISRIG_OP_TRIM', 'FISRIG_OP_DRAIN', 'FISRIG_OP_TRACE', 'FISRIG_OP_VERIFY', 'FISRIG_OP_POLICY', 'FISRIG_OP_NVME_RAW', 'FISRIG_OP_NVME_WORKLOAD', 'FISRIG_OP_SMART', 'FISRIG_OP_CAPTURE'],
     'fisrig_pattern': ['FISRIG_PATTERN_SEQUENTIAL', 'FISRIG_PATTERN_UNIFORM', 'FISRIG_PATTERN_ZIPF'],
     'fisrig_workload_flags': ['FISRIG_WORKLOAD_SEED_PER_PASS'],
     'fisrig_trace_trims': ['FISRIG_TRIMS_AS_QUEUE', 'FISRIG_TRIMS_DSM', 'FISRIG_TRIMS_SKIP'],
@@ -440,6 +441,7 @@ SIZES = {
     'fisrig_op_trace': 20,
     'fisrig_trace_entry': 16,
     'fisrig_op_verify': 32,
+    'fisrig_op_capture': 20,
     'fisrig_op_smart': 24,
     'fisrig_op_policy': 16,
     'fisrig_run_record': 104,
@@ -746,6 +748,19 @@ FIELDS = {
         'sectors': (16, 8, 1),
         'timeout_ticks': (24, 4, 1),
         'reserved2': (28, 4, 1),
+    },
+    'fisrig_op_capture': {
+        'head.opcode': (0, 1, 1),
+        'head.reserved': (1, 1, 1),
+        'head.size': (2, 2, 1),
+        'command': (4, 1, 1),
+        'trigger': (5, 1, 1),
+        'value': (6, 1, 1),
+        'reserved': (7, 1, 1),
+        'windows': (8, 2, 1),
+        'reserved2': (10, 2, 1),
+        'before_ticks': (12, 4, 1),
+        'after_ticks': (16, 4, 1),
     },
     'fisrig_op_smart': {
         'head.opcode': (0, 1, 1),

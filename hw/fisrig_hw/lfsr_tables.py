@@ -42,6 +42,19 @@ def scrambler_step_map(context):
     return sum(bit << n for n, bit in enumerate(s[16:]))
 
 
+def scrambler_words(n, context=0xF0F6):
+    """The scrambler's first n output words from `context` (the seed SATA restarts it at, at
+    each SOF: C2D2768Dh, 1F26B368h, A508436Ch, ... as SATA 3.x's example has them)."""
+    out = []
+    for _ in range(n):
+        s = [(context >> i) & 1 for i in range(16)]
+        for k in range(32):
+            s.append(s[k + 15] ^ s[k + 13] ^ s[k + 4] ^ s[k])
+        out.append(sum(bit << i for i, bit in enumerate(s[16:48])))
+        context = sum(bit << i for i, bit in enumerate(s[32:48]))
+    return out
+
+
 def linear_lookup(out, x, width, linear_map, chunk=8):
     """out = linear_map(x) for a GF(2)-linear map of a `width`-bit signal, as the XOR of one
     constant table per `chunk` bits of x."""

@@ -15,14 +15,19 @@ namespace fisrig::model {
 
 namespace {
 
-fisrig_capture_entry fis_entry(uint64_t tick, uint8_t dir, uint8_t type, uint8_t tag, uint32_t dwords) {
+fisrig_capture_entry entry(uint64_t tick, uint8_t kind, uint8_t dir, uint8_t type, uint8_t tag) {
   fisrig_capture_entry e{};
   e.tick = tick;
-  e.kind = FISRIG_CAPTURE_FIS;
+  e.kind = kind;
   e.dir = dir;
   e.type = type;
   e.flags = FISRIG_CAPTURE_MODELLED;
   e.tag = tag;
+  return e;
+}
+
+fisrig_capture_entry fis_entry(uint64_t tick, uint8_t dir, uint8_t type, uint8_t tag, uint32_t dwords) {
+  fisrig_capture_entry e = entry(tick, FISRIG_CAPTURE_FIS, dir, type, tag);
   e.count = dwords;
   e.header[0] = type;
   return e;
@@ -65,13 +70,7 @@ uint64_t EngineModel::capture_settled() const {
 }
 
 void EngineModel::capture_event(uint8_t event, uint64_t tick, uint8_t tag) {
-  fisrig_capture_entry e{};
-  e.tick = tick;
-  e.kind = FISRIG_CAPTURE_EVENT;
-  e.type = event;
-  e.flags = FISRIG_CAPTURE_MODELLED;
-  e.tag = tag;
-  wire_capture_.add(e);
+  wire_capture_.add(entry(tick, FISRIG_CAPTURE_EVENT, 0, event, tag));
 }
 
 void EngineModel::capture_record(const fisrig_cpl_record& r) {
@@ -120,6 +119,7 @@ void EngineModel::capture_command(uint8_t s, const fisrig_cpl_record& r) {
   const bool pio = proto == FISRIG_PROTO_PIO_IN || proto == FISRIG_PROTO_PIO_OUT;
   const bool activates = proto == FISRIG_PROTO_DMA_OUT || proto == FISRIG_PROTO_FPDMA_OUT;
   bool first = true;
+  fisrig_capture_entry last_data{};
   for (const drive::Drive::DataFis& f : slot.fises) {
     if (pio || activates) {
       const uint8_t type = pio ? FISRIG_FIS_PIO_SETUP : FISRIG_FIS_DMA_ACTIVATE;
@@ -133,8 +133,15 @@ void EngineModel::capture_command(uint8_t s, const fisrig_cpl_record& r) {
       }
       wire_capture_.add(e);
     }
+    if (!first) wire_capture_.add(last_data);
     first = false;
-    wire_capture_.add(fis_entry(wire_.fis_dword(f.start), data_dir, FISRIG_FIS_DATA, s, f.dwords + fd::kDataHeader));
+    last_data = fis_entry(wire_.fis_dword(f.start), data_dir, FISRIG_FIS_DATA, s, f.dwords + fd::kDataHeader);
+  }
+  // A command the drive ended ICRC: its last Data FIS is the one whose receiver answered
+  // R_ERR (the drive model's data_fis_crc_error_rate and r_err_rate end it there).
+  if (!first) {
+    if (r.result == FISRIG_RESULT_ATA_ERROR && (r.error & drive::ata::kErrorIcrc)) last_data.flags |= FISRIG_CAPTURE_BAD;
+    wire_capture_.add(last_data);
   }
   // The status: a queued command's Set Device Bits, another's D2H; a PIO read that ended
   // well has none (its last PIO Setup carried it), nor does a command the engine ended itself

@@ -10,8 +10,6 @@ extern "C" {
 namespace fisrig::model {
 
 namespace {
-// Entries kept beyond this many are pruned to what a window may still hold.
-constexpr size_t kPruneFrom = 4096;
 constexpr uint64_t kNoTick = ~uint64_t(0);
 }  // namespace
 
@@ -83,13 +81,16 @@ void WireCapture::fired_at(uint64_t tick) {
 void WireCapture::settle(uint64_t settled) {
   if (!on_) return;
   if (fired_ && settled > fire_tick_ + after_) return write_window(false);
-  if (kept_.size() < kPruneFrom) return;
+  if (kept_.size() < prune_at_) return;
   // A trigger still to come fires at or after `settled`; an open window starts before it.
   const uint64_t start = fired_ ? fire_tick_ : settled;
   const uint64_t keep_from = start > before_ ? start - before_ : 0;
   kept_.erase(std::remove_if(kept_.begin(), kept_.end(),
                              [keep_from](const fisrig_capture_entry& e) { return e.tick < keep_from; }),
               kept_.end());
+  // Pruned again once it has doubled: a long window keeps all it holds, and each entry is
+  // looked at a bounded number of times over the run, not at every record.
+  prune_at_ = std::max(kPruneFrom, 2 * kept_.size());
 }
 
 void WireCapture::write_window(bool cut_short) {

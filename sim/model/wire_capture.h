@@ -54,6 +54,9 @@ class WireCapture {
   uint64_t fire_tick_ = 0;
   uint64_t later_ = ~uint64_t(0);  // a trigger past the open window's end, for the next
   std::vector<fisrig_capture_entry> kept_;
+  // Entries kept beyond this many are pruned to what a window may still hold.
+  static constexpr size_t kPruneFrom = 4096;
+  size_t prune_at_ = kPruneFrom;  // kept_'s size at which settle prunes it next
   uint64_t written_ = 0;
   bool write_failed_ = false;
 };

@@ -144,6 +144,26 @@ def test_an_ncq_error_s_window_holds_its_error_sdb_and_the_log_read(tmp_path):
     assert len(log) == 1 and log["tick"].iloc[0] > t["tick"] and log["lba"].iloc[0] == 0x10
     after = cap[cap["tick"] > log["tick"].iloc[0]]
     assert list(after["name"].iloc[:2]) == ["pio_setup", "data"]
+    # report.html shows the failed command's own FISes, from its submit.
+    html = (r.run_dir / "report.html").read_text()
+    section = html[html.index("<h2>On the wire</h2>"):]
+    row = int(failed.index[0])
+    assert f"reads: failed (ata_error)</b>: command 0x60, tag {int(failed['tag'].iloc[0])}" in section
+    assert f"record row {row}</summary><pre>" in section and "Data       2048 bytes" in section
+
+
+def test_a_data_fis_that_failed_its_crc_fires_the_r_err_trigger(tmp_path):
+    steps = [{"do": "workload", "label": "mixed", "read_pct": 50, "transfer_kib": 16, "queue_depth": 4,
+              "commands": 300, "capture": {"trigger": "r_err", "before_us": 5, "after_us": 30}}]
+    _, rec, cap = run(tmp_path, steps, faults=["data_fis_crc_error_rate=0.02"], on_error="requeue")
+    t = cap.iloc[0]
+    bad = cap[cap["bad"]]
+    assert t["name"] == "r_err" and bad["tick"].iloc[0] == t["tick"] and bad["name"].iloc[0] == "data"
+    failed = rec.loc[int(bad["record_row"].iloc[0])]
+    assert failed["result"] == "ata_error" and failed["error"] == 0x84  # ICRC + ABRT
+    assert failed["t_data_first_ns"] - NS_PER_DWORD <= t["t_ns"] < failed["t_data_last_ns"]
+    data = cap[(cap["record_row"] == bad["record_row"].iloc[0]) & (cap["name"] == "data")]
+    assert data["tick"].max() == t["tick"]  # its last Data FIS: the command ended there
 
 
 def test_a_power_cut_and_a_timeout_each_fire_their_trigger(tmp_path):

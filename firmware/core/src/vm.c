@@ -4,6 +4,7 @@
 #include "fisrig/vm.h"
 
 #include "fisrig/ata.h"
+#include "fisrig/capture.h"
 #include "fisrig/divide.h"
 #include "fisrig/pattern.h"
 
@@ -87,6 +88,7 @@ _Static_assert(offsetof(struct fisrig_run_record, marker) == sizeof(struct fisri
 #include "vm/workload.c"
 #include "vm/verify.c"
 #include "vm/smart.c"
+#include "vm/capture.c"
 #if FISRIG_VM_NVME_PATH
 #include "vm/nvme.c"
 #endif

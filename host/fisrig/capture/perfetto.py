@@ -35,6 +35,9 @@ class _Writer:
         self.pb = _pb()
         self.trace = self.pb.Trace()
         self.uuid = 0
+        self.kinds = {"begin": self.pb.TrackEvent.TYPE_SLICE_BEGIN, "end": self.pb.TrackEvent.TYPE_SLICE_END,
+                      "instant": self.pb.TrackEvent.TYPE_INSTANT}
+        self.templates: dict[tuple[int, str], object] = {}  # a track's packet of a kind, copied per event
 
     def track(self, name: str, parent: int | None = None) -> int:
         self.uuid += 1
@@ -44,25 +47,28 @@ class _Writer:
         p.track_descriptor.name = name
         if parent is not None:
             p.track_descriptor.parent_uuid = parent
+        for kind, code in self.kinds.items():
+            t = self.pb.TracePacket()
+            t.trusted_packet_sequence_id = SEQUENCE
+            t.track_event.track_uuid = self.uuid
+            t.track_event.type = code
+            self.templates[(self.uuid, kind)] = t
         return self.uuid
 
     def event(self, track: int, ts: int, kind: str, name: str | None = None, args: dict | None = None) -> None:
         p = self.trace.packet.add()
-        p.trusted_packet_sequence_id = SEQUENCE
-        p.timestamp = int(ts)
-        e = p.track_event
-        e.track_uuid = track
-        e.type = {"begin": self.pb.TrackEvent.TYPE_SLICE_BEGIN, "end": self.pb.TrackEvent.TYPE_SLICE_END,
-                  "instant": self.pb.TrackEvent.TYPE_INSTANT}[kind]
+        p.CopyFrom(self.templates[(track, kind)])
+        p.timestamp = ts
         if name is not None:
-            e.name = name
-        for key, value in (args or {}).items():
-            a = e.debug_annotations.add()
-            a.name = key
-            if isinstance(value, str):
-                a.string_value = value
-            else:
-                a.int_value = int(value)
+            p.track_event.name = name
+        if args:
+            for key, value in args.items():
+                a = p.track_event.debug_annotations.add()
+                a.name = key
+                if isinstance(value, str):
+                    a.string_value = value
+                else:
+                    a.int_value = value
 
     def slice(self, track: int, start: int, end: int, name: str, args: dict | None = None) -> None:
         self.event(track, start, "begin", name, args)
@@ -88,14 +94,19 @@ def trace(run_dir: Path):
         starts = rows["t_ns"].to_numpy()
         ends = starts + np.ceil(rows["count"].to_numpy() * ns_per_dword).astype(np.int64)
         ends = np.minimum(ends, np.append(starts[1:], np.iinfo(np.int64).max))  # slices on a track nest
-        for row, start, end in zip(rows.to_dict("records"), starts, ends):
-            label = show.NAMES.get(row["name"], row["name"]) if row["kind"] == "fis" else row["name"]
-            args = {"fields": show.fields_text(row), "dwords": int(row["count"])}
-            if show._num(row["tag"]) is not None:
-                args["tag"] = show._num(row["tag"])
-            if show._num(row["record_row"]) is not None:
-                args["record_row"] = show._num(row["record_row"])
-            w.slice(track, int(start), int(end), label, args)
+        texts = [show.fields_text(row) for row in rows.to_dict("records")]
+        labels = [show.NAMES.get(n, n) if k == "fis" else n for k, n in zip(rows["kind"], rows["name"])]
+        counts = rows["count"].to_numpy().tolist()
+        tags = rows["tag"].fillna(-1).to_numpy().astype(np.int64).tolist()
+        records = rows["record_row"].fillna(-1).to_numpy().astype(np.int64).tolist()
+        for start, end, label, text, count, tag, record in zip(starts.tolist(), ends.tolist(), labels, texts, counts,
+                                                               tags, records):
+            args = {"fields": text, "dwords": count}
+            if tag >= 0:
+                args["tag"] = tag
+            if record >= 0:
+                args["record_row"] = record
+            w.slice(track, start, end, label, args)
     spans = []
     for row in d[d["kind"].isin(["trigger", "event"])].to_dict("records"):
         if row["kind"] == "trigger":

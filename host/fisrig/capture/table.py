@@ -25,15 +25,25 @@ _BY_KIND = {KIND_CODE["fis"]: FIS_TYPES, KIND_CODE["primitive"]: PRIMITIVES, KIN
 NAMES = list(dict.fromkeys(n for table in _BY_KIND.values() for n in table.values()))
 
 
-def names(kind: np.ndarray, ftype: np.ndarray) -> list[str]:
-    """Each entry's name: its FIS type, primitive, event or trigger."""
-    return [_BY_KIND[int(k)].get(int(t), f"{int(t):#04x}") for k, t in zip(kind, ftype)]
+def names(kind: np.ndarray, ftype: np.ndarray) -> pa.DictionaryArray:
+    """Each entry's name (its FIS type, primitive, event or trigger) as a dictionary column of
+    NAMES, looked up for all entries at once (a type this fisrig has no name for, in hex)."""
+    words = list(NAMES)
+    lut = np.full(len(KINDS) * 256, -1, dtype=np.int32)
+    for k, table in _BY_KIND.items():
+        for t, n in table.items():
+            lut[k * 256 + t] = words.index(n)
+    key = kind.astype(np.int32) * 256 + ftype
+    idx = lut[np.minimum(key, len(lut) - 1)]
+    for k in np.unique(key[idx < 0]):
+        words.append(f"{int(k) % 256:#04x}")
+        idx[key == k] = len(words) - 1
+    return pa.DictionaryArray.from_arrays(pa.array(idx), pa.array(words, pa.string()))
 
 
-def _dictionary(values: list[str | None], known: list[str]) -> pa.DictionaryArray:
-    words = known + sorted({v for v in values if v is not None and v not in known})
-    code = {w: i for i, w in enumerate(words)}
-    idx = pa.array([None if v is None else code[v] for v in values], pa.int32())
+def _codes(codes: np.ndarray, words: list[str], valid: np.ndarray | None = None) -> pa.DictionaryArray:
+    """A dictionary column of `words` from codes that index them (null where not `valid`)."""
+    idx = pa.array(codes.astype(np.int32), mask=None if valid is None else ~valid)
     return pa.DictionaryArray.from_arrays(idx, pa.array(words, pa.string()))
 
 
@@ -64,18 +74,16 @@ def to_table(e: np.ndarray, records: Path) -> pa.Table:
     """capture.parquet's table of entries `e` (capture.bin's), rows in the file's order."""
     t_ns = ticks_to_ns(e["tick"])
     wire = (e["kind"] == KIND_CODE["fis"]) | (e["kind"] == KIND_CODE["primitive"])
-    direction = [DIRECTIONS[int(d)] if w else None for d, w in zip(e["dir"], wire)]
     tag = e["tag"].astype(np.int16)
     f = decode.fields(e["kind"], e["type"], e["header"])
     masked = {k: pa.array(v, mask=v < 0) for k, v in f.items()}
-    kinds = [KINDS[int(k)] for k in e["kind"]]
     rows = record_rows(e["tag"], t_ns, records)
     dwords = pa.FixedSizeListArray.from_arrays(pa.array(e["header"].reshape(-1), pa.uint32()), e["header"].shape[1])
     return pa.table({
         "window": e["window"], "tick": e["tick"], "t_ns": t_ns,
-        "direction": _dictionary(direction, list(DIRECTIONS.values())),
-        "kind": _dictionary(kinds, list(KINDS.values())),
-        "name": _dictionary(names(e["kind"], e["type"]), NAMES),
+        "direction": _codes(e["dir"], [DIRECTIONS[d] for d in sorted(DIRECTIONS)], wire),
+        "kind": _codes(e["kind"], [KINDS[k] for k in sorted(KINDS)]),
+        "name": names(e["kind"], e["type"]),
         "count": e["count"], "tag": pa.array(tag, mask=tag == NO_TAG),
         "record_row": pa.array(rows, mask=rows < 0),
         "modelled": (e["flags"] & MODELLED) != 0, "bad": (e["flags"] & BAD) != 0,

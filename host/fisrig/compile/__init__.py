@@ -159,9 +159,8 @@ class _Compiler(PowerSteps, TraceSteps, NvmeSteps):
 
     def raw_cost(self, protocol: str) -> None:
         """A one-descriptor instruction's: a command, or an event record and its slack."""
-        self.cost(Cost(commands=int(protocol not in ("power", "link", "capture")),
-                       extra_records=int(protocol in ("power", "link")) * (1 + EVENT_SLACK) +
-                       int(protocol == "capture")))
+        self.cost(Cost(commands=int(protocol not in ("power", "link")),
+                       extra_records=int(protocol in ("power", "link")) * (1 + EVENT_SLACK)))
 
     def offset(self) -> int:
         """The program offset the next instruction will have."""
@@ -452,7 +451,8 @@ class _Compiler(PowerSteps, TraceSteps, NvmeSteps):
             raise self.err(step, "capture", "a capture has no NVMe form yet (its TLPs come with the "
                                             "rig's NVMe path in gateware)")
         spec = capture_spec.parse(step.args["capture"])  # checked when the plan was read
-        self.raw("capture", pf.CAPTURE_ARM, **spec.desc())
+        self.ops.append(spec.op())
+        self.cost(Cost(extra_records=1))  # its descriptor's record
         self.captures.append({"step": step.index + 1, "label": self.current, "trigger": spec.trigger,
                               "before_ticks": spec.before_ticks, "after_ticks": spec.after_ticks,
                               "windows": spec.windows, "line": self.plan.line_of(step, "capture")})

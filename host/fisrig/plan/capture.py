@@ -40,10 +40,10 @@ class CaptureSpec:
     after_ticks: int
     windows: int
 
-    def desc(self) -> dict:
-        """The CAPTURE descriptor's fields (capture.h's enum fisrig_capture_op, ARM)."""
-        return {"features": self.code, "count": self.value, "data_word": self.before_ticks,
-                "timeout_ticks": self.after_ticks, "lba": self.windows}
+    def op(self) -> bytes:
+        """The program's CAPTURE instruction arming it (program.h struct fisrig_op_capture)."""
+        return pf.op_capture(pf.CAPTURE_ARM, self.code, self.value, self.windows, self.before_ticks,
+                             self.after_ticks)
 
 
 def _trigger_value(kind: str, text: str) -> int:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from fisrig.capture import timeline as capture_timeline
 from fisrig.records import malloc_reuse
 from fisrig.report import current_plot, html as html_report, plots, power as power_report
 from fisrig.analysis import phase_stats
@@ -187,6 +188,7 @@ def write_html(run_dir: Path, meta: dict, phases: list[PhaseStats], paths: list[
         status = str(meta.get("status", "unknown"))
     out = run_dir / HTML
     out.write_text(html_report.run_page(meta, phases, paths, status, caption(meta),
-                                        power_report.html_section(run_dir) + current_plot.html_section(run_dir)),
+                                        power_report.html_section(run_dir) + current_plot.html_section(run_dir)
+                                        + capture_timeline.html_section(run_dir, phases)),
                    encoding="utf-8")
     return out

@@ -42,7 +42,8 @@ enum fisrig_opcode {
   /* An NVMe engine's (engine_if.h FISRIG_PROTO_NVME): refused where the platform has none. */
   FISRIG_OP_NVME_RAW = 12,     /* struct fisrig_op_nvme_raw: one NVMe command, with an expectation */
   FISRIG_OP_NVME_WORKLOAD = 13, /* struct fisrig_op_workload over `queues` I/O queues */
-  FISRIG_OP_SMART = 14     /* struct fisrig_op_smart: read SMART attributes, a record each */
+  FISRIG_OP_SMART = 14,    /* struct fisrig_op_smart: read SMART attributes, a record each */
+  FISRIG_OP_CAPTURE = 15   /* struct fisrig_op_capture: arm or stop the analyzer's capture */
 };
 
 struct fisrig_op_head {
@@ -241,6 +242,23 @@ struct fisrig_op_verify {
  */
 #define FISRIG_SMART_MAX_IDS 8u
 
+/*
+ * The analyzer's capture (capture.h): the VM sends the engine a CAPTURE descriptor (engine_if.h
+ * FISRIG_PROTO_CAPTURE) with nothing in flight, and its record (FISRIG_RECORD_CAPTURE); an
+ * engine that refuses it ends the run (FISRIG_VM_EXPECT_FAILED).
+ */
+struct fisrig_op_capture {
+  struct fisrig_op_head head;
+  uint8_t command;        /* enum fisrig_capture_op */
+  uint8_t trigger;        /* enum fisrig_capture_trigger */
+  uint8_t value;          /* the trigger's value (a FIS type, an opcode, a tag, a result) */
+  uint8_t reserved;
+  uint16_t windows;       /* ARM: how many windows, at least 1 */
+  uint16_t reserved2;
+  uint32_t before_ticks;  /* the pre-trigger depth */
+  uint32_t after_ticks;   /* the post-trigger depth */
+};
+
 struct fisrig_op_smart {
   struct fisrig_op_head head;
   uint8_t count;                      /* 1..FISRIG_SMART_MAX_IDS */
@@ -357,8 +375,9 @@ enum fisrig_record_kind {
                                  id, lba its raw value (48 bits), detail 1 when the drive's
                                  table has no such attribute (or SMART READ DATA failed: cpl is
                                  its completion) */
-  FISRIG_RECORD_CAPTURE = 9   /* a CAPTURE descriptor's (capture.h): its arming or stop; the
-                                 capture's entries go to their own stream, not this ring */
+  FISRIG_RECORD_CAPTURE = 9   /* a CAPTURE instruction's (struct fisrig_op_capture): its
+                                 descriptor's record; the capture's entries go to their own
+                                 stream, not this ring */
 };
 
 /*

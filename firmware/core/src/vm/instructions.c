@@ -65,7 +65,6 @@ static enum fisrig_vm_status run_raw(struct fisrig_vm *vm, struct cursor *c) {
   enum fisrig_vm_status s = drain(vm, NULL);
   uint8_t kind = d.protocol == FISRIG_PROTO_POWER ? FISRIG_RECORD_POWER
                  : d.protocol == FISRIG_PROTO_LINK ? FISRIG_RECORD_LINK
-                 : d.protocol == FISRIG_PROTO_CAPTURE ? FISRIG_RECORD_CAPTURE
                                                    : FISRIG_RECORD_COMMAND;
   if (s != FISRIG_VM_DONE) return s;
   if (d.protocol == FISRIG_PROTO_POWER && d.command == FISRIG_POWER_SAMPLE) {

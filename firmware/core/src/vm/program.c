@@ -71,7 +71,7 @@ static const char *check_raw(struct cursor *c) {
      that moves more would send the next blocks (or, past the window, the engine refuses). */
   if (r.data_bytes && fisrig_desc_ram_bytes(&r.desc) > FISRIG_VM_DSM_BYTES)
     return "RAW data-out moves more than the 512-byte block the VM stages";
-  if (r.desc.protocol > FISRIG_PROTO_LINK && r.desc.protocol != FISRIG_PROTO_CAPTURE) return "unknown protocol";
+  if (r.desc.protocol > FISRIG_PROTO_LINK) return "unknown protocol";
   /* Data from or to RAM that the VM does not stage itself must lie in the data window:
      the engine would DMA wherever data_word points (on the SoC, over the firmware). */
   if (r.desc.data_source == FISRIG_DATA_RAM && !r.data_bytes &&
@@ -272,6 +272,7 @@ static const struct op_desc op_table[] = {
 #endif
   [FISRIG_OP_POLICY] = {sizeof(struct fisrig_op_policy), check_policy, run_policy},
   [FISRIG_OP_SMART] = {sizeof(struct fisrig_op_smart), check_smart, run_smart},
+  [FISRIG_OP_CAPTURE] = {sizeof(struct fisrig_op_capture), check_capture, run_capture},
 #if FISRIG_VM_NVME_PATH
   [FISRIG_OP_NVME_RAW] = {sizeof(struct fisrig_op_nvme_raw), check_nvme_raw, run_nvme_raw},
   [FISRIG_OP_NVME_WORKLOAD] = {sizeof(struct fisrig_op_workload), check_nvme_workload, run_nvme_workload},

@@ -1,0 +1,235 @@
+"""The analyzer's capture in the gateware (capture.h, docs/capture.md): both directions of the
+transceiver's parallel interface compressed as an analyzer does, into a ring around a trigger.
+
+WireCompressor watches one direction (as FrameTap does, on the same pins and tick) and gives
+capture.h's entries:
+
+- a FIS (SOF ... EOF) as one entry: the tick of its first dword, its dwords from the type to
+  the last before the CRC, its first FISRIG_CAPTURE_HEADER_DWORDS dwords descrambled (the
+  scrambler starts over at each SOF, so dword k is XORed with the sequence's k-th word); a
+  frame that ends in another primitive than EOF, HOLD or HOLDA is marked cut short;
+- a run of one primitive (SYNC, X_RDY, R_IP, HOLD, R_ERR, ...) as one entry with its count,
+  CONT and the scrambled filler after it counted into the run it continues. ALIGNs (a pair
+  every 256 dwords, SATA 3.x 9.4.7) neither end a run nor are listed. SOF and EOF are the
+  frame's own.
+
+CaptureWindow keeps the entries of both directions in a block-RAM ring from its arming on and
+freezes it once the window after the trigger has passed: the CPU or the host then reads the
+ring's entries out (rd_index, rd_data) and keeps those of [trigger - before, trigger + after].
+A full ring overwrites its oldest entries; `wrapped` says so. Nothing here can stall the wire:
+an entry the ring cannot take at once is dropped and counted.
+"""
+
+from functools import reduce
+from operator import and_, or_
+
+from migen import *
+
+from litex.soc.interconnect import stream
+
+from litesata.common import primitives
+
+from fisrig_hw import contract as _c
+from fisrig_hw.lfsr_tables import scrambler_words
+
+HEADER = _c.FISRIG_CAPTURE_HEADER_DWORDS
+entry_layout = [("tick", 64), ("kind", 2), ("dir", 1), ("type", 8), ("flags", 8), ("count", 32),
+                ("header", 32 * HEADER)]
+ENTRY_BITS = sum(w for _, w in entry_layout)
+# capture.h's enum fisrig_primitive by LiteSATA's primitive values (ALIGN has none: not listed).
+PRIMITIVE_CODES = {primitives[n]: getattr(_c, f"FISRIG_PRIM_{n}") for n in primitives
+                   if hasattr(_c, f"FISRIG_PRIM_{n}") and n not in ("ALIGN", "SOF", "EOF", "CONT")}
+SCRAMBLE = scrambler_words(HEADER)
+
+
+class WireCompressor(Module):
+    def __init__(self, direction, lag=0, depth=4):
+        self.now = Signal(64)
+        self.valid = Signal()
+        self.data = Signal(32)
+        self.charisk = Signal(4)
+        self.reset = Signal()
+        self.dropped = Signal(32)
+        # FISes and primitive runs each through a FIFO of their own (one cycle can end a run
+        # and a frame together), merged into `source`.
+        self.submodules.fis_fifo = fis_fifo = ResetInserter()(stream.SyncFIFO(entry_layout, depth))
+        self.submodules.run_fifo = run_fifo = ResetInserter()(stream.SyncFIFO(entry_layout, depth))
+        self.source = stream.Endpoint(entry_layout)
+        # What is still open (a frame, or a primitive run): its entry comes when it ends.
+        self.open = Signal()
+        self.open_tick = Signal(64)
+
+        # # #
+
+        t = Signal(64)
+        self.comb += [t.eq(self.now - lag), fis_fifo.reset.eq(self.reset), run_fifo.reset.eq(self.reset)]
+        is_prim = self.charisk[0]
+        code = Signal(8)  # the primitive's enum fisrig_primitive, 0 if it is none of them
+        self.comb += Case(self.data, {**{v: code.eq(c) for v, c in PRIMITIVE_CODES.items()}, "default": code.eq(0)})
+        sof = is_prim & (self.data == primitives["SOF"])
+        eof = is_prim & (self.data == primitives["EOF"])
+        align = is_prim & (self.data == primitives["ALIGN"])
+        cont = is_prim & (self.data == primitives["CONT"])
+        hold = is_prim & ((self.data == primitives["HOLD"]) | (self.data == primitives["HOLDA"]))
+        in_frame, in_cont = Signal(), Signal()
+        fis_t, fis_n = Signal(64), Signal(32)
+        header = [Signal(32, name=f"header{k}") for k in range(HEADER)]
+        run_code, run_t, run_n = Signal(8), Signal(64), Signal(32)
+        # A run ends at another primitive (CONT and ALIGN aside), SOF or EOF, or a FIS dword.
+        end_run = self.valid & (run_n != 0) & (
+            (is_prim & ~align & ~cont & (sof | eof | (code != run_code))) | (~is_prim & ~in_cont))
+        # A frame ends at its EOF, or cut short by another primitive than HOLD/HOLDA/ALIGN/CONT.
+        end_frame = self.valid & in_frame & is_prim & ~align & ~cont & ~hold & ~sof
+        self.comb += [
+            run_fifo.sink.valid.eq(end_run),
+            run_fifo.sink.tick.eq(run_t), run_fifo.sink.kind.eq(_c.FISRIG_CAPTURE_PRIMITIVE),
+            run_fifo.sink.dir.eq(direction), run_fifo.sink.type.eq(run_code), run_fifo.sink.count.eq(run_n),
+            fis_fifo.sink.valid.eq(end_frame & (fis_n != 0)),
+            fis_fifo.sink.tick.eq(fis_t), fis_fifo.sink.kind.eq(_c.FISRIG_CAPTURE_FIS),
+            fis_fifo.sink.dir.eq(direction), fis_fifo.sink.type.eq(header[0][:8]),
+            # At EOF the last dword was the CRC; a frame cut short has no CRC to leave out.
+            fis_fifo.sink.count.eq(Mux(eof, fis_n - 1, fis_n)),
+            fis_fifo.sink.flags.eq(Mux(eof, 0, _c.FISRIG_CAPTURE_CUT_SHORT)),
+            fis_fifo.sink.header.eq(Cat(*[Mux(k < Mux(eof, fis_n - 1, fis_n), h, 0) for k, h in enumerate(header)])),
+        ]
+        self.sync += [
+            If((run_fifo.sink.valid & ~run_fifo.sink.ready) | (fis_fifo.sink.valid & ~fis_fifo.sink.ready),
+               self.dropped.eq(self.dropped + 1)),
+            If(self.reset,
+                in_frame.eq(0), in_cont.eq(0), run_n.eq(0), run_code.eq(0)
+            ).Elif(self.valid & is_prim & ~align,
+                in_cont.eq(cont),
+                If(cont, If(run_n != 0, run_n.eq(run_n + 1))
+                ).Elif(sof | eof, run_n.eq(0), run_code.eq(0)
+                ).Elif((code != run_code) | (run_n == 0), run_code.eq(code), run_t.eq(t), run_n.eq(1)
+                ).Else(run_n.eq(run_n + 1)),
+                If(sof, in_frame.eq(1), fis_n.eq(0)
+                ).Elif(end_frame, in_frame.eq(0)),
+            ).Elif(self.valid & ~is_prim,
+                If(in_cont, If(run_n != 0, run_n.eq(run_n + 1))  # CONT's filler: the run goes on
+                ).Else(
+                    run_n.eq(0),
+                    If(in_frame,
+                        If(fis_n == 0, fis_t.eq(t)),
+                        *[If(fis_n == k, header[k].eq(self.data ^ SCRAMBLE[k])) for k in range(HEADER)],
+                        fis_n.eq(fis_n + 1),
+                    )
+                )
+            ),
+        ]
+        self.comb += [
+            self.open.eq(in_frame | (run_n != 0)),
+            self.open_tick.eq(Mux(in_frame, fis_t, run_t)),
+        ]
+        # FISes first: a run ending in the same cycle as a frame began before it, and the host
+        # orders entries by tick.
+        self.comb += If(fis_fifo.source.valid,
+            fis_fifo.source.connect(self.source)
+        ).Else(run_fifo.source.connect(self.source))
+
+
+# How long past its window's end the ring waits for what began in it to end (a frame, a
+# primitive run): 437 us, past the longest Data FIS at Gen1 with HOLDs; a run still going
+# then (an idle link's SYNC) is not in the window.
+GRACE_TICKS = 1 << 16
+
+
+class CaptureWindow(Module):
+    """The ring around a trigger. arm (a strobe) with trigger, value, before and after (ticks)
+    starts a capture; entries come from `compressors`' sources; `fire`/`fire_tick` fire an
+    event trigger the engine decides (a power cut, a timeout, a record's result: the caller
+    matches it). `done` once the window has passed and what began in it has ended; the
+    ring's entries since the arming are rd_index's (rd_data a cycle later), `count` of them
+    kept (at most `depth`)."""
+    def __init__(self, compressors, depth=512):
+        n_sinks = len(compressors)
+        self.now = Signal(64)
+        self.arm = Signal()
+        self.stop = Signal()
+        self.trigger = Signal(4)
+        self.value = Signal(8)
+        self.before = Signal(32)
+        self.after = Signal(32)
+        self.fire = Signal()
+        self.fire_tick = Signal(64)
+        self.sinks = [c.source for c in compressors]
+        self.armed = Signal()
+        self.fired = Signal()
+        self.done = Signal()
+        self.trigger_tick = Signal(64)
+        self.written = Signal(32)   # entries written since the arming (a wrapped ring kept `depth` of them)
+        self.wrapped = Signal()
+        self.rd_index = Signal(max=depth)
+        self.rd_data = Signal(ENTRY_BITS)
+
+        # # #
+
+        mem = Memory(ENTRY_BITS, depth)
+        wr = mem.get_port(write_capable=True)
+        rd = mem.get_port(has_re=False)
+        self.specials += mem, wr, rd
+        self.comb += [rd.adr.eq(self.rd_index), self.rd_data.eq(rd.dat_r)]
+        wr_ptr = Signal(max=depth)
+        # One entry a cycle: the first sink with one, the others wait (their FIFOs hold a few).
+        take = Signal(max=max(2, n_sinks))
+        have = Signal()
+        self.comb += [
+            have.eq(reduce(or_, [s.valid for s in self.sinks])),
+            take.eq(0),
+        ]
+        for i in reversed(range(n_sinks)):
+            self.comb += If(self.sinks[i].valid, take.eq(i))
+        entry = stream.Endpoint(entry_layout)
+        for i, s in enumerate(self.sinks):
+            self.comb += If(take == i, s.connect(entry))
+        e = entry
+        h0 = e.header[:32]
+        command = h0[16:24]
+        tag = e.header[96 + 3:96 + 8]
+        is_fis = e.kind == _c.FISRIG_CAPTURE_FIS
+        h2d = is_fis & (e.type == 0x27)
+        queued = h2d & ((command == 0x60) | (command == 0x61) | (command == 0x64))
+        matches = Signal()
+        self.comb += Case(self.trigger, {
+            _c.FISRIG_TRIGGER_FIS: matches.eq(is_fis & (e.type == self.value)),
+            _c.FISRIG_TRIGGER_COMMAND: matches.eq(h2d & (command == self.value)),
+            _c.FISRIG_TRIGGER_TAG: matches.eq(queued & (tag == self.value)),
+            _c.FISRIG_TRIGGER_R_ERR: matches.eq((e.kind == _c.FISRIG_CAPTURE_PRIMITIVE) &
+                                                (e.type == _c.FISRIG_PRIM_R_ERR)),
+            "default": matches.eq(0),
+        })
+        collecting = self.armed & ~self.done
+        settled = Signal()  # nothing still open began at or before the window's end
+        self.comb += settled.eq(reduce(and_, [~c.open | (c.open_tick > self.trigger_tick + self.after)
+                                           for c in compressors]) & ~have)
+        window_end = Signal(64)
+        self.comb += [
+            e.ready.eq(1),  # taken, kept or not
+            window_end.eq(self.trigger_tick + self.after),
+            wr.adr.eq(wr_ptr),
+            wr.dat_w.eq(Cat(*[getattr(e, n) for n, _ in entry_layout])),
+            wr.we.eq(e.valid & collecting),
+        ]
+        self.sync += [
+            If(self.arm,
+                self.armed.eq(1), self.fired.eq(0), self.done.eq(0), self.written.eq(0),
+                self.wrapped.eq(0), wr_ptr.eq(0),
+                If(self.trigger == _c.FISRIG_TRIGGER_ARMED, self.fired.eq(1), self.trigger_tick.eq(self.now)),
+            ).Elif(self.stop,
+                self.done.eq(self.armed)
+            ).Elif(collecting,
+                If(e.valid,
+                    wr_ptr.eq(Mux(wr_ptr == depth - 1, 0, wr_ptr + 1)),
+                    self.written.eq(self.written + 1),
+                    If(self.written >= depth - 1, self.wrapped.eq(1)),
+                    If(~self.fired & matches, self.fired.eq(1), self.trigger_tick.eq(e.tick)),
+                ),
+                If(~self.fired & self.fire, self.fired.eq(1), self.trigger_tick.eq(self.fire_tick)),
+                # The window has passed once the clock is past its end and what began in it has
+                # ended (or GRACE_TICKS have gone by): what begins later is not in it.
+                If(self.fired & (self.now > window_end) & (settled | (self.now > window_end + GRACE_TICKS)),
+                   self.done.eq(1)),
+            ),
+        ]
+        self.count = Signal(32)
+        self.comb += self.count.eq(Mux(self.wrapped, depth, self.written))

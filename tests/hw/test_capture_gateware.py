@@ -1,0 +1,182 @@
+"""The gateware's capture (fisrig_hw/engine/capture.py) in Migen simulation: a scripted wire
+both ways (primitive runs with CONT and its filler, ALIGNs, frames scrambled as SATA
+scrambles them, HOLD inside a Data FIS, a frame cut short) compressed into capture.h's
+entries, a trigger on an H2D's command, and the window read out of the ring, each entry at
+the tick its first dword crossed."""
+from migen import *
+from migen.sim import run_simulation
+
+from litesata.common import primitives
+
+from fisrig_hw import contract as _c
+from fisrig_hw.engine.capture import HEADER, CaptureWindow, WireCompressor, entry_layout
+from fisrig_hw.lfsr_tables import crc_step_map, scrambler_words
+
+P = primitives
+SCRAMBLE = scrambler_words(2100)
+
+
+def prim(name, n=1):
+    return [(P[name], 1)] * n
+
+
+def crc_of(dwords):
+    crc = 0x52325032
+    for d in dwords:
+        crc = crc_step_map(crc ^ d)
+    return crc
+
+
+def frame(dwords):
+    """SOF, the FIS's dwords and its CRC scrambled from the SOF on, EOF."""
+    body = [(d ^ SCRAMBLE[k], 0) for k, d in enumerate(dwords + [crc_of(dwords)])]
+    return prim("SOF") + body + prim("EOF")
+
+
+H2D = [0x00EC8027, 0x40000000, 0, 1, 0]  # IDENTIFY DEVICE
+D2H = [0x00504034, 0, 0, 0, 0]
+DATA = [0x00000046] + list(range(1, 11))
+
+
+def wires():
+    """(tx, rx): what each direction carries, a dword a tick, and the entries each should give
+    as (tick, kind, type, count, header-or-None, flags)."""
+    tx, rx, want = [], [], []
+
+    def run(side, name, n, junk=0):
+        at = len(side)
+        side += prim(name, n)
+        if junk:
+            side += prim("CONT") + [(0x1234 + k, 0) for k in range(junk)]
+        want.append((at, "primitive", name, n + (1 + junk if junk else 0), None, 0, side is rx))
+
+    def fis(side, dwords, hold_after=None, cut=False):
+        sof = len(side)
+        body = frame(dwords)[:-1] if cut else frame(dwords)
+        if hold_after is not None:  # HOLDs inside the frame, after that many dwords past the SOF
+            body = body[:1 + hold_after] + prim("HOLD", 3) + prim("ALIGN", 2) + body[1 + hold_after:]
+            want.append((sof + 1 + hold_after, "primitive", "HOLD", 3, None, 0, side is rx))
+        side += body
+        kept = dwords + [crc_of(dwords)] if cut else dwords  # cut short: its CRC is not known as one
+        want.append((sof + 1, "fis", dwords[0] & 0xFF, len(kept), kept[:HEADER], 0 if not cut else
+                     _c.FISRIG_CAPTURE_CUT_SHORT, side is rx))
+
+    run(tx, "SYNC", 6)
+    run(tx, "X_RDY", 2, junk=3)
+    fis(tx, H2D)
+    run(tx, "WTRM", 4)
+    tx += prim("ALIGN", 2)  # not listed, and the run goes on across it
+    run(tx, "SYNC", 5)
+    rx += prim("SYNC", 7)
+    want.append((0, "primitive", "SYNC", 7, None, 0, True))
+    run(rx, "R_RDY", len(tx) - 7 - 10)
+    run(rx, "R_OK", 9)
+    fis(tx, DATA, hold_after=4)
+    run(tx, "SYNC", 3)
+    fis(tx, D2H, cut=True)
+    run(tx, "SYNC", 2)
+    run(rx, "SYNC", len(tx) - len(rx))  # the device idles to the end
+    return tx, rx, want
+
+
+class Top(Module):
+    def __init__(self):
+        self.submodules.tx = WireCompressor(_c.FISRIG_CAPTURE_TO_DEVICE)
+        self.submodules.rx = WireCompressor(_c.FISRIG_CAPTURE_TO_HOST)
+        self.submodules.window = CaptureWindow([self.tx, self.rx], depth=64)
+        self.now = Signal(64)
+        self.sync += self.now.eq(self.now + 1)
+        self.comb += [self.tx.now.eq(self.now), self.rx.now.eq(self.now), self.window.now.eq(self.now)]
+
+
+def decode(value: int) -> dict:
+    out, at = {}, 0
+    for name, width in entry_layout:
+        out[name] = (value >> at) & ((1 << width) - 1)
+        at += width
+    out["header"] = [(out["header"] >> (32 * k)) & 0xFFFFFFFF for k in range(HEADER)]
+    return out
+
+
+def capture(trigger, value, after, quiet=300, wire=None):
+    """The ring's entries and trigger tick after the scripted wire (or `wire`'s), armed at
+    tick 0 (its first dword crosses at FIRST_TICK)."""
+    tx, rx, want = wire or wires()
+    top = Top()
+    got = {}
+
+    def bench():
+        yield top.window.trigger.eq(trigger)
+        yield top.window.value.eq(value)
+        yield top.window.after.eq(after)
+        yield top.window.arm.eq(1)
+        yield
+        yield top.window.arm.eq(0)
+        for (td, tk), (rd, rk) in zip(tx, rx):
+            for side, d, k in ((top.tx, td, tk), (top.rx, rd, rk)):
+                yield side.valid.eq(1)
+                yield side.data.eq(d)
+                yield side.charisk.eq(k)
+            yield
+        for side in (top.tx, top.rx):  # then a primitive of no name: the last runs end
+            yield side.data.eq(P["SYNC"] ^ 1)
+            yield side.charisk.eq(1)
+        for _ in range(quiet):
+            yield
+            if (yield top.window.done):
+                break
+        got["done"] = yield top.window.done
+        got["trigger"] = yield top.window.trigger_tick
+        got["entries"] = []
+        for i in range((yield top.window.count)):
+            yield top.window.rd_index.eq(i)
+            yield
+            yield
+            got["entries"].append(decode((yield top.window.rd_data)))
+
+    run_simulation(top, bench())
+    return got, want
+
+
+# The wire's first dword is seen at tick 2: the arming's cycle, then the one its values
+# take to reach the compressors' registers.
+FIRST_TICK = 2
+NAMES = {v: k[len("FISRIG_PRIM_"):] for k, v in _c.__dict__.items() if k.startswith("FISRIG_PRIM_")}
+
+
+def as_want(e: dict) -> tuple:
+    fis = e["kind"] == _c.FISRIG_CAPTURE_FIS
+    return (e["tick"] - FIRST_TICK, "fis" if fis else "primitive", e["type"] if fis else NAMES[e["type"]], e["count"],
+            e["header"] if fis else None, e["flags"], bool(e["dir"]))
+
+
+def test_the_wire_both_ways_becomes_capture_entries():
+    tx, _, want = wires()
+    h2d = next(w[0] for w in want if w[1] == "fis" and w[2] == 0x27)
+    # A window to the wire's last dword: the primitive of no name after it is still going.
+    got, want = capture(_c.FISRIG_TRIGGER_COMMAND, 0xEC, after=len(tx) - h2d - 1)
+    assert got["done"]
+    expect = [(t, k, ty, n, (h + [0] * HEADER)[:HEADER] if h is not None else None, f, d) for t, k, ty, n, h, f, d in want]
+    assert sorted(map(as_want, got["entries"])) == sorted(expect)
+    assert got["trigger"] == h2d + FIRST_TICK  # the tick its type dword crossed
+
+
+def test_a_trigger_that_never_fires_leaves_the_window_open():
+    got, _ = capture(_c.FISRIG_TRIGGER_COMMAND, 0x25, after=10, quiet=50)
+    assert not got["done"]
+
+
+def test_a_fis_type_trigger_fires_at_the_fis_s_type_dword():
+    got, want = capture(_c.FISRIG_TRIGGER_FIS, 0x46, after=5)
+    data = next(w[0] for w in want if w[1] == "fis" and w[2] == 0x46)
+    assert got["done"] and got["trigger"] == data + FIRST_TICK
+
+
+def test_an_r_err_run_fires_its_trigger():
+    tx = prim("SYNC", 4) + prim("X_RDY", 2) + frame(H2D) + prim("WTRM", 6) + prim("SYNC", 4)
+    rx = prim("SYNC", 6) + prim("R_RDY", 5) + prim("R_IP", 2) + prim("R_ERR", 3)
+    rx += prim("SYNC", len(tx) - len(rx))
+    got, _ = capture(_c.FISRIG_TRIGGER_R_ERR, 0, after=3, wire=(tx, rx, []))
+    assert got["done"] and got["trigger"] == 13 + FIRST_TICK
+    r_err = [e for e in got["entries"] if e["kind"] == _c.FISRIG_CAPTURE_PRIMITIVE and e["type"] == _c.FISRIG_PRIM_R_ERR]
+    assert [(e["tick"], e["count"], e["dir"]) for e in r_err] == [(13 + FIRST_TICK, 3, _c.FISRIG_CAPTURE_TO_HOST)]
