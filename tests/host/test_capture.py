@@ -290,3 +290,11 @@ def test_a_capture_is_refused_where_the_rig_cannot_take_it(tmp_path):
                            "step": [{"do": "identify", "capture": {"trigger": "start"}}]})
     with pytest.raises(InputError, match="a capture has no NVMe form yet"):
         prepare(nvme)
+    sata = plan.from_dict({"plan": {"name": "s", "profile": "tiny-1gb"},
+                           "step": [{"do": "identify"}, {"do": "flush", "capture": {"trigger": "error"}}]})
+    with pytest.raises(InputError, match=r"^<plan>: step 2 arms a capture: trigger 'error' is the model target's "
+                                         r"only for now: the gateware's capture fires on start, fis"):
+        prepare(sata, target="rtl")
+    sata.steps[1].args["capture"] = {"trigger": "fis:sdb", "windows": 2}
+    with pytest.raises(InputError, match=r"step 2 arms a capture: the gateware's capture takes one window an arming"):
+        prepare(sata, target="rtl")

@@ -453,7 +453,7 @@ class _Compiler(PowerSteps, TraceSteps, NvmeSteps):
         spec = capture_spec.parse(step.args["capture"])  # checked when the plan was read
         self.ops.append(spec.op())
         self.cost(Cost(extra_records=1))  # its descriptor's record
-        self.captures.append({"step": step.index + 1, "label": self.current, "trigger": spec.trigger,
+        self.captures.append({"step": step.index + 1, "label": self.current, "trigger": spec.trigger, "code": spec.code,
                               "before_ticks": spec.before_ticks, "after_ticks": spec.after_ticks,
                               "windows": spec.windows, "line": self.plan.line_of(step, "capture")})
 

@@ -41,13 +41,17 @@ class Target:
     name = ""
     # The bytes data-in commands return can be kept (RunSinks.data_in): what `raw` shows.
     captures_data_in = False
-    # The analyzer's capture (capture.h) can be armed: its windows go to RunSinks.capture.
-    captures_wire = False
     # What the program's commands go over: "sata", or "nvme" (the model target's NVMe engine).
     protocol = "sata"
 
     def __init__(self, profile: str, faults: list[str] | None = None):
         self.profile, self.faults, self.link_gen = profile, list(faults or []), 3
+
+    def capture_problem(self, capture: dict) -> str | None:
+        """Why this target cannot take the analyzer's capture a plan arms (compile's
+        Compiled.captures entry), or None: its windows then go to RunSinks.capture."""
+        return (f"the {self.name} target cannot take it yet: the gateware's capture is not on the "
+                "board's SoC yet (docs/capture.md); --target model or rtl captures")
 
     def identify(self) -> list[int]:
         """The drive's IDENTIFY words, from the drive with this profile and these faults (so the

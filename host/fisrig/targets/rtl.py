@@ -43,6 +43,17 @@ class RtlTarget(Target):
             if zephyr_build.zephyr_base() is None:
                 raise TargetUnavailable("--firmware zephyr needs a Zephyr 4.3 tree: set ZEPHYR_BASE (docs/zephyr.md)")
 
+    def capture_problem(self, capture: dict) -> str | None:
+        """The gateware fires its capture on the wire's own triggers, one window an arming
+        (engine/descriptor_checks.capture_ok); a record's result is the engine's to come."""
+        from fisrig.capture.ring import GATEWARE_TRIGGERS
+        if capture["code"] not in GATEWARE_TRIGGERS:
+            return (f"trigger {capture['trigger']!r} is the model target's only for now: the gateware's capture "
+                    "fires on start, fis, command, tag, r_err and power_cut")
+        if capture["windows"] > 1:
+            return "the gateware's capture takes one window an arming (windows = 1)"
+        return None
+
     def run(self, program: Path, records: Path, sinks: RunSinks, quiet: bool = False) -> RunOutcome:
         import tempfile
         import time
@@ -70,7 +81,7 @@ class RtlTarget(Target):
                 o = soc_run.run(str(soc_dir), tmp, firmware, program.read_bytes(), keep,
                                 profile=self.profile, faults=faults,
                                 on_console=lambda line: print(line, file=log, flush=True),
-                                host_lag_ticks=self.host_lag_ticks)
+                                host_lag_ticks=self.host_lag_ticks, capture_out=sinks.capture)
             except soc_run.SocRunError as e:
                 raise RuntimeError(f"rtl target: {e}") from None
         return RunOutcome(o["status"], o["records"], o["commands"], o["errors"], o["sim_ns"],

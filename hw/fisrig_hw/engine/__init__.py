@@ -68,6 +68,10 @@ class RawCommandEngine(Module):
         self.power_stage_off, self.power_stage_on = Signal(32), Signal(32)
         self.power_cut = Signal()
         self.power_trigger = Signal(64)  # the power controller's: the tick a cut counted from
+        # The analyzer's capture (capture.py, capture.h): a CAPTURE descriptor arms or stops it.
+        self.capture_arm, self.capture_stop = Signal(), Signal()
+        self.capture_trigger, self.capture_value = Signal(4), Signal(8)
+        self.capture_before, self.capture_after = Signal(32), Signal(32)
         # The drive's current as the current sense reads it (POWER SAMPLE: current.py).
         self.current_ma = Signal(16)
         # Counters for the CSRs (stat_timeouts, stat_ncq_errors and stat_events_lost below).
@@ -122,6 +126,10 @@ class RawCommandEngine(Module):
             self.power_stage_used.eq(desc_field(self.desc.raw, "count") == 1),
             self.power_stage_off.eq(desc_field(self.desc.raw, "timeout_ticks")),
             self.power_stage_on.eq(desc_field(self.desc.raw, "data_word")),
+            self.capture_trigger.eq(desc_field(self.desc.raw, "features")[:4]),
+            self.capture_value.eq(desc_field(self.desc.raw, "count")[:8]),
+            self.capture_before.eq(desc_field(self.desc.raw, "data_word")),
+            self.capture_after.eq(desc_field(self.desc.raw, "timeout_ticks")),
             current.start_on.eq(desc_field(self.desc.raw, "count") == 1),
             current.start_period.eq(desc_field(self.desc.raw, "timeout_ticks")),
         ]

@@ -146,10 +146,14 @@ class CaptureWindow(Module):
         self.now = Signal(64)
         self.arm = Signal()
         self.stop = Signal()
-        self.trigger = Signal(4)
+        self.trigger = Signal(4)      # these four are taken at the arming
         self.value = Signal(8)
         self.before = Signal(32)
         self.after = Signal(32)
+        self.armed_trigger = Signal(4)
+        self.armed_value = Signal(8)
+        self.armed_before = Signal(32)
+        self.armed_after = Signal(32)
         self.fire = Signal()
         self.fire_tick = Signal(64)
         self.sinks = [c.source for c in compressors]
@@ -190,22 +194,22 @@ class CaptureWindow(Module):
         h2d = is_fis & (e.type == 0x27)
         queued = h2d & ((command == 0x60) | (command == 0x61) | (command == 0x64))
         matches = Signal()
-        self.comb += Case(self.trigger, {
-            _c.FISRIG_TRIGGER_FIS: matches.eq(is_fis & (e.type == self.value)),
-            _c.FISRIG_TRIGGER_COMMAND: matches.eq(h2d & (command == self.value)),
-            _c.FISRIG_TRIGGER_TAG: matches.eq(queued & (tag == self.value)),
+        self.comb += Case(self.armed_trigger, {
+            _c.FISRIG_TRIGGER_FIS: matches.eq(is_fis & (e.type == self.armed_value)),
+            _c.FISRIG_TRIGGER_COMMAND: matches.eq(h2d & (command == self.armed_value)),
+            _c.FISRIG_TRIGGER_TAG: matches.eq(queued & (tag == self.armed_value)),
             _c.FISRIG_TRIGGER_R_ERR: matches.eq((e.kind == _c.FISRIG_CAPTURE_PRIMITIVE) &
                                                 (e.type == _c.FISRIG_PRIM_R_ERR)),
             "default": matches.eq(0),
         })
         collecting = self.armed & ~self.done
-        settled = Signal()  # nothing still open began at or before the window's end
-        self.comb += settled.eq(reduce(and_, [~c.open | (c.open_tick > self.trigger_tick + self.after)
-                                           for c in compressors]) & ~have)
         window_end = Signal(64)
+        settled = Signal()  # nothing still open began at or before the window's end
+        self.comb += settled.eq(reduce(and_, [~c.open | (c.open_tick > window_end)
+                                           for c in compressors]) & ~have)
         self.comb += [
             e.ready.eq(1),  # taken, kept or not
-            window_end.eq(self.trigger_tick + self.after),
+            window_end.eq(self.trigger_tick + self.armed_after),
             wr.adr.eq(wr_ptr),
             wr.dat_w.eq(Cat(*[getattr(e, n) for n, _ in entry_layout])),
             wr.we.eq(e.valid & collecting),
@@ -214,6 +218,8 @@ class CaptureWindow(Module):
             If(self.arm,
                 self.armed.eq(1), self.fired.eq(0), self.done.eq(0), self.written.eq(0),
                 self.wrapped.eq(0), wr_ptr.eq(0),
+                self.armed_trigger.eq(self.trigger), self.armed_value.eq(self.value),
+                self.armed_before.eq(self.before), self.armed_after.eq(self.after),
                 If(self.trigger == _c.FISRIG_TRIGGER_ARMED, self.fired.eq(1), self.trigger_tick.eq(self.now)),
             ).Elif(self.stop,
                 self.done.eq(self.armed)

@@ -25,7 +25,8 @@ from fisrig_hw.engine.h2d import H2D_DWORDS, h2d_dword
 from fisrig_hw.engine.sent_frames import TXK_DATA, TXK_H2D, TXK_RECOVERY
 from fisrig_hw.engine.slots import lowest_set
 from fisrig_hw.engine.transport import link_layout
-from fisrig_hw.engine.descriptor_checks import outside_window, sample_ok, stage_ok
+from fisrig_hw.engine.descriptor_checks import capture_ok, outside_window, sample_ok, stage_ok
+from fisrig_hw.contract import FISRIG_CAPTURE_ARM as CAPTURE_ARM
 
 
 class Sequencer(Module):
@@ -193,7 +194,7 @@ class Sequencer(Module):
         in_raw, in_protocol, in_command = st.in_raw, st.in_protocol, st.in_command
         fsm.act("ISSUE",
             slots.find_free(),
-            If((in_protocol > Protocol.LINK) | st.outside,
+            If(((in_protocol > Protocol.LINK) & (in_protocol != Protocol.CAPTURE)) | st.outside,
                 # Stamped when taken: unstamped, its record carried the slot's last ts_submit.
                 If(slots.any_free, self._take(NextState("REFUSE"))).Else(NextState("IDLE"))
             ).Elif(in_protocol == Protocol.POWER,
@@ -227,6 +228,15 @@ class Sequencer(Module):
                         NextState("REFUSE")
                     )
                 ).Else(NextState("IDLE"))
+            ).Elif(in_protocol == Protocol.CAPTURE,
+                # The analyzer's capture (capture.py): armed or stopped as it is taken.
+                If(slots.any_free,
+                    If(capture_ok(in_raw),
+                        self._take(NextState("CAPTURE-DONE")),
+                        engine.capture_arm.eq(in_command == CAPTURE_ARM),
+                        engine.capture_stop.eq(in_command != CAPTURE_ARM),
+                    ).Else(self._take(NextState("REFUSE")))
+                ).Else(NextState("IDLE"))
             ).Elif(st.wait_link,
                 # Behind a LINK descriptor still waiting for the link: it goes once that ends.
                 NextState("IDLE")
@@ -246,6 +256,7 @@ class Sequencer(Module):
             )
         )
         fsm.act("REFUSE", self._finish(st.cur, RESULT_REFUSED), NextState("IDLE"))
+        fsm.act("CAPTURE-DONE", self._finish(st.cur, RESULT_OK), NextState("IDLE"))
         fsm.act("LOST", self._finish(st.cur, RESULT_LINK_LOST), NextState("IDLE"))
         # POWER ON ends when the link is up again and the signature came (or its timeout).
         cur, cur_desc = st.cur, st.cur_desc

@@ -16,6 +16,8 @@ from fisrig_hw.engine.power import PowerController, wire_engine
 from fisrig_hw.phy.sim_phy import SimSATAPHY
 from fisrig_hw.engine.transport import LinkTxResult
 from fisrig_hw.engine.wire_tap import FrameTap, TapEvents
+from fisrig_hw.engine.capture import CaptureWindow, WireCompressor
+from fisrig_hw.contract import FISRIG_CAPTURE_TO_DEVICE, FISRIG_CAPTURE_TO_HOST, FISRIG_TRIGGER_POWER_CUT
 
 # Ticks from the pins to what the taps see. TX drives the pins from the transceiver's input
 # in the same cycle. RX: the drive's side (sim/device) gives its pins for a cycle before the
@@ -29,8 +31,10 @@ class RigCore(Module):
     """with_sys_domain: the core owns its clock (the Verilator harness drives sys_clk);
     inside an SoC the CRG's sys domain is the SATA clock. datapath, gen: see SimSATAPHY.
     phy: a board's transceiver PHY (fisrig_hw.phy.board_phy), which brings its own sata_tx
-    and sata_rx domains; without one, the simulated transceiver, all in sys."""
-    def __init__(self, with_sys_domain=True, datapath="same_clock", gen=3, phy=None):
+    and sata_rx domains; without one, the simulated transceiver, all in sys. capture_depth:
+    the analyzer's capture ring's entries (engine/capture.py), 0 for none (the boards' have
+    none yet)."""
+    def __init__(self, with_sys_domain=True, datapath="same_clock", gen=3, phy=None, capture_depth=0):
         if with_sys_domain:
             self.clock_domains.cd_sys = ClockDomain()
         if phy is None:
@@ -71,6 +75,8 @@ class RigCore(Module):
             tap_tx.reset.eq(~phy.ready), tap_rx.reset.eq(~phy.ready),
             tap_tx.source.connect(engine.tap_tx), tap_rx.source.connect(engine.tap_rx),
         ]
+        if capture_depth:
+            self._add_capture(phy_taps=(phy.tap_tx, phy.tap_rx), ready=phy.ready, engine=engine, depth=capture_depth)
         self.submodules.power = power = PowerController()
         # Rails off / on, and a cut armed, from the CPU or the bridge (RigStatus), besides
         # POWER descriptors. The CSR's arming takes the cycle if both come in the same one.
@@ -95,6 +101,24 @@ class RigCore(Module):
             *wire_engine(power, engine, tap_events),
             phy.power.eq(power.pins),
             engine.current_ma.eq(phy.current_ma),
+        ]
+        if capture_depth:  # the power cut fires the capture's power_cut trigger, on its tick
+            self.comb += [self.capture.fire.eq(engine.power_cut & (self.capture.armed_trigger == FISRIG_TRIGGER_POWER_CUT)),
+                          self.capture.fire_tick.eq(self.now)]
+
+    def _add_capture(self, phy_taps, ready, engine, depth):
+        """The analyzer's capture on the pins the wire taps watch, with their lags; armed by
+        the engine's CAPTURE descriptors."""
+        self.submodules.capture_tx = ctx = WireCompressor(FISRIG_CAPTURE_TO_DEVICE, lag=TAP_TX_LAG)
+        self.submodules.capture_rx = crx = WireCompressor(FISRIG_CAPTURE_TO_HOST, lag=TAP_RX_LAG)
+        self.submodules.capture = cap = CaptureWindow([ctx, crx], depth=depth)
+        for c, tap in zip((ctx, crx), phy_taps):
+            self.comb += [c.now.eq(self.now), c.valid.eq(tap.valid), c.data.eq(tap.data),
+                          c.charisk.eq(tap.charisk), c.reset.eq(~ready)]
+        self.comb += [
+            cap.now.eq(self.now), cap.arm.eq(engine.capture_arm), cap.stop.eq(engine.capture_stop),
+            cap.trigger.eq(engine.capture_trigger), cap.value.eq(engine.capture_value),
+            cap.before.eq(engine.capture_before), cap.after.eq(engine.capture_after),
         ]
 
 

@@ -16,6 +16,7 @@ from litex.soc.interconnect import wishbone
 
 from fisrig_hw.soc.bus_activity import BusActivity
 from fisrig_hw.soc.rig_status import RigStatus
+from fisrig_hw.soc.rig_capture import RigCapture
 from fisrig_hw.soc.rings import EngineRings
 from fisrig_hw.soc.tick_gate import SIZE as TICK_GATE_SIZE, TickGate
 
@@ -76,3 +77,9 @@ def add_rig(soc, sata, bridge, main_ram=None):
     soc.tick_gate = TickGate(sata.now, address_width=soc.bus.address_width)
     soc.bus.add_slave("tick_gate", soc.tick_gate.bus,
                       SoCRegion(origin=TICK_GATE_BASE, size=TICK_GATE_SIZE, cached=False))
+    # The analyzer's capture ring, read by the host; its CSRs at the last location, not among
+    # the others by name (LiteX's order), so that the firmware's CSR addresses, and the code
+    # its CPU times were fitted to, stay as they were.
+    if getattr(sata, "capture", None) is not None:
+        soc.csr.add("rig_capture", n=soc.csr.n_locs - 1)
+        soc.rig_capture = RigCapture(sata.capture)

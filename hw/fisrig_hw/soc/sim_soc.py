@@ -25,6 +25,8 @@ from fisrig_hw.soc.rig_core import RigCore
 from fisrig_hw.soc.rig_soc import add_rig
 
 SATA_CLK_HZ = contract.FISRIG_TICK_HZ  # the stamps count this clock's cycles (engine_if.h)
+# The analyzer's capture ring (engine/capture.py): entries it holds, 43 KiB of block RAM.
+CAPTURE_DEPTH = 1024
 
 # The transceiver's pins, named as sim/device's pins.h (host drives tx_* and power).
 _sata_pins = [("tx_data", 32), ("tx_charisk", 4), ("tx_idle", 1), ("tx_cominit", 1),
@@ -84,7 +86,7 @@ class FisrigSimSoC(SoCCore):
         self.bus.add_slave("main_ram", self.main_ram.bus, SoCRegion(origin=origin, size=main_ram_size))
         self.add_config("MAIN_RAM_INIT")
         # The SATA clock is the system clock: stamps, power edges and the CPU share it.
-        self.sata = sata = RigCore(with_sys_domain=False, gen=gen)
+        self.sata = sata = RigCore(with_sys_domain=False, gen=gen, capture_depth=CAPTURE_DEPTH)
         pads = platform.request("sata")
         for name, _ in _sata_pins:
             pin, pad = getattr(sata.phy.pins, name), getattr(pads, name)

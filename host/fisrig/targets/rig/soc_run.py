@@ -144,13 +144,14 @@ def drain_to_outcome(drain, outcome_now, deadline, too_long, pause_s=0.005):
 
 
 def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
-        faults="boot_us=100", timeout=1800, on_console=None, host_lag_ticks=0):
+        faults="boot_us=100", timeout=1800, on_console=None, host_lag_ticks=0, capture_out=None):
     """Runs program; on_record(bytes) gets each record (struct fisrig_run_record) as the firmware writes it
     into its record ring, drained through the host bridge; on_console(line) each other
     line the firmware prints; returns the firmware's outcome (the JSON fisrig-model
     prints). host_lag_ticks: the host leaves the ring looking full until that many ticks
     after the run's start tick, as a host held up by its machine would (the firmware waits
-    and says so)."""
+    and says so). capture_out: where the analyzer's capture ring goes once the run has
+    ended (capture.bin: fisrig.capture.ring), read through the bridge."""
     on_console = on_console or (lambda line: None)
     console, port = _boot(build_dir, run_dir, firmware, program, profile, faults)
     link = None
@@ -187,8 +188,12 @@ def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
                     return outcome  # what it prints after (resident, waiting) is not this run's
                 line = console.poll_line()
             return None
-        return drain_to_outcome(drain, outcome_now, deadline, lambda taken: SocRunError(
+        outcome = drain_to_outcome(drain, outcome_now, deadline, lambda taken: SocRunError(
             "the run took longer than {} s; {} records taken".format(timeout, taken)))
+        if capture_out is not None:
+            from fisrig.capture import ring
+            ring.write(capture_out, ring.entries(ring.read(link, console.regs)))
+        return outcome
     except (ConsoleTimeout, bridge.BridgeTimeout) as e:
         raise SocRunError(str(e)) from None
     finally:

@@ -1,0 +1,113 @@
+"""The analyzer's capture on the gateware (engine/capture.py in the rig SoC, read out through
+the bridge: capture/ring.py), held to an independent monitor of the same pins: the wire taps
+(engine/wire_tap.py), whose ticks are every record's stamps. Every stamped FIS of every
+command in the window is in the capture at its stamp's tick, with its type and direction; and
+the model target's capture of the same plan gives each of those commands the same FISes in
+the same order (primitives aside). Seconds once the SoC is built."""
+import pandas as pd
+
+from fisrig import plan
+from fisrig.run import run_plan
+
+NS_PER_DWORD = 20 / 3
+STEPS = [
+    {"do": "identify", "label": "identify"},
+    {"do": "workload", "label": "ncq", "read_pct": 50, "transfer_kib": 16, "queue_depth": 4, "lba_count": 4096,
+     "commands": 24, "capture": {"trigger": "command:0x61", "before_us": 5, "after_us": 250}},
+    {"do": "workload", "label": "dma", "read_pct": 50, "transfer_kib": 16, "queue_depth": 1, "ncq": False,
+     "lba_count": 4096, "commands": 8},
+    {"do": "flush", "label": "flush"},
+]
+# The FIS each stamp names (engine_if.h), as capture.parquet names it.
+STAMPED = {"t_h2d_ns": ("reg_h2d", "to_device"), "t_accept_ns": ("reg_d2h", "to_host")}
+
+
+def run(tmp_path, target):
+    r = run_plan(plan.from_dict({"plan": {"name": "capture-rtl", "profile": "tiny-1gb"}, "step": STEPS}),
+                 tmp_path / target, target=target, quiet=True)
+    assert r.status == "done", (target, r.outcome)
+    return pd.read_parquet(r.run_dir / "records.parquet"), pd.read_parquet(r.run_dir / "capture.parquet")
+
+
+def in_window(rec, cap):
+    t = cap.iloc[0]
+    first, last = int(t["dwords"][1]), int(t["dwords"][3])
+    lo, hi = round(first * NS_PER_DWORD), round(last * NS_PER_DWORD)
+    c = rec[(rec["kind"] == "command") & (rec["t_h2d_ns"] >= lo) & (rec["t_status_ns"] <= hi) & (rec["t_h2d_ns"] > 0)]
+    return c
+
+
+def test_the_gateware_s_capture_holds_every_stamped_fis_at_its_tick(tmp_path):
+    rec, cap = run(tmp_path, "rtl")
+    t = cap.iloc[0]
+    assert (t["kind"], t["name"]) == ("trigger", "command") and not t["modelled"]
+    assert not cap["modelled"].any() and not t["cut_short"]
+    fis = cap[cap["kind"] == "fis"]
+    assert (cap[cap["kind"] == "primitive"]["count"] > 0).all() and {"SYNC", "R_OK", "X_RDY"} <= set(cap["name"])
+    commands = in_window(rec, cap)
+    assert len(commands) >= 4
+    at = {(int(r.t_ns), r.name, r.direction) for r in fis.itertuples()}
+    for c in commands.itertuples():
+        assert (int(c.t_h2d_ns), "reg_h2d", "to_device") in at, c
+        queued = c.command in (0x60, 0x61)
+        if queued:
+            assert (int(c.t_accept_ns), "reg_d2h", "to_host") in at, c
+            assert (int(c.t_setup_ns), "dma_setup", "to_host") in at, c
+            assert (int(c.t_status_ns), "set_device_bits", "to_host") in at, c
+        if c.data_dwords:
+            side = "to_device" if c.command in (0x61, 0x35) else "to_host"
+            first = [r for r in fis.itertuples() if r.name == "data" and r.direction == side and
+                     abs(r.t_ns + NS_PER_DWORD - c.t_data_first_ns) <= 1]
+            assert first, c
+    # The H2Ds in the window are the records' own: nothing the monitor missed, nothing made up.
+    window = fis[(fis["name"] == "reg_h2d") & (fis["t_ns"] >= commands["t_h2d_ns"].min()) &
+                 (fis["t_ns"] <= commands["t_h2d_ns"].max())]
+    assert sorted(window["t_ns"]) == sorted(rec[(rec["t_h2d_ns"] >= commands["t_h2d_ns"].min()) &
+                                                (rec["t_h2d_ns"] <= commands["t_h2d_ns"].max())]["t_h2d_ns"])
+
+
+def test_model_and_gateware_capture_the_same_fis_sequence(tmp_path):
+    # One command at a time, so that the FIS sequence is the protocol's alone: queued and
+    # non-queued writes and reads (at QD4 the two targets' issue times, within 2% of each
+    # other, interleave the commands' FISes differently).
+    steps = [{"do": "workload", "label": "mixed", "read_pct": 50, "transfer_kib": 16, "queue_depth": 1,
+              "lba_count": 4096, "commands": 12, "capture": {"trigger": "command:0x61", "before_us": 0,
+                                                             "after_us": 200}},
+             {"do": "workload", "label": "dma", "read_pct": 50, "transfer_kib": 16, "queue_depth": 1, "ncq": False,
+              "lba_count": 4096, "commands": 6}]
+    seqs = {}
+    for target in ("model", "rtl"):
+        r = run_plan(plan.from_dict({"plan": {"name": "capture-qd1", "profile": "tiny-1gb"}, "step": steps}),
+                     tmp_path / target, target=target, quiet=True)
+        assert r.status == "done", (target, r.outcome)
+        cap = pd.read_parquet(r.run_dir / "capture.parquet")
+        fis = cap[cap["kind"] == "fis"].sort_values("tick", kind="stable")
+        seqs[target] = [(f.name, f.direction, int(f.count), int(f.dwords[0]) & 0xFFFF) for f in fis.itertuples()]
+    n = min(map(len, seqs.values()))
+    assert n >= 30
+    assert seqs["rtl"][:n] == seqs["model"][:n]
+
+
+def test_a_fault_fires_the_gateware_s_trigger_with_the_fault_inside(tmp_path):
+    # R_ERR: the drive's device side answers frames R_ERR (its r_err_rate knob).
+    writes = {"do": "workload", "label": "writes", "read_pct": 0, "transfer_kib": 16, "queue_depth": 4,
+              "lba_count": 4096, "commands": 40}
+    p = plan.from_dict({"plan": {"name": "capture-r-err", "profile": "tiny-1gb", "on_error": "retry"},
+                        "step": [{**writes, "capture": {"trigger": "r_err", "before_us": 10, "after_us": 20}}]})
+    r = run_plan(p, tmp_path / "r_err", target="rtl", quiet=True, faults=["r_err_rate=0.1"])
+    cap = pd.read_parquet(r.run_dir / "capture.parquet")
+    t = cap.iloc[0]
+    assert t["name"] == "r_err"
+    r_err = cap[(cap["kind"] == "primitive") & (cap["name"] == "R_ERR")]
+    assert len(r_err) and r_err["tick"].min() == t["tick"]  # the window holds the R_ERR that fired it
+    # The power cut: the trigger's tick is the cut's, as its record says.
+    p = plan.from_dict({"plan": {"name": "capture-cut", "profile": "tiny-1gb"}, "step": [
+        {"do": "power_cut_at", "event": "data", "count": 6, "delay_us": 2,
+         "capture": {"trigger": "power_cut", "before_us": 20, "after_us": 5}},
+        {**writes, "commands": 20}, {"do": "power_on", "label": "back"}]})
+    r = run_plan(p, tmp_path / "cut", target="rtl", quiet=True)
+    rec, cap = pd.read_parquet(r.run_dir / "records.parquet"), pd.read_parquet(r.run_dir / "capture.parquet")
+    cut = int(rec.loc[(rec["kind"] == "power") & (rec["tag"] == 240), "t_status_ns"].iloc[0])
+    assert cap.iloc[0]["name"] == "power_cut" and cap.iloc[0]["t_ns"] == cut
+    data = cap[(cap["name"] == "data") & (cap["t_ns"] < cut)]
+    assert len(data) and (cap["t_ns"] >= cut - 20_000).all()
