@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""The analyzer view's figure measurable before the gateware's capture (issue 62), as JSON
-lines for bench_collect.py:
+"""The analyzer view's figures (issue 62), as JSON lines for bench_collect.py:
 
 - capture.export_s_per_million_entries: `fisrig capture export --perfetto` of a model run's
   capture (4 KiB NCQ reads at QD32 on tiny-1gb, captured from the start: about a million
   entries, each command's H2D, D2H, DMA Setup, Data and SDB), its wall time over its
-  entries in millions; the VCD export's beside it on stderr.
-Wall clock: stderr says what each took."""
+  entries in millions; the VCD export's beside it on stderr (wall clock);
+- capture.bytes_per_fis and capture.max_rate_fis_per_s: the gateware's capture on the rtl
+  target (Gen3) of 4 KiB NCQ reads at QD32, from the first H2D of tag 4 (the rig holds
+  about five such reads in flight: the queue as full as it gets) for
+  25 us: the ring's bytes (its entries at engine/capture.py's width) a FIS, and the FISes a
+  second it kept, with none dropped (deterministic: simulated time)."""
 import json
 import sys
 import tempfile
@@ -42,7 +45,38 @@ def main() -> int:
                                                f"{entries:,} entries (200,000 4 KiB NCQ reads at QD32 captured "
                                                f"from the start), wall clock, a million entries; the VCD export "
                                                f"took {(t2 - t1) / entries * 1e6:.1f} s a million"}), flush=True)
+        rtl_figures(Path(tmp))
     return 0
+
+
+RTL_PLAN = {"plan": {"name": "capture-rate", "profile": "tiny-1gb"},
+            "step": [{"do": "workload", "label": "reads", "read_pct": 100, "transfer_kib": 4, "queue_depth": 32,
+                      "commands": 400, "capture": {"trigger": "tag:4", "before_us": 0, "after_us": 25}}]}
+
+
+def rtl_figures(tmp: Path) -> None:
+    from fisrig_hw.engine.capture import ENTRY_BITS
+    r = run_plan(plan.from_dict(RTL_PLAN), tmp / "rtl", target="rtl", quiet=True, charts=False)
+    cap = pq.read_table(r.run_dir / "capture.parquet").to_pandas()
+    if cap.empty:
+        raise SystemExit(f"bench: capture: the rtl run's capture never fired ({r.status})")
+    t = cap.iloc[0]
+    dropped, first, last = int(t["dwords"][5]), int(t["dwords"][1]), int(t["dwords"][3])
+    if r.status != "done" or t["cut_short"] or dropped:
+        raise SystemExit(f"bench: capture: the rtl run ended {r.status}, its window cut short {t['cut_short']}, "
+                         f"{dropped} entries dropped")
+    entries, fis = len(cap) - 1, int((cap["kind"] == "fis").sum())
+    seconds = (last - first) / 150e6
+    print(f"bench: capture: rtl window {seconds * 1e6:.0f} us: {entries} entries, {fis} FISes, none dropped",
+          file=sys.stderr, flush=True)
+    print(json.dumps({"name": "capture.bytes_per_fis", "value": round(entries * ENTRY_BITS / 8 / fis, 1), "unit": "B",
+                      "what": f"the gateware's capture ring on the rtl target (Gen3), 4 KiB NCQ reads at QD32 from "
+                              f"tag 4's first H2D for 25 us: {entries} entries of {ENTRY_BITS} bits (FISes and "
+                              f"primitive runs, both ways) for {fis} FISes; deterministic"}), flush=True)
+    print(json.dumps({"name": "capture.max_rate_fis_per_s", "value": round(fis / seconds), "unit": "FIS/s",
+                      "what": f"the FISes a second the gateware's capture kept with none dropped, on the rtl target "
+                              f"(Gen3) under 4 KiB NCQ reads at QD32, the link busy: {fis} in {seconds * 1e6:.0f} us "
+                              f"of simulated time; goal: line rate, every FIS kept"}), flush=True)
 
 
 if __name__ == "__main__":

@@ -188,6 +188,13 @@ def test_a_power_cut_and_a_timeout_each_fire_their_trigger(tmp_path):
     assert "timeout" in set(cap[cap["kind"] == "event"]["name"])
 
 
+def test_a_capture_that_never_fired_is_said(tmp_path):
+    r, rec, cap = run(tmp_path, with_capture(MIXED, trigger="command:0xB0"))  # no SMART in it
+    assert cap.empty and r.status == "done"
+    assert r.outcome.notes == ["the capture step 1 armed (trigger command:0xB0) never fired: capture.parquet has "
+                               "no window"]
+
+
 def test_the_listing_decodes_each_fis(tmp_path, capsys):
     r, rec, cap = run(tmp_path, with_capture(MIXED, trigger="start", before_us=0, after_us=100_000))
     h2d = cap[(cap["name"] == "reg_h2d") & (cap["command"] == 0x60)].iloc[0]

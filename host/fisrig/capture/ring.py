@@ -33,6 +33,7 @@ class Ring:
     before: int
     after: int
     values: list[int]  # each entry's bits, in ring order
+    dropped: int = 0   # entries the compressors dropped since the SoC started
 
 
 def read(link, regs: dict) -> Ring:
@@ -52,7 +53,7 @@ def read(link, regs: dict) -> Ring:
         link.write(regs["rig_capture_rd_index"], i)
         values.append(word("rd_data", WORDS))
     return Ring(bool(state & 1), bool(state & 2), bool(state & 4), bool(state & 8), trigger & 0xF, trigger >> 8,
-                word("trigger_tick", 2), word("before"), word("after"), values)
+                word("trigger_tick", 2), word("before"), word("after"), values, word("dropped"))
 
 
 def entries(ring: Ring) -> np.ndarray:
@@ -85,7 +86,7 @@ def entries(ring: Ring) -> np.ndarray:
     t["tick"], t["kind"], t["type"], t["tag"] = ring.trigger_tick, _c.FISRIG_CAPTURE_TRIGGER, ring.trigger, NO_TAG
     # A wrapped ring lost the window's oldest entries: the window is cut short.
     t["flags"] = CUT_SHORT if ring.wrapped and (not len(e) or int(e["tick"][0]) > first) else 0
-    t["header"][0, :5] = [ring.value, first & 0xFFFFFFFF, first >> 32, last & 0xFFFFFFFF, last >> 32]
+    t["header"][0, :6] = [ring.value, first & 0xFFFFFFFF, first >> 32, last & 0xFFFFFFFF, last >> 32, ring.dropped]
     return np.concatenate([t, e])
 
 

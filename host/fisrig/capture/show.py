@@ -41,8 +41,10 @@ def fields_text(row) -> str:
     kind, name = row["kind"], row["name"]
     if kind == "trigger":
         first, last = window_ticks(row["dwords"])
-        return "window {:.3f} .. {:.3f} us{}".format(int(ticks_to_ns(first)) / 1000, int(ticks_to_ns(last)) / 1000,
-                                                     ", cut short by the run's end" if row["cut_short"] else "")
+        dropped = int(row["dwords"][5])
+        return "window {:.3f} .. {:.3f} us{}{}".format(
+            int(ticks_to_ns(first)) / 1000, int(ticks_to_ns(last)) / 1000,
+            ", cut short" if row["cut_short"] else "", f", {dropped:,} entries dropped" if dropped else "")
     if kind in ("event", "primitive"):
         return f"x{row['count']}" if kind == "primitive" else ""
     cmd, status, error = _num(row["command"]), _num(row["status"]), _num(row["error"])

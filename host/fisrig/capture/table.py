@@ -107,3 +107,16 @@ def make(run_dir: Path, keep_raw: bool = True) -> Path | None:
     if not keep_raw:
         raw.unlink()
     return out
+
+
+def unfired(run_dir: Path, captures: list[dict]) -> list[str]:
+    """What the run says of captures it armed that took no window (compile's
+    Compiled.captures): one line each, naming the step."""
+    path = Path(run_dir) / CAPTURE_PARQUET
+    if not captures:
+        return []
+    windows = set(pq.read_table(path, columns=["window"]).column("window").to_pylist()) if path.exists() else set()
+    if windows:
+        return []
+    return [f"the capture step {c['step']} armed (trigger {c['trigger']}) never fired: capture.parquet has no window"
+            for c in captures]

@@ -82,4 +82,4 @@ def add_rig(soc, sata, bridge, main_ram=None):
     # its CPU times were fitted to, stay as they were.
     if getattr(sata, "capture", None) is not None:
         soc.csr.add("rig_capture", n=soc.csr.n_locs - 1)
-        soc.rig_capture = RigCapture(sata.capture)
+        soc.rig_capture = RigCapture(sata.capture, [sata.capture_tx, sata.capture_rx])

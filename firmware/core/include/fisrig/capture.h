@@ -62,7 +62,8 @@ enum fisrig_capture_kind {
   FISRIG_CAPTURE_TRIGGER = 3    /* a window's first entry: where its trigger fired (`type` the
                                    enum fisrig_capture_trigger, header[0] its value,
                                    header[1] and [2] the window's first tick, low half first,
-                                   header[3] and [4] its last) */
+                                   header[3] and [4] its last, header[5] the entries the
+                                   capture dropped, never stalling the wire: 0 on the model) */
 };
 
 /* An entry's direction (dir). */
