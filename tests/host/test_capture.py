@@ -305,3 +305,6 @@ def test_a_capture_is_refused_where_the_rig_cannot_take_it(tmp_path):
     sata.steps[1].args["capture"] = {"trigger": "fis:sdb", "windows": 2}
     with pytest.raises(InputError, match=r"step 2 arms a capture: the gateware's capture takes one window an arming"):
         prepare(sata, target="rtl")
+    sata.steps[1].args["capture"] = sata.steps[0].args["capture"] = {"trigger": "fis:sdb"}
+    with pytest.raises(InputError, match=r"step 1 arms a capture: the host reads the gateware's ring once"):
+        prepare(sata, target="rtl")

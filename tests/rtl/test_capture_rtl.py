@@ -111,3 +111,16 @@ def test_a_fault_fires_the_gateware_s_trigger_with_the_fault_inside(tmp_path):
     assert cap.iloc[0]["name"] == "power_cut" and cap.iloc[0]["t_ns"] == cut
     data = cap[(cap["name"] == "data") & (cap["t_ns"] < cut)]
     assert len(data) and (cap["t_ns"] >= cut - 20_000).all()
+
+
+def test_a_trim_s_range_list_is_decoded_from_the_captured_payload(tmp_path, capsys):
+    from cli_in_process import fisrig
+    p = plan.from_dict({"plan": {"name": "capture-dsm", "profile": "tiny-1gb"}, "step": [
+        {"do": "trim", "lba_start": 1000, "lba_count": 800,
+         "capture": {"trigger": "command:0x06", "before_us": 0, "after_us": 50}}]})
+    r = run_plan(p, tmp_path / "dsm", target="rtl", quiet=True)
+    code, out, err = fisrig(["capture", "show", str(r.run_dir)], capsys)
+    assert code == 0, err
+    h2d = [l for l in out.splitlines() if "DATA_SET_MANAGEMENT (06h)" in l]
+    data = [l for l in out.splitlines() if " H>D " in l and "Data       512 bytes" in l]
+    assert len(h2d) == 1 and data and data[0].endswith("ranges 1000+800")

@@ -15,6 +15,7 @@ from fisrig.records import store
 from fisrig.sata import ata
 
 QUEUED = {ata.READ_FPDMA_QUEUED, ata.WRITE_FPDMA_QUEUED, ata.SEND_FPDMA_QUEUED}
+DSM = {ata.DATA_SET_MANAGEMENT, ata.SEND_FPDMA_QUEUED}
 ARROW = {"to_device": "H>D", "to_host": "D>H"}
 NAMES = {"reg_h2d": "Reg H2D", "reg_d2h": "Reg D2H", "set_device_bits": "SDB", "dma_setup": "DMA Setup",
          "dma_activate": "DMA Act", "pio_setup": "PIO Setup", "data": "Data", "bist": "BIST"}
@@ -36,8 +37,20 @@ def _num(v) -> int | None:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
 
 
-def fields_text(row) -> str:
-    """What an analyzer shows of the entry beside its name."""
+def ranges_text(dwords) -> str:
+    """A DSM range list's first entries as a Data FIS's payload carries them (ACS-3 7.5.3:
+    8 bytes each, LBA 47:0 and a count; a zero count is padding), from the captured dwords."""
+    out = []
+    for lo, hi in zip(dwords[1::2], dwords[2::2]):
+        lba, count = int(lo) | (int(hi) & 0xFFFF) << 32, int(hi) >> 16
+        if count:
+            out.append(f"{lba}+{count}")
+    return "ranges " + (", ".join(out) if out else "(none in the captured dwords)")
+
+
+def fields_text(row, dsm: bool = False) -> str:
+    """What an analyzer shows of the entry beside its name; `dsm`: a Data FIS carrying a DSM
+    range list (its command's H2D was DATA SET MANAGEMENT or SEND FPDMA QUEUED)."""
     kind, name = row["kind"], row["name"]
     if kind == "trigger":
         first, last = window_ticks(row["dwords"])
@@ -68,6 +81,8 @@ def fields_text(row) -> str:
         parts.append(f"tag {_num(row['dma_tag'])} transfer {_num(row['transfer_bytes'])} bytes")
     elif name == "data":
         parts.append(f"{(row['count'] - 1) * 4} bytes")
+        if dsm and not row["modelled"]:  # the gateware keeps a Data FIS's first payload dwords
+            parts.append(ranges_text(row["dwords"]))
     if row["bad"]:
         parts.append("R_ERR")
     if row["cut_short"]:
@@ -90,7 +105,10 @@ def lines(run_dir: Path, t_from_ns: int | None = None, t_to_ns: int | None = Non
     out = [f"{'time (us)':>14} {'+ns':>8}  dir  tag  {'entry':<10} fields", ]
     modelled = bool(d["modelled"].any()) if len(d) else False
     last = None
+    sent = None  # the last H2D's command: a DSM's data carries its range list
     for row in d.to_dict("records"):
+        if row["name"] == "reg_h2d":
+            sent = _num(row["command"])
         if row["kind"] == "trigger":
             out.append(f"-- window {row['window']}: trigger {row['name']} at {row['t_ns'] / 1000:.3f} us "
                        f"({fields_text(row)})")
@@ -102,8 +120,9 @@ def lines(run_dir: Path, t_from_ns: int | None = None, t_to_ns: int | None = Non
         label = NAMES.get(row["name"], row["name"]) if row["kind"] == "fis" else row["name"]
         if row["kind"] == "event":
             label = f"[{row['name']}]"
+        dsm = row["name"] == "data" and row["direction"] == "to_device" and sent in DSM
         out.append(f"{row['t_ns'] / 1000:>14.3f} {delta:>8}  {ARROW.get(row['direction'], '   ')}  {tag:>3}  "
-                   f"{label:<10} {fields_text(row)}".rstrip())
+                   f"{label:<10} {fields_text(row, dsm)}".rstrip())
     if modelled:
         out.append("(modelled: the model target's FISes where its wire model places them; primitives are not "
                    "modelled: docs/capture.md)")

@@ -52,6 +52,9 @@ class RtlTarget(Target):
                     "fires on start, fis, command, tag, r_err and power_cut")
         if capture["windows"] > 1:
             return "the gateware's capture takes one window an arming (windows = 1)"
+        if capture.get("armings", 1) > 1:
+            return ("the host reads the gateware's ring once, after the run: one step of a plan may arm a capture "
+                    "on this target for now")
         return None
 
     def run(self, program: Path, records: Path, sinks: RunSinks, quiet: bool = False) -> RunOutcome:
