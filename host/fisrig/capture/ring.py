@@ -40,7 +40,7 @@ def read(link, regs: dict) -> Ring:
     """The ring through the bridge (`link`: read(addr, n) of 32-bit words, write(addr, v));
     a CSR wider than a word comes high word first."""
     def word(name, n=1):
-        ws = link.read(regs[f"rig_capture_{name}"], n)
+        ws = link.read(regs[f"wire_capture_{name}"], n)
         ws = [ws] if isinstance(ws, int) else list(ws)
         v = 0
         for w in ws:
@@ -50,7 +50,7 @@ def read(link, regs: dict) -> Ring:
     trigger = word("trigger")
     values = []
     for i in range(word("count")):
-        link.write(regs["rig_capture_rd_index"], i)
+        link.write(regs["wire_capture_rd_index"], i)
         values.append(word("rd_data", WORDS))
     return Ring(bool(state & 1), bool(state & 2), bool(state & 4), bool(state & 8), trigger & 0xF, trigger >> 8,
                 word("trigger_tick", 2), word("before"), word("after"), values, word("dropped"))

@@ -77,9 +77,9 @@ def add_rig(soc, sata, bridge, main_ram=None):
     soc.tick_gate = TickGate(sata.now, address_width=soc.bus.address_width)
     soc.bus.add_slave("tick_gate", soc.tick_gate.bus,
                       SoCRegion(origin=TICK_GATE_BASE, size=TICK_GATE_SIZE, cached=False))
-    # The analyzer's capture ring, read by the host; its CSRs at the last location, not among
-    # the others by name (LiteX's order), so that the firmware's CSR addresses, and the code
-    # its CPU times were fitted to, stay as they were.
+    # The analyzer's capture ring, read by the host; its CSRs (wire_capture_*: the host's, not
+    # the firmware's rig_*) at the last location, not among the others by name (LiteX's order),
+    # so that the firmware's CSR addresses, and the code its CPU times were fitted to, stay.
     if getattr(sata, "capture", None) is not None:
-        soc.csr.add("rig_capture", n=soc.csr.n_locs - 1)
-        soc.rig_capture = RigCapture(sata.capture, [sata.capture_tx, sata.capture_rx])
+        soc.csr.add("wire_capture", n=soc.csr.n_locs - 1)
+        soc.wire_capture = RigCapture(sata.capture, [sata.capture_tx, sata.capture_rx])

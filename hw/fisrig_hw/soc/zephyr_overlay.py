@@ -44,9 +44,6 @@ SOC_CORES = {"ctrl0": "ctrl", "uart0": "uart", "timer0": "timer0"}
 # The engine's CSR groups, in the order the node lists them (cpu_bus: the CPU's bus counters,
 # fisrig_hw.soc.bus_activity, for the firmware's profile line).
 ENGINE_CSRS = ("rig", "rings", "cpu_bus")
-# The capture ring's (soc/rig_capture.py) are the host's, read through the bridge: not the
-# firmware's, though their names start as the rig's do.
-HOST_CSRS = ("rig_capture_",)
 TIMER_UPTIME = ("timer0_uptime_latch", "timer0_uptime_cycles")
 # Main RAM: the firmware below this offset, the boot header and program above (baremetal_if.h).
 PROGRAM_OFFSET = contract.FISRIG_BOOT_PROGRAM_OFFSET
@@ -73,8 +70,7 @@ def engine_regs(csr: dict) -> list[tuple[str, int, int]]:
     cpu_bus CSR by its csr.json name, then the ring RAM, the tick gate and the program area.
     The driver takes each address by its name (DT_INST_REG_ADDR_BY_NAME)."""
     regs = csr["csr_registers"]
-    mine = [(name, r) for group in ENGINE_CSRS for name, r in regs.items()
-            if name.startswith(group + "_") and not name.startswith(HOST_CSRS)]
+    mine = [(name, r) for group in ENGINE_CSRS for name, r in regs.items() if name.startswith(group + "_")]
     if not any(name.startswith(("rig_", "rings_")) for name, _ in mine):
         raise OverlayError("csr.json has no rig_* or rings_* registers: not a rig SoC")
     ring_ram = csr["memories"].get("ring_ram")
