@@ -96,7 +96,8 @@ def lines(run_dir: Path, t_from_ns: int | None = None, t_to_ns: int | None = Non
     d = read(run_dir)
     if window is not None:
         if window not in set(d["window"]):
-            raise InputError(f"--window {window}", f"the capture has windows {', '.join(map(str, sorted(set(d['window'])))) or 'none'}")
+            have = ", ".join(map(str, sorted(set(d["window"])))) or "none"
+            raise InputError(f"--window {window}", f"no such window: the capture's windows are {have}")
         d = d[d["window"] == window]
     if t_from_ns is not None:
         d = d[d["t_ns"] >= t_from_ns]
