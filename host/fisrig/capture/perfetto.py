@@ -115,7 +115,7 @@ def trace(run_dir: Path):
             w.event(rig, row["t_ns"], "instant", f"trigger: {row['name']}", {"window": int(row["window"]),
                                                                              "fields": show.fields_text(row)})
         else:
-            w.event(rig, row["t_ns"], "instant", row["name"], {"tag": show._num(row["tag"]) or -1})
+            w.event(rig, row["t_ns"], "instant", row["name"], {"tag": show.num(row["tag"]) or -1})
     _commands(w, run_dir, root, spans)
     return w.trace
 

@@ -15,7 +15,6 @@ from fisrig_hw import contract as _c
 from fisrig_hw.engine.capture import ENTRY_BITS, entry_layout
 
 WORDS = (ENTRY_BITS + 31) // 32  # a ring entry's CSR words
-QUEUED = (ata.READ_FPDMA_QUEUED, ata.WRITE_FPDMA_QUEUED, ata.SEND_FPDMA_QUEUED)
 # The triggers the gateware fires itself, for one window an arming (descriptor_checks.capture_ok).
 GATEWARE_TRIGGERS = {_c.FISRIG_TRIGGER_ARMED, _c.FISRIG_TRIGGER_FIS, _c.FISRIG_TRIGGER_COMMAND,
                      _c.FISRIG_TRIGGER_TAG, _c.FISRIG_TRIGGER_R_ERR, _c.FISRIG_TRIGGER_POWER_CUT}
@@ -78,7 +77,7 @@ def entries(ring: Ring) -> np.ndarray:
     e["tag"] = NO_TAG
     fis = e["kind"] == _c.FISRIG_CAPTURE_FIS
     command = (e["header"][:, 0] >> 16) & 0xFF
-    h2d = fis & (e["type"] == _c.FISRIG_FIS_REG_H2D) & np.isin(command, QUEUED)
+    h2d = fis & (e["type"] == _c.FISRIG_FIS_REG_H2D) & np.isin(command, sorted(ata.QUEUED))
     e["tag"][h2d] = (e["header"][h2d, 3] >> 3) & 0x1F
     setup = fis & (e["type"] == _c.FISRIG_FIS_DMA_SETUP)
     e["tag"][setup] = e["header"][setup, 1] & 0x1F

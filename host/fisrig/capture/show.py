@@ -14,8 +14,6 @@ from fisrig.errors import InputError
 from fisrig.records import store
 from fisrig.sata import ata
 
-QUEUED = {ata.READ_FPDMA_QUEUED, ata.WRITE_FPDMA_QUEUED, ata.SEND_FPDMA_QUEUED}
-DSM = {ata.DATA_SET_MANAGEMENT, ata.SEND_FPDMA_QUEUED}
 ARROW = {"to_device": "H>D", "to_host": "D>H"}
 NAMES = {"reg_h2d": "Reg H2D", "reg_d2h": "Reg D2H", "set_device_bits": "SDB", "dma_setup": "DMA Setup",
          "dma_activate": "DMA Act", "pio_setup": "PIO Setup", "data": "Data", "bist": "BIST"}
@@ -33,7 +31,7 @@ def read(run_dir: Path, columns=None):
         return pq.read_table(path, columns=columns).to_pandas()
 
 
-def _num(v) -> int | None:
+def num(v) -> int | None:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
 
 
@@ -60,25 +58,25 @@ def fields_text(row, dsm: bool = False) -> str:
             ", cut short" if row["cut_short"] else "", f", {dropped:,} entries dropped" if dropped else "")
     if kind in ("event", "primitive"):
         return f"x{row['count']}" if kind == "primitive" else ""
-    cmd, status, error = _num(row["command"]), _num(row["status"]), _num(row["error"])
+    cmd, status, error = num(row["command"]), num(row["status"]), num(row["error"])
     parts = []
     if name == "reg_h2d" and cmd is not None:
-        feat, count = _num(row["features"]), _num(row["fis_count"])
+        feat, count = num(row["features"]), num(row["fis_count"])
         parts.append(f"{ata.COMMAND_NAMES.get(cmd, 'command')} ({cmd:02X}h)")
-        if cmd in QUEUED:
-            parts.append(f"tag {count >> 3} LBA {_num(row['lba'])} sectors {feat or 65536}")
+        if cmd in ata.QUEUED:
+            parts.append(f"tag {count >> 3} LBA {num(row['lba'])} sectors {feat or 65536}")
         else:
-            parts.append(f"LBA {_num(row['lba'])} count {count} features {feat:04X}h")
+            parts.append(f"LBA {num(row['lba'])} count {count} features {feat:04X}h")
     elif status is not None:
         parts.append(f"status {status:02X}h error {error:02X}h")
         if name == "set_device_bits":
-            parts.append(f"SActive {_num(row['sactive']):08X}h")
-        elif name == "reg_d2h" and _num(row["lba"]):
-            parts.append(f"LBA {_num(row['lba'])}")
+            parts.append(f"SActive {num(row['sactive']):08X}h")
+        elif name == "reg_d2h" and num(row["lba"]):
+            parts.append(f"LBA {num(row['lba'])}")
         if name == "pio_setup":
-            parts.append(f"transfer {_num(row['transfer_bytes'])} bytes")
+            parts.append(f"transfer {num(row['transfer_bytes'])} bytes")
     elif name == "dma_setup":
-        parts.append(f"tag {_num(row['dma_tag'])} transfer {_num(row['transfer_bytes'])} bytes")
+        parts.append(f"tag {num(row['dma_tag'])} transfer {num(row['transfer_bytes'])} bytes")
     elif name == "data":
         parts.append(f"{(row['count'] - 1) * 4} bytes")
         if dsm and not row["modelled"]:  # the gateware keeps a Data FIS's first payload dwords
@@ -109,7 +107,7 @@ def lines(run_dir: Path, t_from_ns: int | None = None, t_to_ns: int | None = Non
     sent = None  # the last H2D's command: a DSM's data carries its range list
     for row in d.to_dict("records"):
         if row["name"] == "reg_h2d":
-            sent = _num(row["command"])
+            sent = num(row["command"])
         if row["kind"] == "trigger":
             out.append(f"-- window {row['window']}: trigger {row['name']} at {row['t_ns'] / 1000:.3f} us "
                        f"({fields_text(row)})")
@@ -117,11 +115,11 @@ def lines(run_dir: Path, t_from_ns: int | None = None, t_to_ns: int | None = Non
             continue
         delta = "" if last is None else f"{row['t_ns'] - last:>8}"
         last = row["t_ns"]
-        tag = "" if _num(row["tag"]) is None else str(_num(row["tag"]))
+        tag = "" if num(row["tag"]) is None else str(num(row["tag"]))
         label = NAMES.get(row["name"], row["name"]) if row["kind"] == "fis" else row["name"]
         if row["kind"] == "event":
             label = f"[{row['name']}]"
-        dsm = row["name"] == "data" and row["direction"] == "to_device" and sent in DSM
+        dsm = row["name"] == "data" and row["direction"] == "to_device" and sent in ata.TRIMS
         out.append(f"{row['t_ns'] / 1000:>14.3f} {delta:>8}  {ARROW.get(row['direction'], '   ')}  {tag:>3}  "
                    f"{label:<10} {fields_text(row, dsm)}".rstrip())
     if modelled:

@@ -35,7 +35,7 @@ def write(run_dir: Path, out: Path) -> Path:
             end = t + max(1, int(np.ceil(row["count"] * ns_per_dword)))
             side = row["direction"]
             code = int(row["dwords"][0] & 0xFF) if row["kind"] == "fis" else 0
-            tag = show._num(row["tag"])
+            tag = show.num(row["tag"])
             changes += [(t, order, f"{side}_fis", code), (t, order, f"{side}_tag", NO_TAG if tag is None else tag),
                         (t, order, "link_state", DIR_STATE[side]),
                         (end, order + 1, f"{side}_fis", 0), (end, order + 1, f"{side}_tag", NO_TAG),

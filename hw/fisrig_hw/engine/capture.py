@@ -191,8 +191,9 @@ class CaptureWindow(Module):
         command = h0[16:24]
         tag = e.header[96 + 3:96 + 8]
         is_fis = e.kind == _c.FISRIG_CAPTURE_FIS
-        h2d = is_fis & (e.type == 0x27)
-        queued = h2d & ((command == 0x60) | (command == 0x61) | (command == 0x64))
+        h2d = is_fis & (e.type == _c.FISRIG_FIS_REG_H2D)
+        queued = h2d & ((command == _c.FISRIG_ATA_READ_FPDMA_QUEUED) | (command == _c.FISRIG_ATA_WRITE_FPDMA_QUEUED) |
+                        (command == _c.FISRIG_ATA_SEND_FPDMA_QUEUED))
         matches = Signal()
         self.comb += Case(self.armed_trigger, {
             _c.FISRIG_TRIGGER_FIS: matches.eq(is_fis & (e.type == self.armed_value)),
