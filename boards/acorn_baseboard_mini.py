@@ -17,6 +17,11 @@ GENS = (1, 2, 3)  # the GTP's 6.6 Gb/s covers Gen3 on the -3 part
 DEFAULT_GEN = 2  # as litex-boards runs SATA on this board; Gen3 elaborates, untried on a board
 
 
+# The analyzer's capture ring: 8,192 entries of 339 bits, 80 of the part's 36 Kb block RAMs
+# as 512 x 72 (of its 365; docs/boards.md has what yosys counts): some 3 ms of a QD4 workload.
+CAPTURE_DEPTH = 8192
+
+
 def soc(gen=DEFAULT_GEN):
     platform = board.Platform()
     # The GTP's reference clock pins carry the PCIe edge's 100 MHz, not SATA's 150: the
@@ -24,5 +29,5 @@ def soc(gen=DEFAULT_GEN):
     crg = S7CRG(platform, platform.request("clk200"), speedgrade=-3, with_sata_refclk=True)
     return FisrigBoardSoC(platform, crg, platform.request("sata", 0), ClockSignal("sata_refclk"),
                           gen=gen, dram=(A7DDRPHY, dram_module(board.DRAM_MODULE)), bridge="uart",
-                          power_pads=platform.request("drive_power", 0),
+                          power_pads=platform.request("drive_power", 0), capture_depth=CAPTURE_DEPTH,
                           ident="fisrig rig SoC on Acorn CLE-215+ / Acorn Baseboard Mini")

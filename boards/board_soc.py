@@ -57,9 +57,10 @@ class FisrigBoardSoC(SoCCore):
     """platform: the board's; crg: its S7CRG; sata_pads, sata_refclk: the transceiver's pair
     and reference (BoardSATAPHY); gen: the link's SATA generation; dram: (LiteDRAM PHY
     class, module) or None; bridge: "uart" (UARTBone on serial 0, the console through it)
-    or ("etherbone", eth_phy, ip_address); power_pads: the load switch's inputs."""
+    or ("etherbone", eth_phy, ip_address); power_pads: the load switch's inputs;
+    capture_depth: the analyzer's capture ring's entries (engine/capture.py), in block RAM."""
     def __init__(self, platform, crg, sata_pads, sata_refclk, gen=3, dram=None, bridge="uart",
-                 power_pads=None, ident="fisrig rig SoC"):
+                 power_pads=None, ident="fisrig rig SoC", capture_depth=0):
         self.crg = crg
         uart = "crossover" if bridge == "uart" else "serial"
         SoCCore.__init__(self, platform, clk_freq=SYS_CLK_HZ, cpu_type="vexriscv",
@@ -76,7 +77,7 @@ class FisrigBoardSoC(SoCCore):
         # The rig core on the board's transceiver.
         phy = BoardSATAPHY(platform.device, sata_pads, sata_refclk, gen=gen, clk_freq=SYS_CLK_HZ,
                            power_pads=power_pads)
-        self.sata = sata = RigCore(with_sys_domain=False, phy=phy)
+        self.sata = sata = RigCore(with_sys_domain=False, phy=phy, capture_depth=capture_depth)
         sata_hz = {1: 75e6, 2: 150e6, 3: 150e6}[gen]  # the transceiver's parallel clocks
         platform.add_period_constraint(phy.crg.cd_sata_tx.clk, 1e9 / sata_hz)
         platform.add_period_constraint(phy.crg.cd_sata_rx.clk, 1e9 / sata_hz)

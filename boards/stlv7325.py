@@ -25,6 +25,11 @@ DEFAULT_GEN = 3  # GTX at 6 Gb/s (litex-boards runs Gen2 here; Gen3 is untried o
 IP_ADDRESS = "192.168.1.50"  # the board's; docs/boards.md says how to reach it
 
 
+# The analyzer's capture ring: 8,192 entries of 339 bits, 80 of the part's 36 Kb block RAMs
+# as 512 x 72 (of its 445; docs/boards.md has what yosys counts): some 3 ms of a QD4 workload.
+CAPTURE_DEPTH = 8192
+
+
 def soc(gen=DEFAULT_GEN):
     platform = board.Platform()
     crg = S7CRG(platform, platform.request("clk200"), speedgrade=-2, with_sata_refclk=True)
@@ -32,4 +37,5 @@ def soc(gen=DEFAULT_GEN):
     return FisrigBoardSoC(platform, crg, platform.request("sata", 0), ClockSignal("sata_refclk"),
                           gen=gen, dram=(K7DDRPHY, dram_module(board.DRAM_MODULE)),
                           bridge=("etherbone", eth_phy, IP_ADDRESS),
-                          power_pads=platform.request("drive_power", 0), ident="fisrig rig SoC on STLV7325")
+                          power_pads=platform.request("drive_power", 0), capture_depth=CAPTURE_DEPTH,
+                          ident="fisrig rig SoC on STLV7325")

@@ -218,7 +218,7 @@ def execute(p: Prepared, out: Path, quiet: bool = False, force: bool = False, ke
     finally:
         if removal:
             removal.join()
-    outcome.notes += capture_table.unfired(out, p.compiled.captures)
+    outcome.notes += capture_table.notes(out, p.compiled.captures)
     return RunResult(out, outcome.status, phases, plots, outcome)
 
 

@@ -22,6 +22,9 @@ bool WireCapture::take(const fisrig_cmd_desc& d, uint64_t tick) {
     return true;
   }
   if (d.command != FISRIG_CAPTURE_ARM || d.features > FISRIG_TRIGGER_ERROR) return false;
+  // A new arming ends the capture before it: a window that has fired is kept, cut short if
+  // it had not passed, as the gateware holds it for the host.
+  if (on_ && fired_) write_window(tick < fire_tick_ + after_);
   on_ = true;
   trigger_ = uint8_t(d.features);
   value_ = d.count;

@@ -11,7 +11,7 @@ import pytest
 
 from fisrig_boards import build
 from fisrig_hw import contract
-from fisrig_hw.soc import soc_build, zephyr_build, zephyr_overlay
+from fisrig_hw.soc import rig_capture, soc_build, zephyr_build, zephyr_overlay
 
 TRANSCEIVER = {"acorn_baseboard_mini": "GTPE2_CHANNEL", "stlv7325": "GTXE2_CHANNEL"}
 LUT_GOAL_PCT = 70
@@ -70,6 +70,11 @@ def test_the_board_elaborates_with_the_simulated_socs_rig(board, tmp_path, sim_c
     regs, mems = rig_view(csr)
     assert (regs, mems) == rig_view(sim_csr)
     assert len(regs) > 20
+    # The analyzer's capture at the fixed addresses the board host reads it at (no csr.json there).
+    for c in (csr, sim_csr):
+        assert {k: v["addr"] for k, v in c["csr_registers"].items() if k.startswith("wire_capture_")} == \
+            rig_capture.csr_addresses()
+    assert csr["csr_registers"]["wire_capture_depth"]["size"] == 1
     assert csr["memories"]["main_ram"]["size"] == 1 << 30  # each board's 1 GB of DDR3
     # Its Zephyr overlay (issue 18): the engine's registers as on the simulated SoC, Zephyr's
     # RAM the firmware's area of main RAM, the program area the rest of the board's DDR3.

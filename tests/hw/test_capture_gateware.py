@@ -180,3 +180,84 @@ def test_an_r_err_run_fires_its_trigger():
     assert got["done"] and got["trigger"] == 13 + FIRST_TICK
     r_err = [e for e in got["entries"] if e["kind"] == _c.FISRIG_CAPTURE_PRIMITIVE and e["type"] == _c.FISRIG_PRIM_R_ERR]
     assert [(e["tick"], e["count"], e["dir"]) for e in r_err] == [(13 + FIRST_TICK, 3, _c.FISRIG_CAPTURE_TO_HOST)]
+
+
+def test_a_held_window_waits_for_its_release_and_the_capture_goes_on():
+    """Event triggers (a power cut, a record's result: `fire`) on an idle wire: the earliest
+    fire of a window wins; a passed window is held, the triggers meanwhile counted in `missed`;
+    the release starts the arming's next window (`late`, from the release on); an arming
+    that comes while a window has fired cuts it short and waits, pending, for the release."""
+    top = Top()
+    w = top.window
+    seen = {}
+
+    def sample(name, *signals):
+        seen[name] = {}
+        for s in signals:
+            seen[name][s] = yield getattr(w, s)
+
+    def fire(tick):
+        yield w.fire.eq(1)
+        yield w.fire_tick.eq(tick)
+        yield
+        yield w.fire.eq(0)
+        yield
+
+    def until_held(limit=200):
+        for _ in range(limit):
+            if (yield w.holding):
+                return
+            yield
+        raise AssertionError("the window was never held")
+
+    def pulse(signal):
+        yield signal.eq(1)
+        yield
+        yield signal.eq(0)
+        yield
+
+    def arm(trigger, after, windows):
+        yield w.trigger.eq(trigger)
+        yield w.after.eq(after)
+        yield w.windows.eq(windows)
+        yield from pulse(w.arm)
+
+    def bench():
+        for side in (top.tx, top.rx):  # an idle link: SYNC both ways
+            yield side.valid.eq(1)
+            yield side.data.eq(P["SYNC"])
+            yield side.charisk.eq(1)
+        yield from arm(_c.FISRIG_TRIGGER_POWER_CUT, after=5, windows=2)
+        for _ in range(10):
+            yield
+        now = yield top.now
+        yield from fire(now)
+        yield from fire(now - 3)  # an earlier one, found later: it wins
+        yield from sample("first", "fired", "trigger_tick", "late", "armed")
+        seen["first"]["want"] = now - 3
+        for side in (top.tx, top.rx):  # the SYNC runs end, so the window has settled
+            yield side.data.eq(P["SYNC"] ^ 1)
+        yield from until_held()
+        yield from fire((yield top.now))  # while held: not looked for, counted
+        yield from sample("held", "missed", "cut", "pending")
+        yield from pulse(w.release)
+        yield from sample("second", "armed", "fired", "done", "late", "armed_at", "missed")
+        seen["second"]["released"] = (yield top.now) - 1
+        yield from fire((yield top.now))
+        # A new arming while this window has fired and not yet passed: cut short, and pending.
+        yield from arm(_c.FISRIG_TRIGGER_RESULT, after=100, windows=1)
+        yield from sample("cut", "holding", "cut", "pending", "armed_trigger")
+        yield from pulse(w.release)
+        yield from sample("third", "armed", "fired", "late", "pending", "armed_trigger")
+        yield from pulse(w.stop)  # nothing fired: the capture just ends
+        yield from sample("stopped", "armed", "holding")
+
+    run_simulation(top, bench())
+    first, held, second = seen["first"], seen["held"], seen["second"]
+    assert first["fired"] and first["trigger_tick"] == first["want"] and not first["late"]
+    assert held == {"missed": 1, "cut": 0, "pending": 0}
+    assert second["armed"] and not second["fired"] and not second["done"] and second["late"]
+    assert second["missed"] == 0 and second["armed_at"] == second["released"]
+    assert seen["cut"] == {"holding": 1, "cut": 1, "pending": 1, "armed_trigger": _c.FISRIG_TRIGGER_POWER_CUT}
+    assert seen["third"] == {"armed": 1, "fired": 0, "late": 1, "pending": 0, "armed_trigger": _c.FISRIG_TRIGGER_RESULT}
+    assert seen["stopped"] == {"armed": 0, "holding": 0}

@@ -81,6 +81,29 @@ TEST(WireCapture, TheEarliestTriggerWinsWhateverOrderItsEntriesCameIn) {
   EXPECT_FALSE(c.on());  // one window asked
 }
 
+TEST(WireCapture, ANewArmingKeepsTheWindowThatHadFiredCutShort) {
+  Written w;
+  WireCapture c;
+  c.write_to(w.f);
+  ASSERT_TRUE(c.take(arm(FISRIG_TRIGGER_FIS, FISRIG_FIS_SET_DEVICE_BITS, 10, 100), 0));
+  c.add(fis(40, FISRIG_FIS_REG_H2D));
+  c.add(fis(50, FISRIG_FIS_SET_DEVICE_BITS));  // fires; its window runs to 150
+  ASSERT_TRUE(c.take(arm(FISRIG_TRIGGER_FIS, FISRIG_FIS_REG_H2D, 0, 10), 60));  // before 150: cut short
+  c.add(fis(70, FISRIG_FIS_REG_H2D));
+  c.finish(200);
+  std::vector<fisrig_capture_entry> got = w.entries();
+  ASSERT_EQ(got.size(), 5u);
+  EXPECT_EQ(got[0].kind, FISRIG_CAPTURE_TRIGGER);
+  EXPECT_EQ(got[0].tick, 50u);
+  EXPECT_TRUE(got[0].flags & FISRIG_CAPTURE_CUT_SHORT);
+  EXPECT_EQ(got[1].tick, 40u);
+  EXPECT_EQ(got[2].tick, 50u);
+  EXPECT_EQ(got[3].kind, FISRIG_CAPTURE_TRIGGER);  // the new arming's window
+  EXPECT_EQ(got[3].tick, 70u);
+  EXPECT_EQ(got[3].window, 1u);
+  EXPECT_FALSE(got[3].flags & FISRIG_CAPTURE_CUT_SHORT);
+}
+
 TEST(WireCapture, WindowsFollowOneAnotherAndAResultTriggerPastAnOpenWindowWaits) {
   Written w;
   WireCapture c;
@@ -103,7 +126,9 @@ TEST(WireCapture, WindowsFollowOneAnotherAndAResultTriggerPastAnOpenWindowWaits)
   }
   EXPECT_EQ(triggers, (std::vector<uint64_t>{40, 70}));
   for (const auto& e : got)
-    if (e.kind == FISRIG_CAPTURE_FIS) EXPECT_TRUE((e.tick >= 35 && e.tick <= 50) || (e.tick >= 65 && e.tick <= 80));
+    if (e.kind == FISRIG_CAPTURE_FIS) {
+      EXPECT_TRUE((e.tick >= 35 && e.tick <= 50) || (e.tick >= 65 && e.tick <= 80));
+    }
   EXPECT_EQ(got.back().window, 1);
 }
 

@@ -36,6 +36,11 @@ PLAN = "targets-agree"
 TIMED = plan.from_dict({"plan": {"name": "timed", "profile": "fast-1gb"}, "step": [
     {"do": "workload", "label": "reads for 20 ms", "read_pct": 100, "transfer_kib": 4, "queue_depth": 1,
      "ncq": True, "lba_count": 65536, "seconds": 0.02}]})
+# The analyzer's capture through the board's bridge: two windows on SDBs, read as the run goes
+# (long enough for the host's look at the ring, each 20 ms of wall time, to come during it).
+CAPTURED = {"plan": {"name": "captured", "profile": "tiny-1gb"}, "step": [
+    {"do": "workload", "label": "ncq", "read_pct": 50, "transfer_kib": 16, "queue_depth": 4, "lba_count": 4096,
+     "commands": 300, "capture": {"trigger": "fis:sdb", "before_us": 2, "after_us": 10, "windows": 2}}]}
 # The simulated SoC's main RAM (512 KiB) after the firmware's area and the boot header.
 MAIN_RAM_ROOM = 0x80000 - contract.FISRIG_BOOT_PROGRAM_OFFSET - contract.SIZES["fisrig_boot_header"]
 
@@ -85,6 +90,7 @@ def runs(soc_dir, tmp_path_factory):  # noqa: F811
         with contextlib.redirect_stdout(said):
             runs["timed"] = run_plan(TIMED, out / "timed", target="board", url=url, quiet=False)
         runs["timed said"] = said.getvalue()
+        runs["captured"] = run_plan(plan.from_dict(CAPTURED), out / "captured", target="board", url=url, quiet=True)
         with pytest.raises(board_run.BoardRunError) as too_large:
             board_run.run(url, bytes(MAIN_RAM_ROOM + 4), lambda raw: None)
         runs["too large"] = str(too_large.value)
@@ -93,6 +99,7 @@ def runs(soc_dir, tmp_path_factory):  # noqa: F811
             stop(server)
         console.close()
     runs["rtl"] = run_plan(p, out / "rtl", target="rtl", quiet=True)
+    runs["rtl captured"] = run_plan(plan.from_dict(CAPTURED), out / "rtl-captured", target="rtl", quiet=True)
     for name, r in runs.items():
         assert name in ("too large", "timed said") or r.status == "done", (name, r.outcome)
     return runs
@@ -185,3 +192,21 @@ def test_no_server_at_the_url_ends_the_run_failed_with_why(tmp_path, capsys):
     assert code != 0 and "no litex_server at 127.0.0.1:" in err, err
     assert "Traceback" not in err
     assert '"status": "failed"' in Path(tmp_path / "run" / "run.json").read_text()
+
+
+def test_the_board_target_drains_the_capture_as_rtl_does(runs):
+    """The capture's CSRs and entries at their fixed addresses (rig_capture, no csr.json on the
+    host): both windows read through litex_server as the run goes, each fired on an SDB inside
+    it, each H2D and SDB in them at the stamp of a record of the run, as on --target rtl."""
+    import pandas as pd
+    for name in ("captured", "rtl captured"):
+        run_dir = runs[name].run_dir
+        cap, rec = pd.read_parquet(run_dir / "capture.parquet"), pd.read_parquet(run_dir / "records.parquet")
+        assert sorted(set(cap["window"])) == [0, 1], name
+        for _, w in cap.groupby("window"):
+            t = w.iloc[0]
+            assert t["kind"] == "trigger" and t["name"] == "fis", name
+            assert "set_device_bits" in set(w[w["tick"] == t["tick"]]["name"]), name
+            h2d, sdb = (set(w.loc[w["name"] == n, "t_ns"]) for n in ("reg_h2d", "set_device_bits"))
+            assert h2d and h2d <= set(rec["t_h2d_ns"]), name
+            assert sdb <= set(rec["t_status_ns"]), name

@@ -124,3 +124,66 @@ def test_a_trim_s_range_list_is_decoded_from_the_captured_payload(tmp_path, caps
     h2d = [l for l in out.splitlines() if "DATA_SET_MANAGEMENT (06h)" in l]
     data = [l for l in out.splitlines() if " H>D " in l and "Data       512 bytes" in l]
     assert len(h2d) == 1 and data and data[0].endswith("ranges 1000+800")
+
+
+def windows_of(cap):
+    """Each window's trigger row and entries, by window."""
+    return {int(w): (g.iloc[0], g.iloc[1:]) for w, g in cap.groupby("window", sort=True)}
+
+
+def test_a_record_s_result_fires_the_trigger_at_its_status_on_both_targets(tmp_path):
+    # An NCQ error (UNC on the drive's media): the "error" trigger fires at its error SDB, as
+    # the model's does, and the window holds the engine's log read; one command at a time,
+    # so the FIS sequence is the protocol's alone and the same on both targets.
+    steps = [{"do": "workload", "label": "reads", "read_pct": 100, "transfer_kib": 4, "queue_depth": 1,
+              "lba_start": 0, "lba_count": 64, "commands": 24, "pattern": "sequential",
+              "capture": {"trigger": "error", "before_us": 5, "after_us": 40}}]
+    seqs = {}
+    for target in ("model", "rtl"):
+        p = plan.from_dict({"plan": {"name": "capture-error", "profile": "tiny-1gb", "on_error": "requeue"},
+                            "step": steps})
+        r = run_plan(p, tmp_path / target, target=target, quiet=True, faults=["unc=40+8"])
+        assert r.status == "done", (target, r.outcome)
+        rec, cap = pd.read_parquet(r.run_dir / "records.parquet"), pd.read_parquet(r.run_dir / "capture.parquet")
+        t, w = windows_of(cap)[0]
+        assert t["name"] == "error" and not t["cut_short"], (target, t)
+        sdb = w[(w["tick"] == t["tick"]) & (w["name"] == "set_device_bits")]
+        assert len(sdb) == 1 and int(sdb["status"].iloc[0]) & 1, (target, w)  # ERR: the error SDB
+        failed = rec[rec["result"] == "ata_error"]
+        assert len(failed) and failed["t_status_ns"].min() > t["t_ns"], target  # its record ends at the log read
+        fis = w[w["kind"] == "fis"]
+        seqs[target] = [(f.name, f.direction, int(f.count)) for f in fis.itertuples()]
+        assert ("reg_h2d", "to_device", 5) in seqs[target][seqs[target].index(("set_device_bits", "to_host", 2)):]
+    assert seqs["rtl"] == seqs["model"]
+
+
+def test_several_windows_and_armings_on_the_gateware_each_drained_as_the_run_goes(tmp_path):
+    ncq = {"do": "workload", "read_pct": 50, "transfer_kib": 16, "queue_depth": 4, "lba_count": 4096}
+    p = plan.from_dict({"plan": {"name": "capture-windows", "profile": "tiny-1gb"}, "step": [
+        {**ncq, "label": "first", "commands": 64, "capture": {"trigger": "fis:sdb", "before_us": 2, "after_us": 10,
+                                                             "windows": 3}},
+        {**ncq, "label": "second", "commands": 16, "capture": {"trigger": "command:0x60", "before_us": 0,
+                                                              "after_us": 20}}]})
+    r = run_plan(p, tmp_path / "rtl", target="rtl", quiet=True)
+    assert r.status == "done", r.outcome
+    rec, cap = pd.read_parquet(r.run_dir / "records.parquet"), pd.read_parquet(r.run_dir / "capture.parquet")
+    ws = windows_of(cap)
+    assert sorted(ws) == [0, 1, 2, 3]
+    for k, (t, w) in ws.items():
+        name = "fis" if k < 3 else "command"
+        assert t["name"] == name, (k, t)
+        first, last = int(t["dwords"][1]), int(t["dwords"][3])
+        assert len(w) and (w["tick"] >= first).all() and (w["tick"] <= last).all(), k
+        fired = w[w["tick"] == t["tick"]]
+        want = "set_device_bits" if k < 3 else "reg_h2d"
+        assert want in set(fired["name"]), (k, fired)
+    # Each window after the first of its arming starts past the one before; the second
+    # step's starts within it, past the first step's last command.
+    ticks = [int(ws[k][0]["tick"]) for k in range(4)]
+    assert ticks == sorted(ticks) and ticks[1] > ticks[0] + int(ws[0][0]["dwords"][3]) - ticks[0]
+    second = rec[(rec["marker"] == "second") & (rec["kind"] == "command")]
+    assert second["t_h2d_ns"].min() <= ws[3][0]["t_ns"] <= second["t_status_ns"].max()
+    # An SDB comes every few us, the host's read of a window takes longer: the triggers the
+    # gateware did not look for while it held a window are counted, and the run says so.
+    missed = sum(int(ws[k][0]["dwords"][6]) for k in range(3))
+    assert missed and any(f"{missed} capture triggers came while the gateware held" in n for n in r.outcome.notes)

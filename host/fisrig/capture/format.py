@@ -42,7 +42,7 @@ KIND_CODE = {v: k for k, v in KINDS.items()}
 CAPTURE_BIN = "capture.bin"
 CAPTURE_PARQUET = "capture.parquet"
 # `fisrig capture export`'s files in the run directory, when --out does not say otherwise.
-EXPORTS = ("capture.perfetto-trace", "capture.vcd")
+EXPORTS = ("capture.perfetto-trace", "capture.vcd", "capture.gtkw")  # the VCD's GTKWave save file last
 
 
 def read_bin(path: Path) -> np.ndarray:

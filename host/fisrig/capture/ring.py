@@ -1,10 +1,12 @@
-"""The gateware's capture ring as capture.bin (docs/capture.md): what the host reads through
-the bridge after a run (RigCapture's CSRs: the trigger, the window's depths, each entry as
-engine/capture.py lays it out) turned into capture.h's entries, those of the window only,
-after a trigger entry; the FIS entries a command's tag can be read off get it."""
+"""The gateware's capture ring as capture.bin (docs/capture.md): each window the ring holds,
+read through the bridge as the run goes (RigCapture's CSRs: the trigger, the window's depths,
+each entry as engine/capture.py lays it out) and released, turned into capture.h's entries,
+those of the window only, after a trigger entry; the FIS entries a command's tag can be read
+off get it."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -13,11 +15,11 @@ from fisrig.capture.format import CUT_SHORT, ENTRY, HEADER, HEADER_DWORDS, MAGIC
 from fisrig.sata import ata
 from fisrig_hw import contract as _c
 from fisrig_hw.engine.capture import ENTRY_BITS, entry_layout
+from fisrig_hw.soc.rig_capture import ENTRY_WORDS, RING_BASE
 
-WORDS = (ENTRY_BITS + 31) // 32  # a ring entry's CSR words
-# The triggers the gateware fires itself, for one window an arming (descriptor_checks.capture_ok).
-GATEWARE_TRIGGERS = {_c.FISRIG_TRIGGER_ARMED, _c.FISRIG_TRIGGER_FIS, _c.FISRIG_TRIGGER_COMMAND,
-                     _c.FISRIG_TRIGGER_TAG, _c.FISRIG_TRIGGER_R_ERR, _c.FISRIG_TRIGGER_POWER_CUT}
+WORDS = (ENTRY_BITS + 31) // 32  # the words of an entry's bits (of its ENTRY_WORDS on the bus)
+BURST_ENTRIES = 255 // ENTRY_WORDS  # entries a bridge read: UARTBone moves at most 255 words
+STATE_BITS = ("armed", "fired", "done", "wrapped", "holding", "cut", "late", "pending")  # RigCapture.state
 
 
 @dataclass
@@ -33,29 +35,47 @@ class Ring:
     after: int
     values: list[int]  # each entry's bits, in ring order
     dropped: int = 0   # entries the compressors dropped since the SoC started
+    holding: bool = False
+    cut: bool = False       # the window ended before its end (a STOP, a new arming, the run's end)
+    late: bool = False      # it could start only at a release (armed_at)
+    armed_at: int = 0
+    missed: int = 0         # triggers that came while a window was held
 
 
-def read(link, regs: dict) -> Ring:
-    """The ring through the bridge (`link`: read(addr, n) of 32-bit words, write(addr, v));
-    a CSR wider than a word comes high word first."""
-    def word(name, n=1):
-        ws = link.read(regs[f"wire_capture_{name}"], n)
-        ws = [ws] if isinstance(ws, int) else list(ws)
-        v = 0
-        for w in ws:
-            v = v << 32 | w
-        return v
-    state = word("state")
-    trigger = word("trigger")
+def _word(link, regs, name, n=1):
+    """A RigCapture CSR through the bridge (`link`: read(addr, n) of 32-bit words, write(addr,
+    v)); a CSR wider than a word comes high word first."""
+    ws = link.read(regs[f"wire_capture_{name}"], n)
+    ws = [ws] if isinstance(ws, int) else list(ws)
+    v = 0
+    for w in ws:
+        v = v << 32 | w
+    return v
+
+
+def state(link, regs) -> dict:
+    s = _word(link, regs, "state")
+    return {name: bool(s >> k & 1) for k, name in enumerate(STATE_BITS)}
+
+
+def read(link, regs) -> Ring:
+    """The ring as it is: its CSRs, and its entries in bursts from RING_BASE."""
+    st = state(link, regs)
+    trigger = _word(link, regs, "trigger")
     values = []
-    for i in range(word("count")):
-        link.write(regs["wire_capture_rd_index"], i)
-        values.append(word("rd_data", WORDS))
-    return Ring(bool(state & 1), bool(state & 2), bool(state & 4), bool(state & 8), trigger & 0xF, trigger >> 8,
-                word("trigger_tick", 2), word("before"), word("after"), values, word("dropped"))
+    n = _word(link, regs, "count")
+    for first in range(0, n, BURST_ENTRIES):
+        k = min(BURST_ENTRIES, n - first)
+        ws = link.read(RING_BASE + 4 * ENTRY_WORDS * first, ENTRY_WORDS * k)
+        for i in range(k):
+            values.append(sum(w << (32 * j) for j, w in enumerate(ws[ENTRY_WORDS * i:ENTRY_WORDS * i + WORDS])))
+    return Ring(st["armed"], st["fired"], st["done"], st["wrapped"], trigger & 0xF, trigger >> 8,
+                _word(link, regs, "trigger_tick", 2), _word(link, regs, "before"), _word(link, regs, "after"),
+                values, _word(link, regs, "dropped"), st["holding"], st["cut"], st["late"],
+                _word(link, regs, "armed_at", 2), _word(link, regs, "missed"))
 
 
-def entries(ring: Ring) -> np.ndarray:
+def entries(ring: Ring, window: int = 0) -> np.ndarray:
     """capture.h's entries of the ring's window: the trigger's first, then the window's in tick
     order; none when it never fired."""
     if not ring.fired:
@@ -64,13 +84,13 @@ def entries(ring: Ring) -> np.ndarray:
     for i, v in enumerate(ring.values):
         at = 0
         for name, width in entry_layout:
-            field = (v >> at) & ((1 << width) - 1)
+            f = (v >> at) & ((1 << width) - 1)
             at += width
             if name == "header":
-                e["header"][i] = [(field >> (32 * k)) & 0xFFFFFFFF for k in range(HEADER_DWORDS)]
+                e["header"][i] = [(f >> (32 * k)) & 0xFFFFFFFF for k in range(HEADER_DWORDS)]
             else:
-                e[name][i] = field
-    first = max(0, ring.trigger_tick - ring.before)
+                e[name][i] = f
+    first = max(ring.armed_at, ring.trigger_tick - ring.before)
     last = ring.trigger_tick + ring.after
     e = e[(e["tick"] >= first) & (e["tick"] <= last)]
     e = e[np.argsort(e["tick"], kind="stable")]
@@ -83,10 +103,54 @@ def entries(ring: Ring) -> np.ndarray:
     e["tag"][setup] = e["header"][setup, 1] & 0x1F
     t = np.zeros(1, dtype=ENTRY)
     t["tick"], t["kind"], t["type"], t["tag"] = ring.trigger_tick, _c.FISRIG_CAPTURE_TRIGGER, ring.trigger, NO_TAG
-    # A wrapped ring lost the window's oldest entries: the window is cut short.
-    t["flags"] = CUT_SHORT if ring.wrapped and (not len(e) or int(e["tick"][0]) > first) else 0
-    t["header"][0, :6] = [ring.value, first & 0xFFFFFFFF, first >> 32, last & 0xFFFFFFFF, last >> 32, ring.dropped]
-    return np.concatenate([t, e])
+    # Cut short: a wrapped ring lost the window's oldest entries; the window waited for a
+    # release past where it would have started; or it ended before its end.
+    lost_start = ring.wrapped and (not len(e) or int(e["tick"][0]) > first)
+    waited = ring.late and ring.trigger_tick - ring.before < ring.armed_at
+    t["flags"] = CUT_SHORT if lost_start or waited or ring.cut else 0
+    t["header"][0] = [ring.value, first & 0xFFFFFFFF, first >> 32, last & 0xFFFFFFFF, last >> 32, ring.dropped,
+                      ring.missed]
+    out = np.concatenate([t, e])
+    out["window"] = window
+    return out
+
+
+@dataclass
+class Drain:
+    """Takes each window the gateware's ring holds as the run goes, and releases it so that the
+    capture goes on (the arming's next window, or a later arming); `finish` takes what is left
+    once the run has ended. Polls the ring's state at most every `every_s` of wall time, so
+    the record ring's drain keeps its pace."""
+    link: object
+    regs: dict
+    every_s: float = 0.02
+    windows: list = field(default_factory=list)
+    _next: float = 0.0
+
+    def once(self) -> int:
+        if time.monotonic() < self._next:
+            return 0
+        self._next = time.monotonic() + self.every_s
+        if not state(self.link, self.regs)["holding"]:
+            return 0
+        self._take(read(self.link, self.regs))
+        self.link.write(self.regs["wire_capture_release"], 1)
+        return 1
+
+    def finish(self) -> None:
+        """A window still held, or fired and not yet passed when the run ended (cut short)."""
+        ring = read(self.link, self.regs)
+        if ring.armed and ring.fired:
+            ring.cut = ring.cut or not ring.done
+            self._take(ring)
+
+    def _take(self, ring: Ring) -> None:
+        e = entries(ring, len(self.windows))
+        if len(e):
+            self.windows.append(e)
+
+    def entries(self) -> np.ndarray:
+        return np.concatenate(self.windows) if self.windows else np.zeros(0, dtype=ENTRY)
 
 
 def write(path: Path, e: np.ndarray) -> None:

@@ -109,14 +109,31 @@ def make(run_dir: Path, keep_raw: bool = True) -> Path | None:
     return out
 
 
-def unfired(run_dir: Path, captures: list[dict]) -> list[str]:
-    """What the run says of captures it armed that took no window (compile's
-    Compiled.captures): one line each, naming the step."""
+def notes(run_dir: Path, captures: list[dict]) -> list[str]:
+    """What the run says of its captures (compile's Compiled.captures), one line each: with no
+    window at all, each arming, naming its step; windows cut short; entries the gateware
+    dropped; triggers that came while the gateware held a window for the host."""
     path = Path(run_dir) / CAPTURE_PARQUET
     if not captures:
         return []
-    windows = set(pq.read_table(path, columns=["window"]).column("window").to_pylist()) if path.exists() else set()
-    if windows:
-        return []
-    return [f"the capture step {c['step']} armed (trigger {c['trigger']}) never fired: capture.parquet has no window"
-            for c in captures]
+    if not path.exists() or not pq.read_metadata(path).num_rows:
+        return [f"the capture step {c['step']} armed (trigger {c['trigger']}) never fired: capture.parquet has "
+                "no window" for c in captures]
+    t = pq.read_table(path, columns=["window", "kind", "cut_short", "dwords"]).to_pandas()
+    t = t[t["kind"] == "trigger"]
+    out = []
+    cut = [int(w) for w in t.loc[t["cut_short"], "window"]]
+    if cut:
+        out.append(f"capture window{'s' * (len(cut) > 1)} {', '.join(map(str, cut))} cut short: the ring wrapped "
+                   "before the window's start, the window waited for the host's read of the one before, or the "
+                   "run or a new arming ended it (docs/capture.md)")
+    dropped = max((int(d[5]) for d in t["dwords"]), default=0)
+    if dropped:
+        out.append(f"the gateware's capture dropped {dropped} entries it could not take at once (never stalling "
+                   "the wire)")
+    missed = {int(w): int(d[6]) for w, d in zip(t["window"], t["dwords"]) if d[6]}
+    if missed:
+        out.append(f"{sum(missed.values())} capture trigger{'s' * (sum(missed.values()) != 1)} came while the "
+                   f"gateware held window{'s' * (len(missed) > 1)} {', '.join(map(str, missed))} for the host to "
+                   "read, and took no window")
+    return out

@@ -1,6 +1,7 @@
 """A capture as a VCD file (`fisrig capture export RUN --vcd`) for GTKWave and Surfer: the
 link's state, and in each direction the FIS type on the wire and its command's tag, as
-signals on a 1 ns timescale; the trigger as a pulse. Written with pyvcd."""
+signals on a 1 ns timescale; the trigger as a pulse. Written with pyvcd; beside it a GTKWave
+save file that opens the first window at its trigger with the signals shown."""
 from __future__ import annotations
 
 import time
@@ -9,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from fisrig.capture import show
+from fisrig.capture.format import ticks_to_ns, window_ticks
 from fisrig.capture.perfetto import DWORDS_PER_S
 from fisrig.records import run_state
 
@@ -18,8 +20,37 @@ DIR_STATE = {"to_device": LINK_STATES["host_sends"], "to_host": LINK_STATES["dev
 NO_TAG = 0xFF
 
 
+# GTKWave's save-file zoom z shows about 5.4 * 2**-z ns across its default wave pane (1,150
+# pixels): measured on GTKWave 3.3 at -7 and -10.
+GTKW_NS_AT_ZOOM_0 = 5.4
+GTKW_SPAN_NS = 1000  # what the save file shows from a little before the trigger: a few FISes
+SIGNALS = [("trigger", 1, "@28"), ("link_state", 2, "@24"), ("to_device_fis", 8, "@22"),
+           ("to_device_tag", 8, "@24"), ("to_host_fis", 8, "@22"), ("to_host_tag", 8, "@24")]
+
+
+def gtkw_path(out: Path) -> Path:
+    return Path(out).with_suffix(".gtkw")
+
+
+def write_gtkw(out: Path, vcd_name: str, first_ns: int, trigger_ns: int) -> Path:
+    """A GTKWave save file for the VCD at `vcd_name` beside `out`: every signal in its
+    radix (FIS types in hex, tags and the link state in decimal), the marker on the trigger
+    and the view from a little before it (`gtkwave RUN/capture.gtkw`)."""
+    import math
+    start = max(first_ns, trigger_ns - GTKW_SPAN_NS // 8)
+    zoom = -math.log2(GTKW_SPAN_NS / GTKW_NS_AT_ZOOM_0)
+    lines = [f'[dumpfile] "{vcd_name}"', f"[timestart] {start}", "[size] 1400 330",
+             f"*{zoom:.6f} {trigger_ns} {trigger_ns}", "[sst_width] 1", "[signals_width] 190",
+             "[sst_expanded] 0"]
+    for name, width, radix in SIGNALS:
+        lines += [radix, f"fisrig.{name}" + (f"[{width - 1}:0]" if width > 2 else "")]
+    path = gtkw_path(out)
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def write(run_dir: Path, out: Path) -> Path:
-    """The VCD into `out`."""
+    """The VCD into `out`, and its GTKWave save file beside it (gtkw_path)."""
     from vcd import VCDWriter
     run_dir, out = Path(run_dir), Path(out)
     d = show.read(run_dir).sort_values("t_ns", kind="stable")
@@ -61,4 +92,9 @@ def write(run_dir: Path, out: Path) -> Path:
         for t, _, name, value in changes:
             w.change(sig[name], t, value)
     tmp.replace(out)
+    triggers = d[d["kind"] == "trigger"]
+    if len(triggers):
+        t = triggers.iloc[0]
+        first = int(ticks_to_ns(np.array([window_ticks(t["dwords"])[0]]))[0])
+        write_gtkw(out, str(out.resolve()), first, int(t["t_ns"]))
     return out

@@ -53,6 +53,10 @@ def cmd_capture(a) -> int:
         raise InputError(f"--out {a.out}", f"no such directory {str(out.parent)!r}")
     if out.exists() and not a.force:
         raise InputError(f"--out {out}", "exists; add --force to replace it")
+    if a.vcd and not a.force:
+        from fisrig.capture.vcd import gtkw_path
+        if gtkw_path(out).exists():
+            raise InputError(f"--out {out}", f"its GTKWave save file {gtkw_path(out)} exists; add --force to replace it")
     if a.perfetto:
         from fisrig.capture import perfetto
         perfetto.write(run_dir, out)
@@ -60,7 +64,9 @@ def cmd_capture(a) -> int:
     else:
         from fisrig.capture import vcd
         vcd.write(run_dir, out)
-        print(f"capture: {out} (open it with GTKWave or Surfer)")
+        from fisrig.capture.vcd import gtkw_path
+        opened = f"gtkwave {gtkw_path(out)}: at the first trigger; " if gtkw_path(out).exists() else ""
+        print(f"capture: {out} ({opened}or open it with GTKWave or Surfer)")
     return 0
 
 

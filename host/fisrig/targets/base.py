@@ -50,8 +50,7 @@ class Target:
     def capture_problem(self, capture: dict) -> str | None:
         """Why this target cannot take the analyzer's capture a plan arms (compile's
         Compiled.captures entry), or None: its windows then go to RunSinks.capture."""
-        return (f"the {self.name} target cannot take it yet: the gateware's capture is not on the "
-                "board's SoC yet (docs/capture.md); --target model or rtl captures")
+        return f"the {self.name} target has no capture"
 
     def identify(self) -> list[int]:
         """The drive's IDENTIFY words, from the drive with this profile and these faults (so the

@@ -36,6 +36,9 @@ class BoardTarget(Target):
         super().__init__(profile)
         self.url, self.link_gen = url, None  # the bitstream's, which the host is not told
 
+    def capture_problem(self, capture: dict) -> str | None:
+        return None  # the boards' SoCs have the capture (a bitstream built before it is refused at the run)
+
     def run(self, program: Path, records: Path, sinks: RunSinks, quiet: bool = False) -> RunOutcome:
         import time
 
@@ -53,7 +56,7 @@ class BoardTarget(Target):
                       f"runs, the rig waits once it is {entries:,} behind (the run will say so)", flush=True)
         try:
             with self.records_file(records, sinks) as keep:
-                o = board_run.run(self.url, program.read_bytes(), keep, on_ring=on_ring)
+                o = board_run.run(self.url, program.read_bytes(), keep, on_ring=on_ring, capture_out=sinks.capture)
         except (board_run.BoardRunError, board_run.BridgeTimeout) as e:
             raise RuntimeError(f"board target: {e}") from None
         notes = rtl_notes(o)

@@ -44,18 +44,7 @@ class RtlTarget(Target):
                 raise TargetUnavailable("--firmware zephyr needs a Zephyr 4.3 tree: set ZEPHYR_BASE (docs/zephyr.md)")
 
     def capture_problem(self, capture: dict) -> str | None:
-        """The gateware fires its capture on the wire's own triggers, one window an arming
-        (engine/descriptor_checks.capture_ok); a record's result is the engine's to come."""
-        from fisrig.capture.ring import GATEWARE_TRIGGERS
-        if capture["code"] not in GATEWARE_TRIGGERS:
-            return (f"trigger {capture['trigger']!r} is the model target's only for now: the gateware's capture "
-                    "fires on start, fis, command, tag, r_err and power_cut")
-        if capture["windows"] > 1:
-            return "the gateware's capture takes one window an arming (windows = 1)"
-        if capture.get("armings", 1) > 1:
-            return ("the host reads the gateware's ring once, after the run: one step of a plan may arm a capture "
-                    "on this target for now")
-        return None
+        return None  # every trigger, any windows and armings: the host drains each window as it comes
 
     def run(self, program: Path, records: Path, sinks: RunSinks, quiet: bool = False) -> RunOutcome:
         import tempfile

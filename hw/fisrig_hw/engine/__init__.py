@@ -72,6 +72,7 @@ class RawCommandEngine(Module):
         self.capture_arm, self.capture_stop = Signal(), Signal()
         self.capture_trigger, self.capture_value = Signal(4), Signal(8)
         self.capture_before, self.capture_after = Signal(32), Signal(32)
+        self.capture_windows = Signal(16)
         # The drive's current as the current sense reads it (POWER SAMPLE: current.py).
         self.current_ma = Signal(16)
         # Counters for the CSRs (stat_timeouts, stat_ncq_errors and stat_events_lost below).
@@ -130,6 +131,7 @@ class RawCommandEngine(Module):
             self.capture_value.eq(desc_field(self.desc.raw, "count")[:8]),
             self.capture_before.eq(desc_field(self.desc.raw, "data_word")),
             self.capture_after.eq(desc_field(self.desc.raw, "timeout_ticks")),
+            self.capture_windows.eq(desc_field(self.desc.raw, "lba")[:16]),
             current.start_on.eq(desc_field(self.desc.raw, "count") == 1),
             current.start_period.eq(desc_field(self.desc.raw, "timeout_ticks")),
         ]

@@ -14,10 +14,11 @@ capture.h's entries:
   frame's own.
 
 CaptureWindow keeps the entries of both directions in a block-RAM ring from its arming on and
-freezes it once the window after the trigger has passed: the CPU or the host then reads the
-ring's entries out (rd_index, rd_data) and keeps those of [trigger - before, trigger + after].
-A full ring overwrites its oldest entries; `wrapped` says so. Nothing here can stall the wire:
-an entry the ring cannot take at once is dropped and counted.
+holds it once the window after the trigger has passed: the host reads the ring's entries out
+(rd_index, rd_data: soc/rig_capture.py's RingBus), keeps those of [trigger - before,
+trigger + after] and releases it for the next window. A full ring overwrites its oldest
+entries; `wrapped` says so. Nothing here can stall the wire or the engine: an entry the ring
+cannot take at once is dropped and counted.
 """
 
 from functools import reduce
@@ -136,30 +137,47 @@ GRACE_TICKS = 1 << 16
 
 class CaptureWindow(Module):
     """The ring around a trigger. arm (a strobe) with trigger, value, before and after (ticks)
-    starts a capture; entries come from `compressors`' sources; `fire`/`fire_tick` fire an
-    event trigger the engine decides (a power cut, a timeout, a record's result: the caller
-    matches it). `done` once the window has passed and what began in it has ended; the
-    ring's entries since the arming are rd_index's (rd_data a cycle later), `count` of them
-    kept (at most `depth`)."""
+    and windows starts a capture; entries come from `compressors`' sources; `fire`/`fire_tick`
+    fire an event trigger the engine decides (a power cut, a record's result: the caller
+    matches it), the earliest trigger of a window winning as on the model target.
+
+    A window is `done` once it has passed and what began in it has ended: the ring is then
+    `holding` it, frozen, for the host to read (rd_index, rd_data a cycle later; `count`
+    entries since the arming, at most `depth`) and `release`. Nothing waits on the host: an
+    arming while a window is held (or has fired and not yet passed: that one is `cut` short)
+    is kept `pending` and starts at the release, as does the arming's next window when it
+    asked for several. What comes while a window is held is not kept: the next window starts
+    at the release (`armed_at`, `late`), and a trigger that came meanwhile is counted in
+    `missed` (until the release). A STOP ends the capture: a window it cut before its end is
+    held, `cut`."""
     def __init__(self, compressors, depth=512):
         n_sinks = len(compressors)
+        self.depth = depth
         self.now = Signal(64)
         self.arm = Signal()
         self.stop = Signal()
-        self.trigger = Signal(4)      # these four are taken at the arming
+        self.release = Signal()
+        self.trigger = Signal(4)      # these five are taken at the arming
         self.value = Signal(8)
         self.before = Signal(32)
         self.after = Signal(32)
+        self.windows = Signal(16)
         self.armed_trigger = Signal(4)
         self.armed_value = Signal(8)
         self.armed_before = Signal(32)
         self.armed_after = Signal(32)
+        self.armed_at = Signal(64)   # where the window may start: its arming, or the release it waited for
         self.fire = Signal()
         self.fire_tick = Signal(64)
         self.sinks = [c.source for c in compressors]
         self.armed = Signal()
         self.fired = Signal()
         self.done = Signal()
+        self.holding = Signal()
+        self.cut = Signal()       # the window ended before its end: a STOP or a new arming
+        self.late = Signal()      # armed_at is a release's, not the arming's: what came before it is lost
+        self.pending = Signal()   # an arming waits for the held window's release
+        self.missed = Signal(32)  # triggers that came while this window was held
         self.trigger_tick = Signal(64)
         self.written = Signal(32)   # entries written since the arming (a wrapped ring kept `depth` of them)
         self.wrapped = Signal()
@@ -209,33 +227,71 @@ class CaptureWindow(Module):
         self.comb += settled.eq(reduce(and_, [~c.open | (c.open_tick > window_end)
                                            for c in compressors]) & ~have)
         self.comb += [
+            self.holding.eq(self.armed & self.done),
             e.ready.eq(1),  # taken, kept or not
             window_end.eq(self.trigger_tick + self.armed_after),
             wr.adr.eq(wr_ptr),
             wr.dat_w.eq(Cat(*[getattr(e, n) for n, _ in entry_layout])),
             wr.we.eq(e.valid & collecting),
         ]
+        # The arming waiting for a release.
+        p_trigger, p_value, p_before, p_after, p_windows = (Signal(len(s)) for s in (
+            self.trigger, self.value, self.before, self.after, self.windows))
+        left = Signal(16)  # windows of this arming still to come, this one's among them
+
+        def start(trigger, value, before, after, windows, late):
+            return [
+                self.armed.eq(1), self.fired.eq(0), self.done.eq(0), self.cut.eq(0), self.written.eq(0),
+                self.wrapped.eq(0), wr_ptr.eq(0), self.armed_at.eq(self.now), self.late.eq(late), self.missed.eq(0),
+                self.armed_trigger.eq(trigger), self.armed_value.eq(value),
+                self.armed_before.eq(before), self.armed_after.eq(after),
+                left.eq(Mux(windows == 0, 1, windows)),
+                If(trigger == _c.FISRIG_TRIGGER_ARMED, self.fired.eq(1), self.trigger_tick.eq(self.now)),
+            ]
         self.sync += [
             If(self.arm,
-                self.armed.eq(1), self.fired.eq(0), self.done.eq(0), self.written.eq(0),
-                self.wrapped.eq(0), wr_ptr.eq(0),
-                self.armed_trigger.eq(self.trigger), self.armed_value.eq(self.value),
-                self.armed_before.eq(self.before), self.armed_after.eq(self.after),
-                If(self.trigger == _c.FISRIG_TRIGGER_ARMED, self.fired.eq(1), self.trigger_tick.eq(self.now)),
+                If(self.armed & (self.done | self.fired),
+                    # A window is held, or has fired: it stays for the host, cut short if it had
+                    # not passed; this arming starts once it is read.
+                    If(~self.done, self.done.eq(1), self.cut.eq(1)),
+                    self.pending.eq(1), p_trigger.eq(self.trigger), p_value.eq(self.value),
+                    p_before.eq(self.before), p_after.eq(self.after), p_windows.eq(self.windows),
+                ).Else(
+                    self.pending.eq(0),
+                    *start(self.trigger, self.value, self.before, self.after, self.windows, 0),
+                )
             ).Elif(self.stop,
-                self.done.eq(self.armed)
+                self.pending.eq(0), left.eq(1),
+                If(self.armed & ~self.done,
+                    If(self.fired, self.done.eq(1), self.cut.eq(self.now <= window_end)
+                    ).Else(self.armed.eq(0))  # nothing fired: nothing to read
+                )
+            ).Elif(self.release & self.holding,
+                If(self.pending,
+                    self.pending.eq(0),
+                    *start(p_trigger, p_value, p_before, p_after, p_windows, 1),
+                ).Elif(left > 1,
+                    *start(self.armed_trigger, self.armed_value, self.armed_before, self.armed_after, left - 1, 1),
+                ).Else(self.armed.eq(0))
             ).Elif(collecting,
                 If(e.valid,
                     wr_ptr.eq(Mux(wr_ptr == depth - 1, 0, wr_ptr + 1)),
                     self.written.eq(self.written + 1),
                     If(self.written >= depth - 1, self.wrapped.eq(1)),
-                    If(~self.fired & matches, self.fired.eq(1), self.trigger_tick.eq(e.tick)),
                 ),
-                If(~self.fired & self.fire, self.fired.eq(1), self.trigger_tick.eq(self.fire_tick)),
+                # The earliest trigger wins: the engine's results come after their ticks, and a
+                # long frame's entry after a short one's from the other way.
+                If(e.valid & matches & (~self.fired | (e.tick < self.trigger_tick)),
+                    self.fired.eq(1), self.trigger_tick.eq(e.tick)),
+                If(self.fire & (~self.fired | (self.fire_tick < self.trigger_tick)) &
+                   ~(e.valid & matches & (e.tick < self.fire_tick)),
+                    self.fired.eq(1), self.trigger_tick.eq(self.fire_tick)),
                 # The window has passed once the clock is past its end and what began in it has
                 # ended (or GRACE_TICKS have gone by): what begins later is not in it.
                 If(self.fired & (self.now > window_end) & (settled | (self.now > window_end + GRACE_TICKS)),
                    self.done.eq(1)),
+            ).Elif(self.holding & ((e.valid & matches) | self.fire) & (self.pending | (left > 1)),
+                self.missed.eq(self.missed + 1)
             ),
         ]
         self.count = Signal(32)

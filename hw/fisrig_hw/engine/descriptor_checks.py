@@ -44,14 +44,9 @@ def outside_window(desc, data_bytes):
 
 
 def capture_ok(desc):
-    """A CAPTURE descriptor the engine takes (capture.h): STOP, or ARM with a trigger the
-    gateware fires on (the FIS, command, tag, R_ERR and power-cut triggers, or the arming)
-    for one window; any other is refused."""
+    """A CAPTURE descriptor the engine takes (capture.h): STOP, or ARM with a trigger it knows
+    (the wire's, the power cut, a record's result); any other is refused."""
     from fisrig_hw import contract as _c
     trigger = desc_field(desc, "features")
-    windows = desc_field(desc, "lba")[:16]
-    fired_here = ((trigger == _c.FISRIG_TRIGGER_ARMED) | (trigger == _c.FISRIG_TRIGGER_FIS) |
-                  (trigger == _c.FISRIG_TRIGGER_COMMAND) | (trigger == _c.FISRIG_TRIGGER_TAG) |
-                  (trigger == _c.FISRIG_TRIGGER_R_ERR) | (trigger == _c.FISRIG_TRIGGER_POWER_CUT))
     return ((desc_field(desc, "command") == _c.FISRIG_CAPTURE_STOP) |
-            ((desc_field(desc, "command") == _c.FISRIG_CAPTURE_ARM) & fired_here & (windows <= 1)))
+            ((desc_field(desc, "command") == _c.FISRIG_CAPTURE_ARM) & (trigger <= _c.FISRIG_TRIGGER_ERROR)))

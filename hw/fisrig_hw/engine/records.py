@@ -33,6 +33,12 @@ class RecordWriter(Module):
         self.power_trigger = Signal(64)  # the power controller's trigger tick (a cut's ts_trigger)
         self.push, self.push_code, self.push_result, self.push_time = Signal(), Signal(8), Signal(3), Signal(64)
         self.stat_events_lost = Signal(32)
+        # A command's record as it goes, for the capture's result triggers: on the cycle of its
+        # last dword, its result and the tick of the status that gave it (its ts_status; for
+        # the command an NCQ error failed, the error SDB's, which the sequencer says with
+        # `recovered` as it ends the slot).
+        self.result_done, self.result, self.result_tick = Signal(), Signal(4), Signal(64)
+        self.recovered, self.recovered_slot, self.recovered_tick = Signal(), Signal(5), Signal(64)
 
         # # #
 
@@ -128,6 +134,13 @@ class RecordWriter(Module):
             cpl.last.eq(idx == CPL_DWORDS - 1),
         ]
 
+        rcv_valid, rcv_slot, rcv_tick = Signal(), Signal(5), Signal(64)
+        from_error_sdb = rcv_valid & (rcv_slot == slot)
+        self.sync += If(self.recovered,
+            rcv_valid.eq(1), rcv_slot.eq(self.recovered_slot), rcv_tick.eq(self.recovered_tick)
+        ).Elif(self.result_done & from_error_sdb, rcv_valid.eq(0))
+        self.comb += [self.result.eq(rec_res), self.result_tick.eq(Mux(from_error_sdb, rcv_tick, ts_word))]
+
         self.submodules.fsm = fsm = DirectFSM(reset_state="IDLE")
         self.comb += writing.eq(fsm.ongoing("OUT"))
         # The slots' state on the cut's cycle, latched there (only a POWER descriptor arms the
@@ -166,6 +179,7 @@ class RecordWriter(Module):
                         evq.source.ready.eq(1),
                     ).Else(
                         slots.cpl_clear.eq(1), slots.cpl_slot.eq(slot),
+                        self.result_done.eq(1),  # ts_word is ts_status on this last dword
                     ),
                     self.done.eq(1),
                     NextState("IDLE")

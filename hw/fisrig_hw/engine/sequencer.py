@@ -306,6 +306,7 @@ class Sequencer(Module):
         queued = slots.queued
         d2h_status, d2h_error, d2h_lba = st.d2h_status, st.d2h_error, st.d2h_lba
         st.sdb_t = sdb_t = Signal(64)  # the SDB's wire tick, for every tag it completes
+        st.err_sdb_t = Signal(64)  # the error SDB's: the failing command's result came there
         fsm.act("RX-FIS",
             self.rx_ack.eq(1),
             self.tap_rx_pop.eq(1),
@@ -378,7 +379,7 @@ class Sequencer(Module):
                     # read that recovers would wait for it forever.
                     NextValue(st.data_phase, 0),
                     NextValue(st.ncq_error, 1), NextValue(st.sdb_st, st.sdb_st_now),
-                    NextValue(st.sdb_er, d2h_error),
+                    NextValue(st.sdb_er, d2h_error), NextValue(st.err_sdb_t, rx_t),
                     NextValue(self.stat_ncq_errors, self.stat_ncq_errors + 1),
                 ),
                 NextValue(st.sweep_st, st.sdb_st_now), NextValue(st.sweep_er, d2h_error),
@@ -456,6 +457,8 @@ class Sequencer(Module):
             If(~log_nq & (queued >> log_tag)[0],
                 self._finish(log_tag, RESULT_ATA_ERROR, log[0][16:24], log[0][24:32],
                              Cat(log[1][:24], log[2][:24])),
+                self.writer.recovered.eq(1), self.writer.recovered_slot.eq(log_tag),
+                self.writer.recovered_tick.eq(st.err_sdb_t),
                 self._sweep(queued & ~(1 << log_tag), RESULT_NCQ_ABORTED)
             ).Else(
                 self._sweep(queued, RESULT_NCQ_ABORTED)

@@ -17,7 +17,9 @@ from fisrig_hw.phy.sim_phy import SimSATAPHY
 from fisrig_hw.engine.transport import LinkTxResult
 from fisrig_hw.engine.wire_tap import FrameTap, TapEvents
 from fisrig_hw.engine.capture import CaptureWindow, WireCompressor
-from fisrig_hw.contract import FISRIG_CAPTURE_TO_DEVICE, FISRIG_CAPTURE_TO_HOST, FISRIG_TRIGGER_POWER_CUT
+from fisrig_hw.contract import (FISRIG_CAPTURE_TO_DEVICE, FISRIG_CAPTURE_TO_HOST, FISRIG_RESULT_OK,
+                                FISRIG_RESULT_TIMEOUT, FISRIG_TRIGGER_ERROR, FISRIG_TRIGGER_POWER_CUT,
+                                FISRIG_TRIGGER_RESULT, FISRIG_TRIGGER_TIMEOUT)
 
 # Ticks from the pins to what the taps see. TX drives the pins from the transceiver's input
 # in the same cycle. RX: the drive's side (sim/device) gives its pins for a cycle before the
@@ -102,9 +104,27 @@ class RigCore(Module):
             phy.power.eq(power.pins),
             engine.current_ma.eq(phy.current_ma),
         ]
-        if capture_depth:  # the power cut fires the capture's power_cut trigger, on its tick
-            self.comb += [self.capture.fire.eq(engine.power_cut & (self.capture.armed_trigger == FISRIG_TRIGGER_POWER_CUT)),
-                          self.capture.fire_tick.eq(self.now)]
+        if capture_depth:
+            self._fire_capture(engine)
+
+    def _fire_capture(self, engine):
+        """The capture's event triggers: the power cut on its tick, and a command's record by
+        its result (capture.h: timeout, result, error) at the status that gave it; the earlier
+        if both come in one cycle."""
+        cap, writer = self.capture, engine.records
+        cut = engine.power_cut & (cap.armed_trigger == FISRIG_TRIGGER_POWER_CUT)
+        result = Signal()
+        self.comb += Case(cap.armed_trigger, {
+            FISRIG_TRIGGER_TIMEOUT: result.eq(writer.result == FISRIG_RESULT_TIMEOUT),
+            FISRIG_TRIGGER_RESULT: result.eq(writer.result == cap.armed_value),
+            FISRIG_TRIGGER_ERROR: result.eq(writer.result != FISRIG_RESULT_OK),
+            "default": result.eq(0),
+        })
+        by_record = writer.result_done & result
+        self.comb += [
+            cap.fire.eq(cut | by_record),
+            cap.fire_tick.eq(Mux(by_record & (~cut | (writer.result_tick < self.now)), writer.result_tick, self.now)),
+        ]
 
     def _add_capture(self, phy_taps, ready, engine, depth):
         """The analyzer's capture on the pins the wire taps watch, with their lags; armed by
@@ -119,6 +139,7 @@ class RigCore(Module):
             cap.now.eq(self.now), cap.arm.eq(engine.capture_arm), cap.stop.eq(engine.capture_stop),
             cap.trigger.eq(engine.capture_trigger), cap.value.eq(engine.capture_value),
             cap.before.eq(engine.capture_before), cap.after.eq(engine.capture_after),
+            cap.windows.eq(engine.capture_windows),
         ]
 
 

@@ -16,7 +16,9 @@ from litex.soc.interconnect import wishbone
 
 from fisrig_hw.soc.bus_activity import BusActivity
 from fisrig_hw.soc.rig_status import RigStatus
-from fisrig_hw.soc.rig_capture import RigCapture
+from fisrig_hw.soc.rig_capture import (CSR_LOCATIONS as CAPTURE_CSR_LOCATIONS, CSR_PAGING as CAPTURE_CSR_PAGING,
+                                        CSR_REGION as CAPTURE_CSR_REGION, RING_BASE as CAPTURE_RING_BASE,
+                                        RigCapture, RingBus)
 from fisrig_hw.soc.rings import EngineRings
 from fisrig_hw.soc.tick_gate import SIZE as TICK_GATE_SIZE, TickGate
 
@@ -71,6 +73,10 @@ def add_rig(soc, sata, bridge, main_ram=None):
         soc.main_ram_host = wishbone.SRAM(mem, bus=wishbone.Interface(
             data_width=32, address_width=soc.bus.address_width))
         own.append((_in_region(origin, size), soc.main_ram_host.bus))
+    # The analyzer's capture ring's entries, the bridge's alone (the CPU has no use for them).
+    if getattr(sata, "capture", None) is not None:
+        soc.wire_capture_ring = RingBus(sata.capture, address_width=soc.bus.address_width)
+        own.append((_in_region(CAPTURE_RING_BASE, RingBus.size(sata.capture.depth)), soc.wire_capture_ring.bus))
     soc.bridge_decoder = wishbone.Decoder(bridge, own + [
         (lambda adr: ~reduce(or_, [match(adr) for match, _ in own]), bridge_to_bus)])
     soc.bus.add_master(name="bridge", master=bridge_to_bus)
@@ -81,5 +87,9 @@ def add_rig(soc, sata, bridge, main_ram=None):
     # the firmware's rig_*) at the last location, not among the others by name (LiteX's order),
     # so that the firmware's CSR addresses, and the code its CPU times were fitted to, stay.
     if getattr(sata, "capture", None) is not None:
+        if (soc.mem_map["csr"], soc.csr.n_locs, soc.csr.paging) != (CAPTURE_CSR_REGION, CAPTURE_CSR_LOCATIONS,
+                                                                    CAPTURE_CSR_PAGING):
+            raise ValueError("the capture's CSRs go at rig_capture.CSR_BASE: this SoC's CSR region is laid out "
+                             "otherwise")
         soc.csr.add("wire_capture", n=soc.csr.n_locs - 1)
         soc.wire_capture = RigCapture(sata.capture, [sata.capture_tx, sata.capture_rx])

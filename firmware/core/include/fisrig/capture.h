@@ -63,7 +63,9 @@ enum fisrig_capture_kind {
                                    enum fisrig_capture_trigger, header[0] its value,
                                    header[1] and [2] the window's first tick, low half first,
                                    header[3] and [4] its last, header[5] the entries the
-                                   capture dropped, never stalling the wire: 0 on the model) */
+                                   capture dropped, never stalling the wire, header[6] the
+                                   triggers that came while the gateware held the window for
+                                   the host (it looks for none then): 0 on the model) */
 };
 
 /* An entry's direction (dir). */

@@ -76,12 +76,14 @@ def parse_url(url):
     return host, int(port)
 
 
-def run(url, program, on_record, timeout=3600, poll_s=0.005, on_ring=None):
+def run(url, program, on_record, timeout=3600, poll_s=0.005, on_ring=None, capture_out=None):
     """Runs a compiled program on the board behind the litex_server at `url`; on_record(bytes)
     gets each record as it is drained; returns the firmware's outcome (the JSON fisrig-model
     prints). on_ring(entries), before the program goes: the records the board's ring holds
     for it in main RAM (soc_run.ring_entries), which a run can outgrow only by that many
-    records more than the host has drained before the rig waits."""
+    records more than the host has drained before the rig waits. capture_out: where the
+    analyzer's capture windows go (capture.bin), each read as the ring holds it, at the
+    capture's CSRs' fixed addresses (rig_capture.csr_addresses)."""
     host, port = parse_url(url)
     link = BoardLink(host, port)
     link.open()
@@ -99,6 +101,15 @@ def run(url, program, on_record, timeout=3600, poll_s=0.005, on_ring=None):
         if len(program) > room:
             raise BoardRunError(f"{url}: the program is {len(program):,} bytes and the board's main RAM holds "
                                 f"{room:,} after its boot header: a shorter plan, or a board with more RAM")
+        windows = None
+        if capture_out is not None:
+            from fisrig.capture import ring as capture_ring
+            from fisrig_hw.soc.rig_capture import csr_addresses
+            regs = csr_addresses()
+            if not link.read(regs["wire_capture_depth"]):
+                raise BoardRunError(f"{url}: the board's bitstream has no analyzer capture (its capture registers "
+                                    "read 0): build it again from this fisrig (docs/boards.md), or run without one")
+            windows = capture_ring.Drain(link, regs)
         entries = ring_entries(len(program), room)
         if on_ring:
             on_ring(entries)
@@ -126,7 +137,12 @@ def run(url, program, on_record, timeout=3600, poll_s=0.005, on_ring=None):
         if drain.entries != entries:
             raise BoardRunError(f"{url}: the firmware placed {drain.entries:,} records in its ring where this host "
                                 f"expects {entries:,} (baremetal_if.h): a firmware of another version")
-        return drain_to_outcome(drain, outcome_now, deadline, lambda taken: BoardRunError(
-            f"{url}: the run took longer than {timeout} s; {taken} records taken"), poll_s)
+        outcome = drain_to_outcome(drain, outcome_now, deadline, lambda taken: BoardRunError(
+            f"{url}: the run took longer than {timeout} s; {taken} records taken"), poll_s,
+            also=windows.once if windows else None)
+        if windows:
+            windows.finish()
+            capture_ring.write(capture_out, windows.entries())
+        return outcome
     finally:
         link.close()

@@ -70,11 +70,14 @@ class RingDrain:
                               "not a power of two: not a fisrig firmware of this version")
         self.head = 0
 
-    def once(self):
-        """Takes what has been written since the last call; returns how many."""
+    def once(self, between=None):
+        """Takes what has been written since the last call; returns how many. between(), if
+        given, after each burst (the capture's windows: a long drain does not hold them)."""
         tail = self.bridge.read(self.address + RING_TAIL)
         taken = 0
         while self.head != tail:
+            if between and taken:
+                between()
             slot = self.head & (self.entries - 1)
             n = min((tail - self.head) & 0xFFFFFFFF, self.BURST, self.entries - slot)
             raw = self.bridge.read_bytes(self.records_at + RECORD_BYTES * slot, RECORD_BYTES * n)
@@ -126,13 +129,17 @@ def boot_resident(build_dir, run_dir, firmware, profile="tiny-1gb", faults="boot
         raise
 
 
-def drain_to_outcome(drain, outcome_now, deadline, too_long, pause_s=0.005):
+def drain_to_outcome(drain, outcome_now, deadline, too_long, pause_s=0.005, also=None):
     """Drains the record ring until the firmware's outcome has come (outcome_now(): the
     outcome dict once there is one, else None) and every record it counts is taken; past
-    `deadline` (monotonic), raises too_long(records taken). Returns the outcome."""
+    `deadline` (monotonic), raises too_long(records taken). also(), if given, each time
+    round and between the record ring's bursts (the capture ring's windows). Returns the
+    outcome."""
     outcome, taken = None, 0
     while outcome is None or taken < outcome["records"]:
-        got = drain.once()
+        if also:
+            also()
+        got = drain.once(also)
         taken += got
         if outcome is None:
             outcome = outcome_now()
@@ -150,8 +157,8 @@ def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
     line the firmware prints; returns the firmware's outcome (the JSON fisrig-model
     prints). host_lag_ticks: the host leaves the ring looking full until that many ticks
     after the run's start tick, as a host held up by its machine would (the firmware waits
-    and says so). capture_out: where the analyzer's capture ring goes once the run has
-    ended (capture.bin: fisrig.capture.ring), read through the bridge."""
+    and says so). capture_out: where the analyzer's capture windows go (capture.bin:
+    fisrig.capture.ring), each read through the bridge as the ring holds it."""
     on_console = on_console or (lambda line: None)
     console, port = _boot(build_dir, run_dir, firmware, program, profile, faults)
     link = None
@@ -188,11 +195,16 @@ def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
                     return outcome  # what it prints after (resident, waiting) is not this run's
                 line = console.poll_line()
             return None
-        outcome = drain_to_outcome(drain, outcome_now, deadline, lambda taken: SocRunError(
-            "the run took longer than {} s; {} records taken".format(timeout, taken)))
+        windows = None
         if capture_out is not None:
             from fisrig.capture import ring
-            ring.write(capture_out, ring.entries(ring.read(link, console.regs)))
+            windows = ring.Drain(link, console.regs)
+        outcome = drain_to_outcome(drain, outcome_now, deadline, lambda taken: SocRunError(
+            "the run took longer than {} s; {} records taken".format(timeout, taken)),
+            also=windows.once if windows else None)
+        if windows:
+            windows.finish()
+            ring.write(capture_out, windows.entries())
         return outcome
     except (ConsoleTimeout, bridge.BridgeTimeout) as e:
         raise SocRunError(str(e)) from None
