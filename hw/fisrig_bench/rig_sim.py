@@ -36,23 +36,30 @@ class RigSimError(Exception):
     pass
 
 
-def build(native_build=None, out_dir=None, datapath="same_clock", gen=3):
+# The capture's ring in the runner that prints the entries it takes (build's capture).
+RUNNER_CAPTURE_DEPTH = 64
+
+
+def build(native_build=None, out_dir=None, datapath="same_clock", gen=3, capture=False):
     """Builds the runner once per source change; returns the executable's path. The
     Verilog is regenerated each time (seconds) and compared by hash with the last build.
     native_build: the native build it links (default fisrig_hw.native.native_build()).
-    datapath, gen: the PHY datapath and the link's speed (fisrig_hw.phy.sim_phy.SimSATAPHY)."""
+    datapath, gen: the PHY datapath and the link's speed (fisrig_hw.phy.sim_phy.SimSATAPHY).
+    capture: the analyzer's capture in the core, each entry it keeps printed (Run.capture)."""
     native_build = native_build or native.native_build()
     from fisrig_hw.soc.rig_core import write_verilog
     default_dir = "rig_core" + ("" if datapath == "same_clock" else "_" + datapath) + \
-        ("" if gen == 3 else "_gen{}".format(gen))
+        ("" if gen == 3 else "_gen{}".format(gen)) + ("_capture" if capture else "")
     out_dir = out_dir or os.path.join(native_build, "rtl", default_dir)
     os.makedirs(out_dir, exist_ok=True)
     libs = native.native_libs(native_build, RigSimError)
     # The default build (the rtl tests', scripts/bench_rtl.py's) is compiled with gcc's
     # profile of its own run; the other link speeds and datapaths run a few short tests.
-    train = _train if (datapath, gen) == ("same_clock", 3) else None
-    return verilate(lambda: write_verilog(os.path.join(out_dir, "rig_core.v"), datapath=datapath, gen=gen),
-                    RUNNER, out_dir, libs, train=train)
+    train = _train if (datapath, gen, capture) == ("same_clock", 3, False) else None
+    depth = RUNNER_CAPTURE_DEPTH if capture else 0
+    return verilate(lambda: write_verilog(os.path.join(out_dir, "rig_core.v"), datapath=datapath, gen=gen,
+                                          capture_depth=depth),
+                    RUNNER, out_dir, libs, train=train, cflags=["-DFISRIG_RUNNER_CAPTURE"] if capture else [])
 
 
 def _train(exe):
@@ -75,18 +82,19 @@ def _train(exe):
         raise RigSimError("the runner's profile training failed:\n" + r.output[-3000:])
 
 
-def verilate(write, runner, out_dir, libs, error=RigSimError, train=None):
+def verilate(write, runner, out_dir, libs, error=RigSimError, train=None, cflags=()):
     """Writes the Verilog (`write()` returns its path; top module V<its stem>) and verilates
     it with the C++ `runner` and the native libraries into out_dir/obj, unless the sources'
     hash is the last build's; returns the executable. Both under out_dir's build_lock, so a
     second process never writes the Verilog under a build. Shared by every runner on the
     simulated drive (litesata_host_sim too). train(exe): a run of the executable built with
-    -fprofile-generate, whose profile then guides the build returned (gcc's PGO)."""
+    -fprofile-generate, whose profile then guides the build returned (gcc's PGO). cflags:
+    the runner's own (its options)."""
     with build_lock.held(out_dir):
-        return _verilate(write(), runner, out_dir, libs, error, train)
+        return _verilate(write(), runner, out_dir, libs, error, train, cflags)
 
 
-def _verilate(verilog, runner, out_dir, libs, error, train=None):
+def _verilate(verilog, runner, out_dir, libs, error, train=None, cflags=()):
     obj = os.path.join(out_dir, "obj")
 
     def command(pgo=""):
@@ -94,7 +102,8 @@ def _verilate(verilog, runner, out_dir, libs, error, train=None):
                 "-Wno-CASEINCOMPLETE", "-Wno-MULTIDRIVEN", "--Mdir", obj,
                 "-j", "2", verilog, runner,
                 "-MAKEFLAGS", "OPT_FAST=" + MODEL_OPT_FAST,
-                "-CFLAGS", " ".join(["-O2 -std=c++20", *["-I" + os.path.join(ROOT, i) for i in INCLUDES], pgo]).strip(),
+                "-CFLAGS", " ".join(["-O2 -std=c++20", *["-I" + os.path.join(ROOT, i) for i in INCLUDES], *cflags,
+                                     pgo]).strip(),
                 "-LDFLAGS", " ".join(libs + ["-ltomlplusplus"] + ([pgo] if pgo == PGO_GENERATE else []))]
     cmd = command(PGO_USE if train else "")
     # What the build depends on, part by part: the parts a rebuild found changed go in
@@ -228,6 +237,7 @@ class Run:
     returncode: int
     output: str = field(repr=False)
     wire: list = field(default_factory=list, repr=False)  # (cycle, tx, rx) in traced cycles
+    capture: list = field(default_factory=list, repr=False)  # each entry the capture kept (build's capture)
 
     def wire_frames(self, direction, cut_too=False):
         """A monitor on the traced pins: every frame one way ("tx": the rig's, "rx": the
@@ -292,7 +302,7 @@ def run(exe, script, profile="tiny-1gb", faults=None, timeout=900, wrapper=()):
         os.unlink(f.name)
     if proc.returncode == 2:
         raise RigSimError(proc.stderr.strip())
-    records, dumps, stats, wire = [], {}, {}, []
+    records, dumps, stats, wire, capture = [], {}, {}, [], []
     for line in proc.stdout.splitlines():
         words = line.split()
         if not words:
@@ -308,11 +318,13 @@ def run(exe, script, profile="tiny-1gb", faults=None, timeout=900, wrapper=()):
             records.append(rec)
         elif words[0] == "w":
             wire.append((int(words[1]), words[2], words[3]))
+        elif words[0] == "cap":
+            capture.append(int(words[1], 16))
         elif words[0] == "dump":
             dumps[int(words[1])] = [int(w, 16) for w in words[2:]]
         elif len(words) == 2:
             stats[words[0]] = _number(words[1])
-    return Run(records, dumps, stats, proc.returncode, proc.stdout + proc.stderr, wire)
+    return Run(records, dumps, stats, proc.returncode, proc.stdout + proc.stderr, wire, capture)
 
 
 def _number(text):

@@ -17,7 +17,8 @@
 //                            primitive's name, a data dword in hex, or "idle"
 // Prints "rec <160 hex digits>" per record in the order written (events included), then
 // "dump", "cycles", "wall_s", "host_instructions", "ram_out_of_range" lines and the device's
-// counters.
+// counters. Built with FISRIG_RUNNER_CAPTURE (a core with the analyzer's capture), also
+// "cap <hex>" per entry its ring takes, as it takes it (engine/capture.py's entry_layout).
 
 #include <chrono>
 #include <cstdint>
@@ -160,6 +161,14 @@ int main(int argc, char** argv) {
     bool rec_taken = top.cpl_valid && top.cpl_ready;
     if (rec_taken) rec.push_back(top.cpl_data);
     bool rec_done = rec_taken && top.cpl_last;
+#ifdef FISRIG_RUNNER_CAPTURE
+    if (top.capture_keeping) {
+      std::printf("cap ");
+      constexpr int kWords = int(sizeof top.capture_kept.m_storage / sizeof top.capture_kept.m_storage[0]);
+      for (int i = kWords - 1; i >= 0; --i) std::printf("%08x", top.capture_kept[i]);
+      std::printf("\n");
+    }
+#endif
     if (top.ram_wr_valid && top.ram_wr_ready) {
       if (top.ram_wr_address < ram.size()) ram[top.ram_wr_address] = top.ram_wr_data;
       else ++ram_out_of_range;

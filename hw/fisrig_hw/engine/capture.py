@@ -183,6 +183,8 @@ class CaptureWindow(Module):
         self.wrapped = Signal()
         self.rd_index = Signal(max=depth)
         self.rd_data = Signal(ENTRY_BITS)
+        # The entry the ring takes this cycle (`keeping`): a harness prints them as they come.
+        self.keeping, self.kept = Signal(), Signal(ENTRY_BITS)
 
         # # #
 
@@ -233,6 +235,7 @@ class CaptureWindow(Module):
             wr.adr.eq(wr_ptr),
             wr.dat_w.eq(Cat(*[getattr(e, n) for n, _ in entry_layout])),
             wr.we.eq(e.valid & collecting),
+            self.keeping.eq(wr.we), self.kept.eq(wr.dat_w),
         ]
         # The arming waiting for a release.
         p_trigger, p_value, p_before, p_after, p_windows = (Signal(len(s)) for s in (

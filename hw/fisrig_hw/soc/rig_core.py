@@ -163,8 +163,11 @@ class HarnessPorts(Module):
         self.sync += [engine.data_base.eq(self.data_base), engine.data_bytes.eq(self.data_bytes)]
 
 
-def write_verilog(path, datapath="same_clock", gen=3):
-    core = RigCore(datapath=datapath, gen=gen)
+def write_verilog(path, datapath="same_clock", gen=3, capture_depth=0):
+    """The rig core with HarnessPorts as rig_core.v for the Verilator runner; with
+    capture_depth, the analyzer's capture too, each entry its ring takes on the ports
+    capture_keeping and capture_kept (the runner prints them)."""
+    core = RigCore(datapath=datapath, gen=gen, capture_depth=capture_depth)
     core.submodules.harness = harness = HarnessPorts(core.engine)
     ios = {core.cd_sys.clk, core.cd_sys.rst, core.link_ready}
     for name, sig in [("sys_clk", core.cd_sys.clk), ("sys_rst", core.cd_sys.rst),
@@ -188,4 +191,9 @@ def write_verilog(path, datapath="same_clock", gen=3):
     ios.add(core.engine.stat_tap_mismatch)
     core.engine.stat_current_lost.name_override = "current_lost"
     ios.add(core.engine.stat_current_lost)
+    if capture_depth:
+        for name in ("keeping", "kept"):
+            sig = getattr(core.capture, name)
+            sig.name_override = "capture_" + name
+            ios.add(sig)
     return write_harness(core, path, ios, "rig_core", special_overrides=sim_special_overrides)
