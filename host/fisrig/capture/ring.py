@@ -6,7 +6,7 @@ off get it."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -119,13 +119,18 @@ def entries(ring: Ring, window: int = 0) -> np.ndarray:
 class Drain:
     """Takes each window the gateware's ring holds as the run goes, and releases it so that the
     capture goes on (the arming's next window, or a later arming); `finish` takes what is left
-    once the run has ended. Polls the ring's state at most every `every_s` of wall time, so
-    the record ring's drain keeps its pace."""
+    once the run has ended. Each window goes into capture.bin at `out` as it is taken (a host
+    that dies keeps the windows it took, as records.bin keeps its records). Polls the ring's
+    state at most every `every_s` of wall time, so the record ring's drain keeps its pace."""
     link: object
     regs: dict
+    out: Path
     every_s: float = 0.02
-    windows: list = field(default_factory=list)
+    windows: int = 0  # taken so far
     _next: float = 0.0
+
+    def __post_init__(self):
+        write(self.out, np.zeros(0, dtype=ENTRY))
 
     def once(self) -> int:
         if time.monotonic() < self._next:
@@ -145,12 +150,11 @@ class Drain:
             self._take(ring)
 
     def _take(self, ring: Ring) -> None:
-        e = entries(ring, len(self.windows))
+        e = entries(ring, self.windows)
         if len(e):
-            self.windows.append(e)
-
-    def entries(self) -> np.ndarray:
-        return np.concatenate(self.windows) if self.windows else np.zeros(0, dtype=ENTRY)
+            self.windows += 1
+            with open(self.out, "ab") as f:
+                f.write(e.tobytes())
 
 
 def write(path: Path, e: np.ndarray) -> None:

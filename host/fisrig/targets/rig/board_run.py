@@ -109,7 +109,7 @@ def run(url, program, on_record, timeout=3600, poll_s=0.005, on_ring=None, captu
             if not link.read(regs["wire_capture_depth"]):
                 raise BoardRunError(f"{url}: the board's bitstream has no analyzer capture (its capture registers "
                                     "read 0): build it again from this fisrig (docs/boards.md), or run without one")
-            windows = capture_ring.Drain(link, regs)
+            windows = capture_ring.Drain(link, regs, capture_out)
         entries = ring_entries(len(program), room)
         if on_ring:
             on_ring(entries)
@@ -142,7 +142,6 @@ def run(url, program, on_record, timeout=3600, poll_s=0.005, on_ring=None, captu
             also=windows.once if windows else None)
         if windows:
             windows.finish()
-            capture_ring.write(capture_out, windows.entries())
         return outcome
     finally:
         link.close()

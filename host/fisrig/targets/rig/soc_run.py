@@ -198,13 +198,12 @@ def run(build_dir, run_dir, firmware, program, on_record, profile="tiny-1gb",
         windows = None
         if capture_out is not None:
             from fisrig.capture import ring
-            windows = ring.Drain(link, console.regs)
+            windows = ring.Drain(link, console.regs, capture_out)
         outcome = drain_to_outcome(drain, outcome_now, deadline, lambda taken: SocRunError(
             "the run took longer than {} s; {} records taken".format(timeout, taken)),
             also=windows.once if windows else None)
         if windows:
             windows.finish()
-            ring.write(capture_out, windows.entries())
         return outcome
     except (ConsoleTimeout, bridge.BridgeTimeout) as e:
         raise SocRunError(str(e)) from None
