@@ -37,7 +37,7 @@ TIMED = plan.from_dict({"plan": {"name": "timed", "profile": "fast-1gb"}, "step"
     {"do": "workload", "label": "reads for 20 ms", "read_pct": 100, "transfer_kib": 4, "queue_depth": 1,
      "ncq": True, "lba_count": 65536, "seconds": 0.02}]})
 # The analyzer's capture through the board's bridge: two windows on SDBs, read as the run goes
-# (long enough for the host's look at the ring, each 20 ms of wall time, to come during it).
+# (long enough for the host's looks at the ring, each 5 ms of wall time, to come during it).
 CAPTURED = {"plan": {"name": "captured", "profile": "tiny-1gb"}, "step": [
     {"do": "workload", "label": "ncq", "read_pct": 50, "transfer_kib": 16, "queue_depth": 4, "lba_count": 4096,
      "commands": 300, "capture": {"trigger": "fis:sdb", "before_us": 2, "after_us": 10, "windows": 2}}]}

@@ -183,7 +183,10 @@ def test_several_windows_and_armings_on_the_gateware_each_drained_as_the_run_goe
     assert ticks == sorted(ticks) and ticks[1] > ticks[0] + int(ws[0][0]["dwords"][3]) - ticks[0]
     second = rec[(rec["marker"] == "second") & (rec["kind"] == "command")]
     assert second["t_h2d_ns"].min() <= ws[3][0]["t_ns"] <= second["t_status_ns"].max()
-    # An SDB comes every few us, the host's read of a window takes longer: the triggers the
-    # gateware did not look for while it held a window are counted, and the run says so.
+    # The triggers the gateware did not look for while it held a window (the host's read of
+    # it takes some 100 us of the rig's time, an SDB comes every 20 or so) are counted, and
+    # the run says so when there were any (tests/hw/test_capture_gateware.py counts them
+    # tick by tick).
     missed = sum(int(ws[k][0]["dwords"][6]) for k in range(3))
-    assert missed and any(f"{missed} capture triggers came while the gateware held" in n for n in r.outcome.notes)
+    said = [n for n in r.outcome.notes if "came while the gateware held" in n]
+    assert said == [] if not missed else said[0].startswith(f"{missed} capture trigger")

@@ -58,21 +58,37 @@ def state(link, regs) -> dict:
     return {name: bool(s >> k & 1) for k, name in enumerate(STATE_BITS)}
 
 
+def _all(link, regs) -> dict[str, int]:
+    """Every RigCapture CSR in one read of the words they span (they lie one after the other:
+    rig_capture.csr_addresses), each by its name less the prefix; a CSR wider than a word
+    comes high word first."""
+    at = sorted((a, n[len("wire_capture_"):]) for n, a in regs.items() if n.startswith("wire_capture_"))
+    base = at[0][0]
+    words = link.read(base, (at[-1][0] - base) // 4 + 1)
+    out = {}
+    for (a, name), (end, _) in zip(at, at[1:] + [(at[-1][0] + 4, None)]):
+        v = 0
+        for w in words[(a - base) // 4:(end - base) // 4]:
+            v = v << 32 | w
+        out[name] = v
+    return out
+
+
 def read(link, regs) -> Ring:
-    """The ring as it is: its CSRs, and its entries in bursts from RING_BASE."""
-    st = state(link, regs)
-    trigger = _word(link, regs, "trigger")
+    """The ring as it is: its CSRs in one read, and its entries in bursts from RING_BASE."""
+    csr = _all(link, regs)
+    st = {name: bool(csr["state"] >> k & 1) for k, name in enumerate(STATE_BITS)}
+    trigger = csr["trigger"]
     values = []
-    n = _word(link, regs, "count")
+    n = csr["count"]
     for first in range(0, n, BURST_ENTRIES):
         k = min(BURST_ENTRIES, n - first)
         ws = link.read(RING_BASE + 4 * ENTRY_WORDS * first, ENTRY_WORDS * k)
         for i in range(k):
             values.append(sum(w << (32 * j) for j, w in enumerate(ws[ENTRY_WORDS * i:ENTRY_WORDS * i + WORDS])))
     return Ring(st["armed"], st["fired"], st["done"], st["wrapped"], trigger & 0xF, trigger >> 8,
-                _word(link, regs, "trigger_tick", 2), _word(link, regs, "before"), _word(link, regs, "after"),
-                values, _word(link, regs, "dropped"), st["holding"], st["cut"], st["late"],
-                _word(link, regs, "armed_at", 2), _word(link, regs, "missed"))
+                csr["trigger_tick"], csr["before"], csr["after"], values, csr["dropped"], st["holding"],
+                st["cut"], st["late"], csr["armed_at"], csr["missed"])
 
 
 def entries(ring: Ring, window: int = 0) -> np.ndarray:
@@ -125,7 +141,7 @@ class Drain:
     link: object
     regs: dict
     out: Path
-    every_s: float = 0.02
+    every_s: float = 0.005
     windows: int = 0  # taken so far
     _next: float = 0.0
 
