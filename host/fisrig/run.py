@@ -86,10 +86,6 @@ def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = No
         pages = drive_catalog.nvme_identify_pages(profile)
         ident = nvme_identify.run_facts(pages["controller"], pages["namespace"])
     compiled = compile_plan(plan, ident["lba48_sectors"], ident.get("mdts_bytes"))  # refuses before anything runs
-    for c in compiled.captures:
-        if why := tgt.capture_problem({**c, "armings": len(compiled.captures)}):
-            raise InputError(f"{plan.source}:{c['line']}" if c["line"] else plan.source,
-                             f"step {c['step']} arms a capture: {why}")
     return Prepared(plan, tgt, target, profile, faults, ident, compiled,
                     estimate_mod.of(compiled.costs, compiled.size))
 

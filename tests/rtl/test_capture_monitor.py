@@ -11,15 +11,13 @@ import pytest
 
 from fisrig_bench import rig_sim
 from fisrig_hw import contract as _c
-from fisrig_hw.descriptor import DATA_RAM, DATA_STAMP, Protocol
+from fisrig_hw.descriptor import Protocol
 from fisrig_hw.engine.capture import HEADER, entry_layout
 from fisrig_hw.lfsr_tables import scrambler_words
 
-from test_rig_core import link_up, queued, run_rig
+from test_rig_core import link_up, run_rig
+from test_wire_stamps import TRACE_FROM, TRACE_TO, known_commands
 
-from fisrig.sata.ata import IDENTIFY_DEVICE as IDENTIFY, READ_DMA_EXT, WRITE_DMA_EXT
-
-TRACE_FROM, TRACE_TO = 751_000, 1_000_000
 SCRAMBLE = scrambler_words(HEADER)
 PRIMS = {m[len("FISRIG_PRIM_"):]: getattr(_c, m) for m in _c.ENUMS["fisrig_primitive"]}
 
@@ -31,16 +29,7 @@ def run():
     # Armed at once, its window past the run's end: every entry from here on is printed.
     s.desc(Protocol.CAPTURE, _c.FISRIG_CAPTURE_ARM, user_tag=9, features=_c.FISRIG_TRIGGER_ARMED,
            timeout_ticks=0xFFFF_FFFF, lba=1).wait()
-    s.desc(Protocol.PIO_IN, IDENTIFY, user_tag=10, data_source=DATA_RAM).wait()
-    s.desc(Protocol.DMA_OUT, WRITE_DMA_EXT, user_tag=11, lba=64, sectors=40, data_source=DATA_STAMP,
-           data_word=5).wait()
-    s.desc(Protocol.DMA_IN, READ_DMA_EXT, user_tag=12, lba=64, sectors=40, data_source=DATA_RAM).wait()
-    queued(s, True, 256, 24, 13, word=6)
-    queued(s, True, 512, 8, 14, word=6)
-    s.wait()
-    queued(s, False, 256, 24, 15, data=DATA_RAM)
-    queued(s, False, 512, 8, 16, data=DATA_RAM)
-    r = run_rig(exe, s.wait().trace(TRACE_FROM, TRACE_TO))
+    r = run_rig(exe, known_commands(s).trace(TRACE_FROM, TRACE_TO))
     assert r.returncode == 0, r.output[-3000:]
     return r
 

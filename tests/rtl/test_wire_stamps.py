@@ -16,10 +16,9 @@ from fisrig_hw.engine.fis import DATA, DMA_ACTIVATE, DMA_SETUP, PIO_SETUP, REG_D
 TRACE_FROM, TRACE_TO = 751_000, 1_000_000
 
 
-def script(gap):
-    s = link_up(rig_sim.Script(max_cycles=3_000_000))
-    if gap:
-        s.ram_write_gap(gap)
+def known_commands(s):
+    """PIO in, DMA out and in, queued writes and reads, tags 10 to 16 (test_capture_monitor.py
+    runs them too)."""
     s.desc(Protocol.PIO_IN, IDENTIFY, user_tag=10, data_source=DATA_RAM).wait()
     s.desc(Protocol.DMA_OUT, WRITE_DMA_EXT, user_tag=11, lba=64, sectors=40, data_source=DATA_STAMP,
            data_word=5).wait()
@@ -29,7 +28,14 @@ def script(gap):
     s.wait()
     queued(s, False, 256, 24, 15, data=DATA_RAM)
     queued(s, False, 512, 8, 16, data=DATA_RAM)
-    return s.wait().trace(TRACE_FROM, TRACE_TO)
+    return s.wait()
+
+
+def script(gap):
+    s = link_up(rig_sim.Script(max_cycles=3_000_000))
+    if gap:
+        s.ram_write_gap(gap)
+    return known_commands(s).trace(TRACE_FROM, TRACE_TO)
 
 
 @pytest.mark.parametrize("gap", [0, 2], ids=["memory-at-link-rate", "memory-3x-slower"])

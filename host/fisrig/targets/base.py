@@ -47,11 +47,6 @@ class Target:
     def __init__(self, profile: str, faults: list[str] | None = None):
         self.profile, self.faults, self.link_gen = profile, list(faults or []), 3
 
-    def capture_problem(self, capture: dict) -> str | None:
-        """Why this target cannot take the analyzer's capture a plan arms (compile's
-        Compiled.captures entry), or None: its windows then go to RunSinks.capture."""
-        return f"the {self.name} target has no capture"
-
     def identify(self) -> list[int]:
         """The drive's IDENTIFY words, from the drive with this profile and these faults (so the
         drive checks both first: drive_catalog.DriveRefused with its message when it says no)."""

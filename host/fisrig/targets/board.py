@@ -36,9 +36,6 @@ class BoardTarget(Target):
         super().__init__(profile)
         self.url, self.link_gen = url, None  # the bitstream's, which the host is not told
 
-    def capture_problem(self, capture: dict) -> str | None:
-        return None  # the boards' SoCs have the capture (a bitstream built before it is refused at the run)
-
     def run(self, program: Path, records: Path, sinks: RunSinks, quiet: bool = False) -> RunOutcome:
         import time
 

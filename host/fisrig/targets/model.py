@@ -16,8 +16,6 @@ class ModelTarget(Target):
     name = "model"
     captures_data_in = True
 
-    def capture_problem(self, capture: dict) -> str | None:
-        return None  # every trigger, any number of windows (sim/model/wire_capture.h)
     POLL_S = 0.25  # how often records.bin is looked at for new records
 
     def __init__(self, profile: str, faults: list[str] | None = None, link_gen: int | None = None):

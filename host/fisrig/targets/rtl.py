@@ -43,9 +43,6 @@ class RtlTarget(Target):
             if zephyr_build.zephyr_base() is None:
                 raise TargetUnavailable("--firmware zephyr needs a Zephyr 4.3 tree: set ZEPHYR_BASE (docs/zephyr.md)")
 
-    def capture_problem(self, capture: dict) -> str | None:
-        return None  # every trigger, any windows and armings: the host drains each window as it comes
-
     def run(self, program: Path, records: Path, sinks: RunSinks, quiet: bool = False) -> RunOutcome:
         import tempfile
         import time
