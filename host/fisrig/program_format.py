@@ -80,6 +80,7 @@ CURRENT_PERIOD_TICKS, CURRENT_SAMPLES = _c.FISRIG_CURRENT_PERIOD_TICKS, _c.FISRI
 POWER_PINS = {m[len("FISRIG_PIN_"):].lower(): getattr(_c, m) for m in _c.ENUMS["fisrig_power_pin"]}
 LINK_COMRESET, LINK_WAIT_UP = _c.FISRIG_LINK_COMRESET, _c.FISRIG_LINK_WAIT_UP
 CAPTURE_ARM = _c.FISRIG_CAPTURE_ARM  # a CAPTURE descriptor's command (capture.h)
+CAPTURE_MAX_PAYLOAD_DWORDS = _c.FISRIG_CAPTURE_MAX_PAYLOAD_DWORDS  # an arming's payload dwords at most
 # enum fisrig_result
 RESULTS = _names("fisrig_result", "FISRIG_RESULT_")
 RESULT = {name: i for i, name in enumerate(RESULTS)}
@@ -267,9 +268,10 @@ def op_smart(ids: list[int], timeout_ticks: int = 0) -> bytes:
 
 
 def op_capture(command: int, trigger: int = 0, value: int = 0, windows: int = 1, before_ticks: int = 0,
-               after_ticks: int = 0) -> bytes:
+               after_ticks: int = 0, payload_dwords: int = 0) -> bytes:
     """Arms (CAPTURE_ARM) or stops the analyzer's capture (struct fisrig_op_capture, capture.h)."""
-    return _op(OP_CAPTURE, struct.pack("<BBBxHxxII", command, trigger, value, windows, before_ticks, after_ticks))
+    return _op(OP_CAPTURE, struct.pack("<BBBxHHII", command, trigger, value, windows, payload_dwords, before_ticks,
+                                       after_ticks))
 
 
 def op_drain() -> bytes:

@@ -195,6 +195,13 @@ def test_a_capture_that_never_fired_is_said(tmp_path):
                                "no window"]
 
 
+def test_payload_dwords_asked_of_the_model_target_is_said_not_kept(tmp_path):
+    r, rec, cap = run(tmp_path, with_capture(MIXED, trigger="start", payload_dwords=64))
+    assert r.status == "done" and cap["payload"].isna().all()
+    assert r.outcome.notes == ["the capture step 1 asked for 64 payload dwords: the model target keeps none (it has no "
+                               "FIS's dwords past its header); the gateware's capture (--target rtl, a board) keeps them"]
+
+
 def test_the_listing_decodes_each_fis(tmp_path, capsys):
     r, rec, cap = run(tmp_path, with_capture(MIXED, trigger="start", before_us=0, after_us=100_000))
     h2d = cap[(cap["name"] == "reg_h2d") & (cap["command"] == 0x60)].iloc[0]
@@ -289,6 +296,10 @@ def test_the_vcd_reads_back_with_a_vcd_parser(tmp_path, capsys):
     (["run", "smoke-tiny", "--capture", "trigger=r_er"], r"^fisrig: --capture trigger=r_er: trigger 'r_er': no such trigger"),
     (["run", "smoke-tiny", "--capture", "r_err"], r"^fisrig: --capture r_err: --capture 'r_err': 'r_err' is not key=value$"),
     (["run", "smoke-tiny", "--capture", "trigger=error,after_us=x"], r"^fisrig: --capture .*: --capture after_us=x: not a number$"),
+    (["run", "smoke-tiny", "--capture", "trigger=start,payload_dwords=-1"],
+     r"^fisrig: --capture .*: payload_dwords = -1: 0 to 2042"),
+    (["run", "smoke-tiny", "--capture", "trigger=start,payload_dwords=lots"],
+     r"^fisrig: --capture .*: --capture payload_dwords=lots: not a number$"),
     (["capture", "show", "{t}"], r"^fisrig: .*: no capture\.parquet: its plan armed no capture"),
     (["capture", "export", "{t}"], r"^fisrig: fisrig capture export: say --perfetto or --vcd$"),
     (["capture", "show", "{t}", "--from", "1 furlong"], r"^fisrig: --from 1 furlong: a time on the run's clock"),
@@ -315,3 +326,31 @@ def test_a_capture_is_refused_where_the_rig_cannot_take_it_and_taken_where_it_ca
     # and test_board_target.py run them).
     prepare(sata, target="rtl")
     prepare(sata, target="board", url="127.0.0.1:1234")
+
+
+def test_payload_entries_join_their_fis_in_capture_parquet(tmp_path):
+    """capture.bin's payload entries (the gateware's: kind PAYLOAD, `count` their first dword's
+    index, `type` the dwords they hold) become their FIS's `payload`, both ways at once, cut
+    at the FIS's end (the CRC left out); one whose FIS is not in the capture (a window that
+    began inside the frame) is left out, as its own rows are."""
+    from fisrig.capture import format as cf, table
+    e = np.zeros(9, dtype=cf.ENTRY)
+    rows = [  # tick, kind, dir, type, count, header
+        (100, cf.PAYLOAD, 0, 7, 21, range(521, 528)),      # an orphan: its FIS began before the capture
+        (110, cf.FIS, 0, 0x34, 5, [0x34] + [0] * 6),        # a D2H: no payload
+        (120, cf.FIS, 1, 0x46, 12, [0x46] + list(range(1, 7))),
+        (127, cf.PAYLOAD, 1, 6, 7, range(7, 13)),           # dwords 7..11, then the CRC
+        (130, cf.FIS, 0, 0x46, 17, [0x46] + list(range(101, 107))),
+        (137, cf.PAYLOAD, 0, 7, 7, range(107, 114)),
+        (144, cf.PAYLOAD, 0, 3, 14, [114, 115, 116]),       # the arming's payload dwords end at 10
+        (150, cf.FIS, 1, 0x46, 7, [0x46] + list(range(1, 7))),
+        (157, cf.PAYLOAD, 1, 1, 7, [0xC0C0]),               # its CRC alone
+    ]
+    for i, (tick, kind, d, ty, count, h) in enumerate(rows):
+        e[i]["tick"], e[i]["kind"], e[i]["dir"], e[i]["type"], e[i]["count"] = tick, kind, d, ty, count
+        e[i]["header"][:len(list(h))] = list(h)
+        e[i]["tag"] = cf.NO_TAG
+    t = table.to_table(e, tmp_path / "none.parquet").to_pandas()
+    assert list(t["tick"]) == [110, 120, 130, 150] and (t["kind"] == "fis").all()
+    pay = [None if p is None else list(np.frombuffer(p, "<u4")) for p in t["payload"]]
+    assert pay == [None, list(range(7, 12)), list(range(107, 117)), []]

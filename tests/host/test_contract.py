@@ -90,9 +90,10 @@ def test_program_header_and_every_op():
                                           timeout_ticks=0x1122_3344),
                              {"identify": 1, "sectors_per_read": 7, "lba_start": 0x0102_0304_0506,
                               "sectors": 0x0A0B_0C0D_0E0F, "timeout_ticks": 0x1122_3344, "reserved2": 0}),
-        "fisrig_op_capture": (pf.op_capture(c.FISRIG_CAPTURE_ARM, 7, 0xA1, 0x0102, 0x1122_3344, 0x5566_7788),
+        "fisrig_op_capture": (pf.op_capture(c.FISRIG_CAPTURE_ARM, 7, 0xA1, 0x0102, 0x1122_3344, 0x5566_7788, 0x0304),
                               {"command": c.FISRIG_CAPTURE_ARM, "trigger": 7, "value": 0xA1, "windows": 0x0102,
-                               "before_ticks": 0x1122_3344, "after_ticks": 0x5566_7788, "reserved2": 0}),
+                               "before_ticks": 0x1122_3344, "after_ticks": 0x5566_7788, "payload_dwords": 0x0304,
+                               "reserved": 0}),
     }
     for name, (blob, want) in cases.items():
         assert len(blob) == c.SIZES[name] == field(blob, name, "head.size"), name

@@ -38,6 +38,10 @@ CASES = {
         "RAW data in RAM outside the data window", HEADER + len(IDENTIFY), []),
     "workload past the end": ([IDENTIFY, _workload(CAPACITY - 4, 8)], "bad_program",
                               "LBA span past the end of the drive", HEADER + len(IDENTIFY), []),
+    "capture past its payload": (
+        [IDENTIFY, pf.op_capture(pf.CAPTURE_ARM, windows=1, payload_dwords=pf.CAPTURE_MAX_PAYLOAD_DWORDS + 1)],
+        "bad_program", "CAPTURE: an unknown operation or trigger, 0 windows, or too many payload dwords",
+        HEADER + len(IDENTIFY), []),
     "operations the engine refuses": (
         [pf.op_raw(pf.desc("link", 9), result=pf.RESULT["refused"]),
          pf.op_raw(pf.desc("power", pf.POWER_STAGE, features=9, count=1), result=pf.RESULT["refused"]),

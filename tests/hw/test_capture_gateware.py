@@ -86,7 +86,8 @@ class Top(Module):
         self.submodules.window = CaptureWindow([self.tx, self.rx], depth=64)
         self.now = Signal(64)
         self.sync += self.now.eq(self.now + 1)
-        self.comb += [self.tx.now.eq(self.now), self.rx.now.eq(self.now), self.window.now.eq(self.now)]
+        self.comb += [self.tx.now.eq(self.now), self.rx.now.eq(self.now), self.window.now.eq(self.now),
+                      self.tx.payload.eq(self.window.armed_payload), self.rx.payload.eq(self.window.armed_payload)]
 
 
 def decode(value: int) -> dict:
@@ -98,7 +99,7 @@ def decode(value: int) -> dict:
     return out
 
 
-def capture(trigger, value, after, quiet=300, wire=None):
+def capture(trigger, value, after, quiet=300, wire=None, payload=0):
     """The ring's entries and trigger tick after the scripted wire (or `wire`'s), armed at
     tick 0 (its first dword crosses at FIRST_TICK)."""
     tx, rx, want = wire or wires()
@@ -109,6 +110,7 @@ def capture(trigger, value, after, quiet=300, wire=None):
         yield top.window.trigger.eq(trigger)
         yield top.window.value.eq(value)
         yield top.window.after.eq(after)
+        yield top.window.payload.eq(payload)
         yield top.window.arm.eq(1)
         yield
         yield top.window.arm.eq(0)
@@ -145,6 +147,7 @@ NAMES = {v: k[len("FISRIG_PRIM_"):] for k, v in _c.__dict__.items() if k.startsw
 
 
 def as_want(e: dict) -> tuple:
+    assert e["kind"] != _c.FISRIG_CAPTURE_PAYLOAD
     fis = e["kind"] == _c.FISRIG_CAPTURE_FIS
     return (e["tick"] - FIRST_TICK, "fis" if fis else "primitive", e["type"] if fis else NAMES[e["type"]], e["count"],
             e["header"] if fis else None, e["flags"], bool(e["dir"]))
@@ -261,3 +264,37 @@ def test_a_held_window_waits_for_its_release_and_the_capture_goes_on():
     assert seen["cut"] == {"holding": 1, "cut": 1, "pending": 1, "armed_trigger": _c.FISRIG_TRIGGER_POWER_CUT}
     assert seen["third"] == {"armed": 1, "fired": 0, "late": 1, "pending": 0, "armed_trigger": _c.FISRIG_TRIGGER_RESULT}
     assert seen["stopped"] == {"armed": 0, "holding": 0}
+
+
+def test_an_arming_s_payload_dwords_come_descrambled_seven_an_entry():
+    """A 40-dword Data FIS with HOLD, CONT and CONT's scrambled filler inside it (none of
+    which steps the frame's scrambler) gives, past its first 7 dwords, payload entries of 7
+    dwords each from dword 7 on, each at the tick its first dword crossed and holding the
+    FIS's own dwords (its CRC the last of the last entry), as many as the arming asked for;
+    an H2D, shorter than 7 dwords, gives none."""
+    data = [0x00000046] + [0xA5000000 + k for k in range(1, 40)]
+    body = frame(data)
+    # HOLD, CONT and filler after the frame's 12th dword (SOF, then 11 dwords past it), a
+    # HOLD ending the filler as the sender's next primitive does.
+    hold = prim("HOLD", 2) + prim("CONT") + [(0x0BAD0000 + k, 0) for k in range(5)] + prim("ALIGN", 2) + prim("HOLD")
+    body = body[:12] + hold + body[12:]
+    tx = prim("SYNC", 4) + prim("X_RDY", 2) + frame(H2D) + prim("WTRM", 3) + prim("X_RDY", 2) + body
+    tx += prim("WTRM", 4) + prim("SYNC", 3)
+    rx = prim("SYNC", len(tx))
+    # Where each of the Data FIS's dwords (and its CRC) crossed.
+    start = len(tx) - len(body) - 7
+    at = [start + 1 + k for k in range(11)] + [start + 12 + len(hold) + k for k in range(len(data) + 1 - 11)]
+    dwords = data + [crc_of(data)]
+    for payload, want_first in ((_c.FISRIG_CAPTURE_MAX_PAYLOAD_DWORDS, [7, 14, 21, 28, 35]), (10, [7, 14]), (0, [])):
+        got, _ = capture(_c.FISRIG_TRIGGER_ARMED, 0, after=len(tx) + 10, wire=(tx, rx, []), payload=payload)
+        pay = sorted((e for e in got["entries"] if e["kind"] == _c.FISRIG_CAPTURE_PAYLOAD), key=lambda e: e["count"])
+        assert [e["count"] for e in pay] == want_first, payload
+        kept = dwords[7:7 + payload]
+        for e in pay:
+            first, n = e["count"], e["type"]
+            assert n == len(kept[first - 7:first - 7 + 7])
+            assert e["header"][:n] == dwords[first:first + n] and e["header"][n:] == [0] * (HEADER - n)
+            assert e["tick"] - FIRST_TICK == at[first] and e["dir"] == _c.FISRIG_CAPTURE_TO_DEVICE
+        assert sum(e["type"] for e in pay) == len(kept)
+        fis = [e for e in got["entries"] if e["kind"] == _c.FISRIG_CAPTURE_FIS]
+        assert [(e["type"], e["count"]) for e in fis] == [(0x27, 5), (0x46, 40)]  # the FIS entries as before

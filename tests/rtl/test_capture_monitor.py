@@ -3,8 +3,8 @@ tick for tick: the rig core in Verilator with the analyzer's capture (the runner
 entry its ring takes, as it takes it) runs the known command sequence of test_wire_stamps.py
 (PIO in, DMA out and in, queued writes and reads) armed from the start; a decoder written
 here from the SATA rules reads the traced pins cycle by cycle and must find the same
-entries: every FIS (its type, its first dword's tick, its dwords to the CRC, its first 7
-dwords descrambled) and every run of a primitive (its name, its first tick, its count, CONT
+entries: every FIS (its type, its first dword's tick, its dwords to the CRC, every one of
+them descrambled: the capture is armed for the payload too) and every run of a primitive (its name, its first tick, its count, CONT
 and the scrambled filler after it counted in, ALIGNs neither counted nor ending it), both
 ways."""
 import pytest
@@ -18,7 +18,7 @@ from fisrig_hw.lfsr_tables import scrambler_words
 from test_rig_core import link_up, run_rig
 from test_wire_stamps import TRACE_FROM, TRACE_TO, known_commands
 
-SCRAMBLE = scrambler_words(HEADER)
+SCRAMBLE = scrambler_words(2100)
 PRIMS = {m[len("FISRIG_PRIM_"):]: getattr(_c, m) for m in _c.ENUMS["fisrig_primitive"]}
 
 
@@ -26,27 +26,43 @@ PRIMS = {m[len("FISRIG_PRIM_"):]: getattr(_c, m) for m in _c.ENUMS["fisrig_primi
 def run():
     exe = rig_sim.build(capture=True)
     s = link_up(rig_sim.Script(max_cycles=3_000_000))
-    # Armed at once, its window past the run's end: every entry from here on is printed.
+    # Armed at once, its window past the run's end, each FIS whole: every entry from here on
+    # is printed.
     s.desc(Protocol.CAPTURE, _c.FISRIG_CAPTURE_ARM, user_tag=9, features=_c.FISRIG_TRIGGER_ARMED,
-           timeout_ticks=0xFFFF_FFFF, lba=1).wait()
+           timeout_ticks=0xFFFF_FFFF, lba=1 | _c.FISRIG_CAPTURE_MAX_PAYLOAD_DWORDS << 16).wait()
     r = run_rig(exe, known_commands(s).trace(TRACE_FROM, TRACE_TO))
     assert r.returncode == 0, r.output[-3000:]
     return r
 
 
 def captured(r):
-    """The runner's entries as (direction, kind, type, tick, count, header or None, cut short)."""
-    out = []
+    """The runner's entries as (direction, kind, type, tick, count, header or None, cut short,
+    the FIS's dwords past the header or None): each payload entry put with the FIS of its
+    direction that began last before it, and cut at the FIS's end (its CRC left out)."""
+    out, payload = [], []
     for v in r.capture:
         e, at = {}, 0
         for name, width in entry_layout:
             e[name] = (v >> at) & ((1 << width) - 1)
             at += width
+        words = tuple((e["header"] >> (32 * k)) & 0xFFFFFFFF for k in range(HEADER))
+        if e["kind"] == _c.FISRIG_CAPTURE_PAYLOAD:
+            payload.append((e["dir"], e["tick"], e["count"], words[:e["type"]]))
+            continue
         fis = e["kind"] == _c.FISRIG_CAPTURE_FIS
-        header = tuple((e["header"] >> (32 * k)) & 0xFFFFFFFF for k in range(HEADER)) if fis else None
-        out.append((e["dir"], e["kind"], e["type"], e["tick"], e["count"], header,
-                    bool(e["flags"] & _c.FISRIG_CAPTURE_CUT_SHORT)))
-    return out
+        out.append([e["dir"], e["kind"], e["type"], e["tick"], e["count"], words if fis else None,
+                    bool(e["flags"] & _c.FISRIG_CAPTURE_CUT_SHORT), [] if fis else None])
+    for d in (_c.FISRIG_CAPTURE_TO_DEVICE, _c.FISRIG_CAPTURE_TO_HOST):
+        frames = sorted((e for e in out if e[0] == d and e[1] == _c.FISRIG_CAPTURE_FIS), key=lambda e: e[3])
+        for p_dir, tick, first, words in sorted(payload):
+            if p_dir == d:
+                owner = [f for f in frames if f[3] < tick][-1]
+                assert first == HEADER + len(owner[7])  # in order, none missing
+                owner[7] += words
+    for e in out:
+        if e[7] is not None:
+            e[7] = tuple(e[7][:max(0, e[4] - HEADER)])
+    return [tuple(e) for e in out]
 
 
 def monitor(r, column, direction):
@@ -63,7 +79,7 @@ def monitor(r, column, direction):
     def end_run():
         nonlocal run
         if run:
-            out.append((direction, _c.FISRIG_CAPTURE_PRIMITIVE, run[0], run[1], run[2], None, False))
+            out.append((direction, _c.FISRIG_CAPTURE_PRIMITIVE, run[0], run[1], run[2], None, False, None))
         run = None
 
     def end_frame(eof):
@@ -72,7 +88,8 @@ def monitor(r, column, direction):
         if dwords:
             n = len(dwords) - 1 if eof else len(dwords)
             header = tuple(dwords[k] ^ SCRAMBLE[k] if k < n else 0 for k in range(HEADER))
-            out.append((direction, _c.FISRIG_CAPTURE_FIS, header[0] & 0xFF, tick, n, header, not eof))
+            rest = tuple(dwords[k] ^ SCRAMBLE[k] for k in range(HEADER, n))
+            out.append((direction, _c.FISRIG_CAPTURE_FIS, header[0] & 0xFF, tick, n, header, not eof, rest))
         frame = None
 
     for line in r.wire:
@@ -129,5 +146,7 @@ def test_the_capture_is_what_an_independent_monitor_of_the_pins_sees(run):
     prims = {e[2] for e in seen if e[1] == _c.FISRIG_CAPTURE_PRIMITIVE}
     assert {PRIMS[n] for n in ("SYNC", "X_RDY", "R_RDY", "R_IP", "R_OK", "WTRM")} <= prims, prims
     assert len(fis) >= 40 and len(seen) > 300
+    # Data FISes of 2 KiB and more among them, kept whole.
+    assert sum(len(e[7]) >= 512 for e in fis) >= 4
     assert got == seen, (len(got), len(seen))
     assert run.stats["tap_mismatch"] == 0

@@ -123,7 +123,34 @@ def test_a_trim_s_range_list_is_decoded_from_the_captured_payload(tmp_path, caps
     assert code == 0, err
     h2d = [l for l in out.splitlines() if "DATA_SET_MANAGEMENT (06h)" in l]
     data = [l for l in out.splitlines() if " H>D " in l and "Data       512 bytes" in l]
-    assert len(h2d) == 1 and data and data[0].endswith("ranges 1000+800")
+    # Without payload dwords the first 3 ranges alone are known: the listing says so.
+    assert len(h2d) == 1 and data and data[0].endswith("ranges 1000+800, ... (the first captured)")
+
+
+def test_a_trim_s_whole_range_list_is_in_the_payload_the_capture_kept(tmp_path, capsys):
+    """Armed with payload dwords, the gateware keeps a Data FIS's dwords past its first 7: a
+    TRIM of 13 ranges (a sector of 64, the rest padding) is listed whole, and its payload dumped."""
+    from cli_in_process import fisrig
+    count = 12 * 65535 + 100
+    p = plan.from_dict({"plan": {"name": "capture-dsm-payload", "profile": "tiny-1gb"}, "step": [
+        {"do": "trim", "lba_start": 1000, "lba_count": count,
+         "capture": {"trigger": "command:0x06", "before_us": 0, "after_us": 50, "payload_dwords": 2042}}]})
+    r = run_plan(p, tmp_path / "dsm", target="rtl", quiet=True)
+    assert r.status == "done", r.outcome
+    cap = pd.read_parquet(r.run_dir / "capture.parquet")
+    data = cap[(cap["name"] == "data") & (cap["direction"] == "to_device")].iloc[0]
+    assert data["count"] == 129 and len(data["payload"]) == (129 - 7) * 4  # 128 dwords of ranges, the CRC left out
+    assert cap["payload"].notna().sum() == 1  # the H2D and D2H are shorter than 7 dwords
+    code, out, err = fisrig(["capture", "show", str(r.run_dir), "--payload"], capsys)
+    assert code == 0, err
+    want = ", ".join(f"{1000 + 65535 * k}+{65535}" for k in range(12)) + f", {1000 + 12 * 65535}+100"
+    line = next(l for l in out.splitlines() if " H>D " in l and "Data" in l)
+    assert line.endswith(f"ranges {want} (payload 488 bytes kept)"), line
+    dump = out.splitlines()[out.splitlines().index(line) + 1:][:31]
+    assert [l.split()[0] for l in dump] == [f"{28 + 16 * k:04x}" for k in range(31)]  # 488 bytes, 16 a line
+    assert all(l.startswith(" " * 34) for l in dump)
+    # Byte 28 on: dwords 7 and 8, the fourth range (LBA 197605, 65535 sectors), little-endian.
+    assert dump[0].split()[1:3] == [(197605).to_bytes(4, "little").hex(), (65535 << 16).to_bytes(4, "little").hex()]
 
 
 def windows_of(cap):

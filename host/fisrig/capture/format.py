@@ -61,6 +61,41 @@ def read_bin(path: Path) -> np.ndarray:
     return np.frombuffer(body[:whole], dtype=ENTRY).copy()
 
 
+PAYLOAD, FIS = _c.FISRIG_CAPTURE_PAYLOAD, _c.FISRIG_CAPTURE_FIS
+
+
+def payload_owner(e: np.ndarray) -> np.ndarray:
+    """For each payload entry of `e` (capture.h FISRIG_CAPTURE_PAYLOAD), the index in `e` of the
+    FIS it continues; -1 for other entries, and for a payload whose FIS is not in `e` (a window
+    that began inside the frame). A FIS's payload is a run of entries from its dword 7 on, after
+    the FIS's first dword and before the next frame of its direction: the FIS of its direction
+    and window that began last before the run's first entry, when that FIS is 7 dwords or
+    longer (its CRC can be a payload entry's last dword) and has no other run."""
+    owner = np.full(len(e), -1, dtype=np.int64)
+    pay = np.flatnonzero(e["kind"] == PAYLOAD)
+    if not len(pay):
+        return owner
+    fis = np.flatnonzero(e["kind"] == FIS)
+    for d in (TO_DEVICE, TO_HOST):
+        for w in np.unique(e["window"][pay]):
+            f = fis[(e["dir"][fis] == d) & (e["window"][fis] == w)]
+            p = pay[(e["dir"][pay] == d) & (e["window"][pay] == w)]
+            if not len(p) or not len(f):
+                continue
+            f = f[np.argsort(e["tick"][f], kind="stable")]
+            p = p[np.lexsort((e["count"][p], e["tick"][p]))]
+            run = np.cumsum(e["count"][p] == HEADER_DWORDS)  # each run starts at dword 7
+            taken = set()
+            for r in np.unique(run[run > 0]):
+                mine = p[run == r]
+                i = int(np.searchsorted(e["tick"][f], e["tick"][mine[0]], side="left")) - 1
+                if i < 0 or f[i] in taken or int(e["count"][f[i]]) < HEADER_DWORDS:
+                    continue
+                taken.add(f[i])
+                owner[mine] = f[i]
+    return owner
+
+
 def ticks_to_ns(ticks):
     """The rig's ticks as whole ns, as the records' columns are (engine_if.h's rounding)."""
     return _to_ns(np.asarray(ticks, dtype=np.int64))

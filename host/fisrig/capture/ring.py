@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fisrig.capture.format import CUT_SHORT, ENTRY, HEADER, HEADER_DWORDS, MAGIC, NO_TAG, VERSION
+from fisrig.capture.format import CUT_SHORT, ENTRY, HEADER, HEADER_DWORDS, MAGIC, NO_TAG, VERSION, payload_owner
 from fisrig.sata import ata
 from fisrig_hw import contract as _c
 from fisrig_hw.engine.capture import ENTRY_BITS, entry_layout
@@ -108,7 +108,11 @@ def entries(ring: Ring, window: int = 0) -> np.ndarray:
                 e[name][i] = f
     first = max(ring.armed_at, ring.trigger_tick - ring.before)
     last = ring.trigger_tick + ring.after
-    e = e[(e["tick"] >= first) & (e["tick"] <= last)]
+    # The window's entries by tick; a payload entry goes with its FIS, wherever its own tick.
+    owner = payload_owner(e)
+    inside = (e["tick"] >= first) & (e["tick"] <= last) & (e["kind"] != _c.FISRIG_CAPTURE_PAYLOAD)
+    inside |= (owner >= 0) & inside[np.maximum(owner, 0)]
+    e = e[inside]
     e = e[np.argsort(e["tick"], kind="stable")]
     e["tag"] = NO_TAG
     fis = e["kind"] == _c.FISRIG_CAPTURE_FIS
@@ -117,6 +121,8 @@ def entries(ring: Ring, window: int = 0) -> np.ndarray:
     e["tag"][h2d] = (e["header"][h2d, 3] >> 3) & 0x1F
     setup = fis & (e["type"] == _c.FISRIG_FIS_DMA_SETUP)
     e["tag"][setup] = e["header"][setup, 1] & 0x1F
+    owner = payload_owner(e)
+    e["tag"][owner >= 0] = e["tag"][owner[owner >= 0]]
     t = np.zeros(1, dtype=ENTRY)
     t["tick"], t["kind"], t["type"], t["tag"] = ring.trigger_tick, _c.FISRIG_CAPTURE_TRIGGER, ring.trigger, NO_TAG
     # Cut short: a wrapped ring lost the window's oldest entries; the window waited for a

@@ -1,11 +1,14 @@
 """A capture as an analyzer lists it (`fisrig capture show RUN`): a line per entry, with its
 time, the time since the entry before, its direction, its command's tag, and the FIS's
 fields decoded (the H2D's command, LBA and count; a status FIS's status and error; the Set
-Device Bits' SActive bits; a setup's transfer count)."""
+Device Bits' SActive bits; a setup's transfer count; a DSM's range list), and with --payload
+each FIS's payload the capture kept, as a hex dump under it."""
 from __future__ import annotations
 
 import math
 from pathlib import Path
+
+import numpy as np
 
 import pyarrow.parquet as pq
 
@@ -35,15 +38,34 @@ def num(v) -> int | None:
     return None if v is None or (isinstance(v, float) and math.isnan(v)) else int(v)
 
 
-def ranges_text(dwords) -> str:
-    """A DSM range list's first entries as a Data FIS's payload carries them (ACS-3 7.5.3:
-    8 bytes each, LBA 47:0 and a count; a zero count is padding), from the captured dwords."""
+def fis_dwords(row) -> list[int]:
+    """The FIS's dwords the capture kept: its first 7 (to its end) and its payload's."""
+    head = [int(d) for d in row["dwords"]][:max(0, min(len(row["dwords"]), int(row["count"])))]
+    pay = row.get("payload")
+    if pay is None or (isinstance(pay, float) and math.isnan(pay)):
+        return head
+    return head + [int(d) for d in np.frombuffer(pay, dtype="<u4")]
+
+
+def ranges_text(dwords, whole: bool = False) -> str:
+    """A DSM range list as a Data FIS's payload carries it (ACS-3 7.5.3: 8 bytes each, LBA 47:0
+    and a count; a zero count is padding), from the captured dwords (the type dword first);
+    `whole`: they are every dword of the FIS, not its first few alone."""
     out = []
     for lo, hi in zip(dwords[1::2], dwords[2::2]):
         lba, count = int(lo) | (int(hi) & 0xFFFF) << 32, int(hi) >> 16
         if count:
             out.append(f"{lba}+{count}")
-    return "ranges " + (", ".join(out) if out else "(none in the captured dwords)")
+    text = "ranges " + (", ".join(out) if out else "(none in the captured dwords)")
+    return text if whole or not out else text + ", ... (the first captured)"
+
+
+def hex_lines(payload: bytes, indent: int) -> list[str]:
+    """A payload as an analyzer dumps it: its offset in the FIS (past the type dword and the
+    6 after it: byte 28), 16 bytes a line."""
+    pad = " " * indent
+    return [f"{pad}{28 + at:04x}  " + " ".join(payload[k:k + 4].hex() for k in range(at, min(at + 16, len(payload)), 4))
+            for at in range(0, len(payload), 16)]
 
 
 def fields_text(row, dsm: bool = False) -> str:
@@ -79,8 +101,12 @@ def fields_text(row, dsm: bool = False) -> str:
         parts.append(f"tag {num(row['dma_tag'])} transfer {num(row['transfer_bytes'])} bytes")
     elif name == "data":
         parts.append(f"{(row['count'] - 1) * 4} bytes")
-        if dsm and not row["modelled"]:  # the gateware keeps a Data FIS's first payload dwords
-            parts.append(ranges_text(row["dwords"]))
+        if dsm and not row["modelled"]:  # the gateware keeps a Data FIS's first dwords, and its payload if asked
+            dwords = fis_dwords(row)
+            parts.append(ranges_text(dwords, whole=len(dwords) >= int(row["count"])))
+    pay = row.get("payload")
+    if isinstance(pay, bytes):
+        parts.append(f"(payload {len(pay)} bytes kept)")
     if row["bad"]:
         parts.append("R_ERR")
     if row["cut_short"]:
@@ -89,8 +115,9 @@ def fields_text(row, dsm: bool = False) -> str:
 
 
 def lines(run_dir: Path, t_from_ns: int | None = None, t_to_ns: int | None = None,
-          window: int | None = None) -> list[str]:
-    """The listing of a run's capture, within [t_from_ns, t_to_ns] and of one window if asked."""
+          window: int | None = None, payload: bool = False) -> list[str]:
+    """The listing of a run's capture, within [t_from_ns, t_to_ns] and of one window if asked;
+    `payload`: each FIS's payload dumped under it."""
     d = read(run_dir)
     if window is not None:
         if window not in set(d["window"]):
@@ -122,6 +149,8 @@ def lines(run_dir: Path, t_from_ns: int | None = None, t_to_ns: int | None = Non
         dsm = row["name"] == "data" and row["direction"] == "to_device" and sent in ata.TRIMS
         out.append(f"{row['t_ns'] / 1000:>14.3f} {delta:>8}  {ARROW.get(row['direction'], '   ')}  {tag:>3}  "
                    f"{label:<10} {fields_text(row, dsm)}".rstrip())
+        if payload and isinstance(row.get("payload"), bytes):
+            out += hex_lines(row["payload"], 34)
     if modelled:
         out.append("(modelled: the model target's FISes where its wire model places them; primitives are not "
                    "modelled: docs/capture.md)")

@@ -1,5 +1,6 @@
 """capture.parquet: one row per captured entry (docs/capture.md), made from capture.bin at
-the run's end beside records.parquet, each FIS tied to its command's record row."""
+the run's end beside records.parquet, each FIS tied to its command's record row and holding
+its payload (the dwords past its first 7 that the capture kept) in a column of its own."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,12 +11,13 @@ import pyarrow.parquet as pq
 
 from fisrig.capture import decode
 from fisrig.capture.format import (BAD, CAPTURE_BIN, CAPTURE_PARQUET, CUT_SHORT, DIRECTIONS, EVENTS, FIS_TYPES,
-                                   KIND_CODE, KINDS, MODELLED, NO_TAG, PRIMITIVES, TRIGGERS, read_bin, ticks_to_ns)
+                                   HEADER_DWORDS, KIND_CODE, KINDS, MODELLED, NO_TAG, PAYLOAD, PRIMITIVES, TRIGGERS,
+                                   payload_owner, read_bin, ticks_to_ns)
 from fisrig.records import store
 
 COLUMNS = ("window", "tick", "t_ns", "direction", "kind", "name", "count", "tag", "record_row", "modelled", "bad",
            "cut_short", "command", "features", "status", "error", "lba", "fis_count", "sactive", "transfer_bytes",
-           "dma_tag", "dwords")
+           "dma_tag", "dwords", "payload")
 
 
 _BY_KIND = {KIND_CODE["fis"]: FIS_TYPES, KIND_CODE["primitive"]: PRIMITIVES, KIND_CODE["event"]: EVENTS,
@@ -70,8 +72,37 @@ def record_rows(tag: np.ndarray, t_ns: np.ndarray, records: Path) -> np.ndarray:
     return rows
 
 
+def payloads(e: np.ndarray) -> pa.BinaryArray:
+    """Each entry's payload: a FIS's dwords from its 8th to its last before the CRC, as many as
+    its payload entries hold, as the bytes crossed (each dword little-endian); null where the
+    capture kept none. The payload entries' own rows are then left out (to_table)."""
+    owner = payload_owner(e)
+    pay = np.flatnonzero(owner >= 0)
+    pay = pay[np.lexsort((e["count"][pay], owner[pay]))]
+    # Each payload entry's dwords that are its FIS's: up to its type (how many it holds) and
+    # before the FIS's end (its count; the CRC past it).
+    first = e["count"][pay].astype(np.int64)
+    n = np.clip(np.minimum(e["type"][pay].astype(np.int64), e["count"][owner[pay]].astype(np.int64) - first),
+                0, HEADER_DWORDS)
+    keep = np.arange(HEADER_DWORDS)[None, :] < n[:, None]
+    flat = e["header"][pay][keep].astype("<u4")
+    dwords = np.zeros(len(e), dtype=np.int64)
+    np.add.at(dwords, owner[pay], n)
+    offsets = np.zeros(len(e) + 1, dtype=np.int32)
+    offsets[1:] = np.cumsum(dwords * 4)
+    has = np.zeros(len(e), dtype=bool)
+    has[owner[pay]] = True
+    return pa.BinaryArray.from_buffers(pa.binary(), len(e), [pa.py_buffer(np.packbits(has, bitorder="little")),
+                                                              pa.py_buffer(offsets), pa.py_buffer(flat.tobytes())])
+
+
 def to_table(e: np.ndarray, records: Path) -> pa.Table:
-    """capture.parquet's table of entries `e` (capture.bin's), rows in the file's order."""
+    """capture.parquet's table of entries `e` (capture.bin's), rows in the file's order, the
+    payload entries in their FIS's row."""
+    payload = payloads(e)
+    rows_of = e["kind"] != PAYLOAD
+    if not rows_of.all():
+        e, payload = e[rows_of], payload.filter(pa.array(rows_of))
     t_ns = ticks_to_ns(e["tick"])
     wire = (e["kind"] == KIND_CODE["fis"]) | (e["kind"] == KIND_CODE["primitive"])
     tag = e["tag"].astype(np.int16)
@@ -88,7 +119,7 @@ def to_table(e: np.ndarray, records: Path) -> pa.Table:
         "record_row": pa.array(rows, mask=rows < 0),
         "modelled": (e["flags"] & MODELLED) != 0, "bad": (e["flags"] & BAD) != 0,
         "cut_short": (e["flags"] & CUT_SHORT) != 0,
-        **masked, "dwords": dwords,
+        **masked, "dwords": dwords, "payload": payload,
     })
 
 
@@ -119,9 +150,14 @@ def notes(run_dir: Path, captures: list[dict]) -> list[str]:
     if not path.exists() or not pq.read_metadata(path).num_rows:
         return [f"the capture step {c['step']} armed (trigger {c['trigger']}) never fired: capture.parquet has "
                 "no window" for c in captures]
-    t = pq.read_table(path, columns=["window", "kind", "cut_short", "dwords"]).to_pandas()
-    t = t[t["kind"] == "trigger"]
+    t = pq.read_table(path, columns=["window", "kind", "cut_short", "dwords", "modelled"]).to_pandas()
     out = []
+    asked = [c for c in captures if c.get("payload_dwords")]
+    if asked and t["modelled"].any():
+        out.append(f"the capture step {asked[0]['step']} asked for {asked[0]['payload_dwords']} payload dwords: the "
+                   "model target keeps none (it has no FIS's dwords past its header); the gateware's capture (--target "
+                   "rtl, a board) keeps them")
+    t = t[t["kind"] == "trigger"]
     cut = [int(w) for w in t.loc[t["cut_short"], "window"]]
     if cut:
         out.append(f"capture window{'s' * (len(cut) > 1)} {', '.join(map(str, cut))} cut short: the ring wrapped "

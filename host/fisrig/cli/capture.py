@@ -40,7 +40,7 @@ def cmd_capture(a) -> int:
         t0, t1 = time_ns("--from", a.t_from), time_ns("--to", a.to)
         if t0 is not None and t1 is not None and t1 < t0:
             raise InputError(f"--to {a.to}", f"is before --from {a.t_from}")
-        for line in show.lines(run_dir, t0, t1, a.window):
+        for line in show.lines(run_dir, t0, t1, a.window, a.payload):
             print(line)
         return 0
     if a.perfetto == a.vcd:
@@ -81,6 +81,8 @@ def add_parser(sub) -> None:
     s.add_argument("--from", dest="t_from", metavar="T", help="from this time on the run's clock (e.g. 12.5us, 3ms)")
     s.add_argument("--to", metavar="T", help="up to this time")
     s.add_argument("--window", type=int, metavar="N", help="only window N")
+    s.add_argument("--payload", action="store_true",
+                   help="each FIS's payload under it, in hex (a capture armed with payload_dwords)")
     s.set_defaults(fn=cmd_capture)
     e = cs.add_parser("export", help="a Perfetto trace or a VCD of the capture")
     e.add_argument("run", help="a run directory")

@@ -455,7 +455,8 @@ class _Compiler(PowerSteps, TraceSteps, NvmeSteps):
         self.cost(Cost(extra_records=1))  # its descriptor's record
         self.captures.append({"step": step.index + 1, "label": self.current, "trigger": spec.trigger, "code": spec.code,
                               "before_ticks": spec.before_ticks, "after_ticks": spec.after_ticks,
-                              "windows": spec.windows, "line": self.plan.line_of(step, "capture")})
+                              "windows": spec.windows, "payload_dwords": spec.payload_dwords,
+                              "line": self.plan.line_of(step, "capture")})
 
 
 def compile_plan(plan: Plan, capacity_sectors: int, mdts_bytes: int | None = None) -> Compiled:

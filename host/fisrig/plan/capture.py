@@ -1,6 +1,7 @@
 """What a plan's `capture = { trigger = "r_err", before_us = 50, after_us = 200 }` (or
 `fisrig run --capture trigger=r_err,before_us=50,after_us=200`) asks: the trigger and its
-value, the window's depths in ticks, how many windows (docs/capture.md)."""
+value, the window's depths in ticks, how many windows, and how many of each FIS's dwords past
+its first 7 (its payload) the gateware keeps (docs/capture.md)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,7 +11,7 @@ from fisrig.sata.ata import FIS_BY_NAME
 from fisrig.errors import closest
 from fisrig_hw import contract as _c
 
-KEYS = {"trigger": str, "before_us": (int, float), "after_us": (int, float), "windows": int}
+KEYS = {"trigger": str, "before_us": (int, float), "after_us": (int, float), "windows": int, "payload_dwords": int}
 # The triggers a plan names, and whether each takes a value after a colon ("fis:sdb").
 TRIGGERS = {"start": (_c.FISRIG_TRIGGER_ARMED, False), "fis": (_c.FISRIG_TRIGGER_FIS, True),
             "command": (_c.FISRIG_TRIGGER_COMMAND, True), "tag": (_c.FISRIG_TRIGGER_TAG, True),
@@ -20,6 +21,7 @@ TRIGGERS = {"start": (_c.FISRIG_TRIGGER_ARMED, False), "fis": (_c.FISRIG_TRIGGER
 # Depths fit the descriptor's 32-bit tick fields (data_word, timeout_ticks): 28.6 s.
 MAX_US = ((1 << 32) - 1) * 1_000_000 // pf.TICK_HZ
 MAX_WINDOWS = 0xFFFF
+MAX_PAYLOAD = pf.CAPTURE_MAX_PAYLOAD_DWORDS
 DEFAULT_BEFORE_US, DEFAULT_AFTER_US = 20, 100
 
 
@@ -39,11 +41,12 @@ class CaptureSpec:
     before_ticks: int
     after_ticks: int
     windows: int
+    payload_dwords: int = 0  # each FIS's dwords kept past its first 7
 
     def op(self) -> bytes:
         """The program's CAPTURE instruction arming it (program.h struct fisrig_op_capture)."""
         return pf.op_capture(pf.CAPTURE_ARM, self.code, self.value, self.windows, self.before_ticks,
-                             self.after_ticks)
+                             self.after_ticks, self.payload_dwords)
 
 
 def _trigger_value(kind: str, text: str) -> int:
@@ -96,7 +99,11 @@ def parse(table) -> CaptureSpec:
     windows = table.get("windows", 1)
     if not 1 <= windows <= MAX_WINDOWS:
         raise SpecError("windows", f"windows = {windows}: 1 to {MAX_WINDOWS}")
-    return CaptureSpec(text, code, value, depth["before_us"], depth["after_us"], windows)
+    payload = table.get("payload_dwords", 0)
+    if not 0 <= payload <= MAX_PAYLOAD:
+        raise SpecError("payload_dwords", f"payload_dwords = {payload}: 0 to {MAX_PAYLOAD} (each FIS's dwords kept "
+                                          f"past its first 7; {MAX_PAYLOAD} keeps the whole of the longest, an 8 KiB Data FIS)")
+    return CaptureSpec(text, code, value, depth["before_us"], depth["after_us"], windows, payload)
 
 
 def from_flag(text: str) -> dict:
@@ -112,7 +119,7 @@ def from_flag(text: str) -> dict:
             table[key] = value
         else:
             try:
-                table[key] = int(value) if key == "windows" else float(value)
+                table[key] = int(value) if key in ("windows", "payload_dwords") else float(value)
             except ValueError:
                 raise SpecError(key, f"--capture {key}={value}: not a number") from None
     return table

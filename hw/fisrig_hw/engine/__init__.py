@@ -73,6 +73,7 @@ class RawCommandEngine(Module):
         self.capture_trigger, self.capture_value = Signal(4), Signal(8)
         self.capture_before, self.capture_after = Signal(32), Signal(32)
         self.capture_windows = Signal(16)
+        self.capture_payload = Signal(16)
         # The drive's current as the current sense reads it (POWER SAMPLE: current.py).
         self.current_ma = Signal(16)
         # Counters for the CSRs (stat_timeouts, stat_ncq_errors and stat_events_lost below).
@@ -132,6 +133,7 @@ class RawCommandEngine(Module):
             self.capture_before.eq(desc_field(self.desc.raw, "data_word")),
             self.capture_after.eq(desc_field(self.desc.raw, "timeout_ticks")),
             self.capture_windows.eq(desc_field(self.desc.raw, "lba")[:16]),
+            self.capture_payload.eq(desc_field(self.desc.raw, "lba")[16:32]),
             current.start_on.eq(desc_field(self.desc.raw, "count") == 1),
             current.start_period.eq(desc_field(self.desc.raw, "timeout_ticks")),
         ]

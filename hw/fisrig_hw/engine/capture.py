@@ -8,6 +8,10 @@ capture.h's entries:
   the last before the CRC, its first FISRIG_CAPTURE_HEADER_DWORDS dwords descrambled (the
   scrambler starts over at each SOF, so dword k is XORed with the sequence's k-th word); a
   frame that ends in another primitive than EOF, HOLD or HOLDA is marked cut short;
+- with `payload` set (an arming's payload dwords), the FIS's next dwords up to that many as
+  payload entries of 7 dwords each, made as the frame goes (so before the FIS's own entry),
+  descrambled by LiteSATA's scrambler run alongside (restarted at each SOF, stepped at each
+  of the frame's dwords);
 - a run of one primitive (SYNC, X_RDY, R_IP, HOLD, R_ERR, ...) as one entry with its count,
   CONT and the scrambled filler after it counted into the run it continues. ALIGNs (a pair
   every 256 dwords, SATA 3.x 9.4.7) neither end a run nor are listed. SOF and EOF are the
@@ -29,12 +33,13 @@ from migen import *
 from litex.soc.interconnect import stream
 
 from litesata.common import primitives
+from litesata.core.link import Scrambler
 
 from fisrig_hw import contract as _c
-from fisrig_hw.lfsr_tables import scrambler_words
+from fisrig_hw.lfsr_tables import scrambler_words, tabulate_link
 
 HEADER = _c.FISRIG_CAPTURE_HEADER_DWORDS
-entry_layout = [("tick", 64), ("kind", 2), ("dir", 1), ("type", 8), ("flags", 8), ("count", 32),
+entry_layout = [("tick", 64), ("kind", 3), ("dir", 1), ("type", 8), ("flags", 8), ("count", 32),
                 ("header", 32 * HEADER)]
 ENTRY_BITS = sum(w for _, w in entry_layout)
 # capture.h's enum fisrig_primitive by LiteSATA's primitive values (ALIGN has none: not listed).
@@ -51,9 +56,11 @@ class WireCompressor(Module):
         self.charisk = Signal(4)
         self.reset = Signal()
         self.dropped = Signal(32)
-        # FISes and primitive runs each through a FIFO of their own (one cycle can end a run
-        # and a frame together), merged into `source`.
+        self.payload = Signal(max=_c.FISRIG_CAPTURE_MAX_PAYLOAD_DWORDS + 1)  # dwords kept past the header
+        # FISes, their payload and primitive runs each through a FIFO of their own (one cycle
+        # can end a run, a frame and its payload together), merged into `source`.
         self.submodules.fis_fifo = fis_fifo = ResetInserter()(stream.SyncFIFO(entry_layout, depth))
+        self.submodules.pay_fifo = pay_fifo = ResetInserter()(stream.SyncFIFO(entry_layout, depth))
         self.submodules.run_fifo = run_fifo = ResetInserter()(stream.SyncFIFO(entry_layout, depth))
         self.source = stream.Endpoint(entry_layout)
         # What is still open (a frame, or a primitive run): its entry comes when it ends.
@@ -63,7 +70,8 @@ class WireCompressor(Module):
         # # #
 
         t = Signal(64)
-        self.comb += [t.eq(self.now - lag), fis_fifo.reset.eq(self.reset), run_fifo.reset.eq(self.reset)]
+        self.comb += [t.eq(self.now - lag), fis_fifo.reset.eq(self.reset), pay_fifo.reset.eq(self.reset),
+                      run_fifo.reset.eq(self.reset)]
         is_prim = self.charisk[0]
         code = Signal(8)  # the primitive's enum fisrig_primitive, 0 if it is none of them
         self.comb += Case(self.data, {**{v: code.eq(c) for v, c in PRIMITIVE_CODES.items()}, "default": code.eq(0)})
@@ -93,8 +101,49 @@ class WireCompressor(Module):
             fis_fifo.sink.flags.eq(Mux(eof, 0, _c.FISRIG_CAPTURE_CUT_SHORT)),
             fis_fifo.sink.header.eq(Cat(*[Mux(k < Mux(eof, fis_n - 1, fis_n), h, 0) for k, h in enumerate(header)])),
         ]
+        # The payload: the frame's dwords past the header, descrambled by the scrambler's k-th
+        # word at its k-th dword, gathered 7 an entry (the last of a frame or of the arming's
+        # payload dwords may hold fewer).
+        self.submodules.scrambler = scrambler = ResetInserter()(Scrambler())  # LiteSATA's has its ce
+        tabulate_link(self)
+        frame_dword = Signal()
+        self.comb += [
+            frame_dword.eq(self.valid & ~is_prim & ~in_cont & in_frame),
+            scrambler.reset.eq(self.reset | (self.valid & sof)),
+            scrambler.ce.eq(frame_dword),
+        ]
+        pay = [Signal(32, name=f"payload{k}") for k in range(HEADER)]
+        pay_k, pay_t, pay_at = Signal(max=HEADER), Signal(64), Signal(32)  # the entry being gathered
+        now_dword = Signal(32)
+        pay_dword = Signal()   # this dword is kept as payload
+        pay_full = Signal()    # ... and is its entry's last
+        pay_rest = Signal()    # a frame ends with an entry part filled
+        pay_n = Signal(max=HEADER + 1)
+        self.comb += [
+            now_dword.eq(self.data ^ scrambler.value),
+            pay_dword.eq(frame_dword & (fis_n >= HEADER) & (fis_n < HEADER + self.payload)),
+            pay_full.eq(pay_dword & ((pay_k == HEADER - 1) | (fis_n == HEADER + self.payload - 1))),
+            pay_rest.eq(end_frame & (pay_k != 0)),
+            pay_n.eq(Mux(pay_full, pay_k + 1, pay_k)),
+            pay_fifo.sink.valid.eq(pay_full | pay_rest),
+            pay_fifo.sink.tick.eq(Mux(pay_k == 0, t, pay_t)), pay_fifo.sink.kind.eq(_c.FISRIG_CAPTURE_PAYLOAD),
+            pay_fifo.sink.dir.eq(direction), pay_fifo.sink.type.eq(pay_n),
+            pay_fifo.sink.count.eq(Mux(pay_k == 0, fis_n, pay_at)),
+            pay_fifo.sink.header.eq(Cat(*[Mux(k >= pay_n, 0, Mux(pay_full & (pay_k == k), now_dword, pay[k]))
+                                          for k in range(HEADER)])),
+        ]
         self.sync += [
-            If((run_fifo.sink.valid & ~run_fifo.sink.ready) | (fis_fifo.sink.valid & ~fis_fifo.sink.ready),
+            If(self.reset | (self.valid & sof) | end_frame | pay_full,
+                pay_k.eq(0)
+            ).Elif(pay_dword,
+                pay_k.eq(pay_k + 1),
+                Case(pay_k, {k: pay[k].eq(now_dword) for k in range(HEADER)}),
+                If(pay_k == 0, pay_t.eq(t), pay_at.eq(fis_n)),
+            ),
+        ]
+        self.sync += [
+            If((run_fifo.sink.valid & ~run_fifo.sink.ready) | (fis_fifo.sink.valid & ~fis_fifo.sink.ready) |
+               (pay_fifo.sink.valid & ~pay_fifo.sink.ready),
                self.dropped.eq(self.dropped + 1)),
             If(self.reset,
                 in_frame.eq(0), in_cont.eq(0), run_n.eq(0), run_code.eq(0)
@@ -126,6 +175,8 @@ class WireCompressor(Module):
         # orders entries by tick.
         self.comb += If(fis_fifo.source.valid,
             fis_fifo.source.connect(self.source)
+        ).Elif(pay_fifo.source.valid,
+            pay_fifo.source.connect(self.source)
         ).Else(run_fifo.source.connect(self.source))
 
 
@@ -162,6 +213,8 @@ class CaptureWindow(Module):
         self.before = Signal(32)
         self.after = Signal(32)
         self.windows = Signal(16)
+        self.payload = Signal(16)     # each FIS's dwords kept past the header (capture.h)
+        self.armed_payload = Signal(16)
         self.armed_trigger = Signal(4)
         self.armed_value = Signal(8)
         self.armed_before = Signal(32)
@@ -238,16 +291,16 @@ class CaptureWindow(Module):
             self.keeping.eq(wr.we), self.kept.eq(wr.dat_w),
         ]
         # The arming waiting for a release.
-        p_trigger, p_value, p_before, p_after, p_windows = (Signal(len(s)) for s in (
-            self.trigger, self.value, self.before, self.after, self.windows))
+        p_trigger, p_value, p_before, p_after, p_windows, p_payload = (Signal(len(s)) for s in (
+            self.trigger, self.value, self.before, self.after, self.windows, self.payload))
         left = Signal(16)  # windows of this arming still to come, this one's among them
 
-        def start(trigger, value, before, after, windows, late):
+        def start(trigger, value, before, after, windows, payload, late):
             return [
                 self.armed.eq(1), self.fired.eq(0), self.done.eq(0), self.cut.eq(0), self.written.eq(0),
                 self.wrapped.eq(0), wr_ptr.eq(0), self.armed_at.eq(self.now), self.late.eq(late), self.missed.eq(0),
                 self.armed_trigger.eq(trigger), self.armed_value.eq(value),
-                self.armed_before.eq(before), self.armed_after.eq(after),
+                self.armed_before.eq(before), self.armed_after.eq(after), self.armed_payload.eq(payload),
                 left.eq(Mux(windows == 0, 1, windows)),
                 If(trigger == _c.FISRIG_TRIGGER_ARMED, self.fired.eq(1), self.trigger_tick.eq(self.now)),
             ]
@@ -259,9 +312,10 @@ class CaptureWindow(Module):
                     If(~self.done, self.done.eq(1), self.cut.eq(1)),
                     self.pending.eq(1), p_trigger.eq(self.trigger), p_value.eq(self.value),
                     p_before.eq(self.before), p_after.eq(self.after), p_windows.eq(self.windows),
+                    p_payload.eq(self.payload),
                 ).Else(
                     self.pending.eq(0),
-                    *start(self.trigger, self.value, self.before, self.after, self.windows, 0),
+                    *start(self.trigger, self.value, self.before, self.after, self.windows, self.payload, 0),
                 )
             ).Elif(self.stop,
                 self.pending.eq(0), left.eq(1),
@@ -272,9 +326,10 @@ class CaptureWindow(Module):
             ).Elif(self.release & self.holding,
                 If(self.pending,
                     self.pending.eq(0),
-                    *start(p_trigger, p_value, p_before, p_after, p_windows, 1),
+                    *start(p_trigger, p_value, p_before, p_after, p_windows, p_payload, 1),
                 ).Elif(left > 1,
-                    *start(self.armed_trigger, self.armed_value, self.armed_before, self.armed_after, left - 1, 1),
+                    *start(self.armed_trigger, self.armed_value, self.armed_before, self.armed_after, left - 1,
+                           self.armed_payload, 1),
                 ).Else(self.armed.eq(0))
             ).Elif(collecting,
                 If(e.valid,

@@ -45,8 +45,11 @@ def outside_window(desc, data_bytes):
 
 def capture_ok(desc):
     """A CAPTURE descriptor the engine takes (capture.h): STOP, or ARM with a trigger it knows
-    (the wire's, the power cut, a record's result); any other is refused."""
+    (the wire's, the power cut, a record's result) and payload dwords it can keep; any other
+    is refused."""
     from fisrig_hw import contract as _c
     trigger = desc_field(desc, "features")
+    payload = desc_field(desc, "lba")[16:32]
     return ((desc_field(desc, "command") == _c.FISRIG_CAPTURE_STOP) |
-            ((desc_field(desc, "command") == _c.FISRIG_CAPTURE_ARM) & (trigger <= _c.FISRIG_TRIGGER_ERROR)))
+            ((desc_field(desc, "command") == _c.FISRIG_CAPTURE_ARM) & (trigger <= _c.FISRIG_TRIGGER_ERROR) &
+             (payload <= _c.FISRIG_CAPTURE_MAX_PAYLOAD_DWORDS)))

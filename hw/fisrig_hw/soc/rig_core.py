@@ -139,7 +139,8 @@ class RigCore(Module):
             cap.now.eq(self.now), cap.arm.eq(engine.capture_arm), cap.stop.eq(engine.capture_stop),
             cap.trigger.eq(engine.capture_trigger), cap.value.eq(engine.capture_value),
             cap.before.eq(engine.capture_before), cap.after.eq(engine.capture_after),
-            cap.windows.eq(engine.capture_windows),
+            cap.windows.eq(engine.capture_windows), cap.payload.eq(engine.capture_payload),
+            ctx.payload.eq(cap.armed_payload), crx.payload.eq(cap.armed_payload),
         ]
 
 

@@ -31,8 +31,11 @@ struct fisrig_capture_file_header {
 
 /* A CAPTURE descriptor's command (engine_if.h's struct fisrig_cmd_desc): ARM takes the
    trigger in features (enum fisrig_capture_trigger) and its value in count, the pre-trigger
-   depth in data_word (ticks), the post-trigger depth in timeout_ticks, and how many windows
-   in lba[0] (0 is one); STOP ends what is armed, a window open ending at once. */
+   depth in data_word (ticks), the post-trigger depth in timeout_ticks, how many windows in
+   lba[0] and lba[1] (0 is one), and the payload dwords in lba[2] and lba[3] (each FIS's
+   dwords kept past its first FISRIG_CAPTURE_HEADER_DWORDS, as FISRIG_CAPTURE_PAYLOAD entries;
+   0 keeps none, at most FISRIG_CAPTURE_MAX_PAYLOAD_DWORDS); STOP ends what is armed, a window
+   open ending at once. */
 enum fisrig_capture_op {
   FISRIG_CAPTURE_ARM = 1,
   FISRIG_CAPTURE_STOP = 2
@@ -59,13 +62,21 @@ enum fisrig_capture_kind {
                                    `count` of them; CONT and its filler within the run counted */
   FISRIG_CAPTURE_EVENT = 2,     /* not a dword of the wire: the rig's own (`type`,
                                    enum fisrig_capture_event) */
-  FISRIG_CAPTURE_TRIGGER = 3    /* a window's first entry: where its trigger fired (`type` the
+  FISRIG_CAPTURE_TRIGGER = 3,   /* a window's first entry: where its trigger fired (`type` the
                                    enum fisrig_capture_trigger, header[0] its value,
                                    header[1] and [2] the window's first tick, low half first,
                                    header[3] and [4] its last, header[5] the entries the
                                    capture dropped, never stalling the wire, header[6] the
                                    triggers that came while the gateware held the window for
                                    the host (it looks for none then): 0 on the model) */
+  FISRIG_CAPTURE_PAYLOAD = 4    /* up to 7 more dwords of the FIS of its direction that began
+                                   last before it (an arming's payload dwords): `count` the
+                                   index of header[0] in that FIS (its type dword 0, so 7, 14,
+                                   ...), `type` how many of header[] it filled (1 to 7), `tick`
+                                   header[0]'s; descrambled as the FIS's first dwords are. It
+                                   can hold the frame's CRC: the FIS's own `count` says where
+                                   the FIS ends. The gateware's alone: the model target keeps
+                                   no dwords past a FIS's header */
 };
 
 /* An entry's direction (dir). */
@@ -115,6 +126,9 @@ enum fisrig_primitive {
 /* The FIS's dwords an entry keeps: every dword of the FISes but Data (a DMA Setup has 7);
    a Data FIS's type dword and its first payload dwords. */
 #define FISRIG_CAPTURE_HEADER_DWORDS 7u
+/* An arming's payload dwords at most: the rest of the longest FIS, a Data FIS of 8 KiB and its
+   type dword (SATA 3.x 10.5.12). */
+#define FISRIG_CAPTURE_MAX_PAYLOAD_DWORDS 2042u
 
 /* One entry, 48 bytes. */
 struct fisrig_capture_entry {
@@ -122,12 +136,13 @@ struct fisrig_capture_entry {
   uint8_t kind;      /* enum fisrig_capture_kind */
   uint8_t dir;       /* FISRIG_CAPTURE_TO_DEVICE or _TO_HOST */
   uint8_t type;      /* a FIS's type byte, enum fisrig_primitive, enum fisrig_capture_event,
-                        or enum fisrig_capture_trigger */
+                        enum fisrig_capture_trigger, or a payload entry's dwords */
   uint8_t flags;     /* FISRIG_CAPTURE_MODELLED, _BAD, _CUT_SHORT */
   uint16_t window;   /* which window of the run (from 0) */
   uint8_t tag;       /* the engine slot (NCQ: the tag) the FIS belongs to, or FISRIG_CAPTURE_NO_TAG */
   uint8_t reserved;
-  uint32_t count;    /* a FIS's dwords; a primitive run's primitives */
+  uint32_t count;    /* a FIS's dwords; a primitive run's primitives; a payload entry's first
+                        dword's index in its FIS */
   uint32_t header[FISRIG_CAPTURE_HEADER_DWORDS]; /* a FIS's first dwords as they crossed;
                                                     0 past its end */
 };

@@ -254,7 +254,8 @@ struct fisrig_op_capture {
   uint8_t value;          /* the trigger's value (a FIS type, an opcode, a tag, a result) */
   uint8_t reserved;
   uint16_t windows;       /* ARM: how many windows, at least 1 */
-  uint16_t reserved2;
+  uint16_t payload_dwords; /* ARM: each FIS's dwords kept past its first 7 (capture.h), at most
+                              FISRIG_CAPTURE_MAX_PAYLOAD_DWORDS */
   uint32_t before_ticks;  /* the pre-trigger depth */
   uint32_t after_ticks;   /* the post-trigger depth */
 };
