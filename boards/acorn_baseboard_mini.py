@@ -1,13 +1,15 @@
 """fisrig on the SQRL Acorn CLE-215+ (XC7A200T-3, its GTP transceivers) in the LiteX Acorn
 Baseboard Mini: the drive on the baseboard's SATA connector, its rails through a load
-switch board on the baseboard's debug pins, 1 GB of DDR3 main RAM on the Acorn, and the
-host on UARTBone through the baseboard's serial pins (docs/boards.md)."""
+switch board on the baseboard's debug pins, the Acorn's 1 GB of DDR3 (512 MiB of main RAM,
+the analyzer's capture ring past it), and the host on UARTBone through the baseboard's
+serial pins (docs/boards.md)."""
 
 from migen import ClockSignal
 
 from litedram.phy.s7ddrphy import A7DDRPHY
 
 from fisrig_boards.board_soc import FisrigBoardSoC, S7CRG
+from fisrig_hw.soc.capture_dram import DRAM_DEPTH
 from fisrig_boards.platforms import dram_module
 from fisrig_boards.platforms import acorn_baseboard_mini as board
 
@@ -17,9 +19,10 @@ GENS = (1, 2, 3)  # the GTP's 6.6 Gb/s covers Gen3 on the -3 part
 DEFAULT_GEN = 2  # as litex-boards runs SATA on this board; Gen3 elaborates, untried on a board
 
 
-# The analyzer's capture ring: 8,192 entries of 339 bits, 80 of the part's 36 Kb block RAMs
-# as 512 x 72 (of its 365; docs/boards.md has what yosys counts): some 3 ms of a QD4 workload.
-CAPTURE_DEPTH = 8192
+# The analyzer's capture ring in the DDR past the CPU's 512 MiB of main RAM: 524,288 entries
+# (32 MiB), some 11 s of a QD4 workload, behind a FIFO of 512 in block RAM
+# (fisrig_hw.soc.capture_dram; docs/boards.md has what yosys counts).
+CAPTURE_DEPTH = DRAM_DEPTH
 
 
 def soc(gen=DEFAULT_GEN):
@@ -30,4 +33,5 @@ def soc(gen=DEFAULT_GEN):
     return FisrigBoardSoC(platform, crg, platform.request("sata", 0), ClockSignal("sata_refclk"),
                           gen=gen, dram=(A7DDRPHY, dram_module(board.DRAM_MODULE)), bridge="uart",
                           power_pads=platform.request("drive_power", 0), capture_depth=CAPTURE_DEPTH,
+                          capture_store="dram",
                           ident="fisrig rig SoC on Acorn CLE-215+ / Acorn Baseboard Mini")

@@ -17,6 +17,7 @@ from litex.soc.integration.soc_core import SoCCore
 
 from fisrig_hw import contract
 from fisrig_hw.phy.board_phy import BoardSATAPHY
+from fisrig_hw.soc.capture_dram import DRAM_OFFSET, ENTRY_BYTES, DRAMCaptureStore
 from fisrig_hw.soc.rig_core import RigCore
 from fisrig_hw.soc.rig_soc import add_rig
 
@@ -58,9 +59,14 @@ class FisrigBoardSoC(SoCCore):
     and reference (BoardSATAPHY); gen: the link's SATA generation; dram: (LiteDRAM PHY
     class, module) or None; bridge: "uart" (UARTBone on serial 0, the console through it)
     or ("etherbone", eth_phy, ip_address); power_pads: the load switch's inputs;
-    capture_depth: the analyzer's capture ring's entries (engine/capture.py), in block RAM."""
+    capture_depth: the analyzer's capture ring's entries (engine/capture.py), 0 for none;
+    capture_store: "bram" (block RAM of its own) or "dram" (the DDR past the CPU's main RAM,
+    which is then the DDR's first capture_dram.DRAM_OFFSET bytes: fisrig_hw.soc.capture_dram)."""
     def __init__(self, platform, crg, sata_pads, sata_refclk, gen=3, dram=None, bridge="uart",
-                 power_pads=None, ident="fisrig rig SoC", capture_depth=0):
+                 power_pads=None, ident="fisrig rig SoC", capture_depth=0, capture_store="bram"):
+        in_dram = bool(capture_depth) and capture_store == "dram"
+        if in_dram and dram is None:
+            raise ValueError("a capture ring in DRAM needs the board's DRAM")
         self.crg = crg
         uart = "crossover" if bridge == "uart" else "serial"
         SoCCore.__init__(self, platform, clk_freq=SYS_CLK_HZ, cpu_type="vexriscv",
@@ -73,11 +79,18 @@ class FisrigBoardSoC(SoCCore):
             self.ddrphy = phy_class(platform.request("ddram"), memtype="DDR3", nphases=4,
                                     sys_clk_freq=SYS_CLK_HZ)
             self.add_sdram("sdram", phy=self.ddrphy, module=module(SYS_CLK_HZ, "1:4"),
-                           l2_cache_size=8192)
+                           l2_cache_size=8192, size=DRAM_OFFSET if in_dram else None)
         # The rig core on the board's transceiver.
         phy = BoardSATAPHY(platform.device, sata_pads, sata_refclk, gen=gen, clk_freq=SYS_CLK_HZ,
                            power_pads=power_pads)
-        self.sata = sata = RigCore(with_sys_domain=False, phy=phy, capture_depth=capture_depth)
+        self.sata = sata = RigCore(with_sys_domain=False, phy=phy, capture_depth=capture_depth,
+                                   capture_store="external" if in_dram else "bram")
+        capture_ring = None
+        if in_dram:
+            crossbar = self.sdram.crossbar
+            self.wire_capture_dram = capture_ring = DRAMCaptureStore(
+                sata.capture, crossbar.get_port(mode="write", data_width=8 * ENTRY_BYTES),
+                crossbar.get_port(mode="both"), address_width=self.bus.address_width)
         sata_hz = {1: 75e6, 2: 150e6, 3: 150e6}[gen]  # the transceiver's parallel clocks
         platform.add_period_constraint(phy.crg.cd_sata_tx.clk, 1e9 / sata_hz)
         platform.add_period_constraint(phy.crg.cd_sata_rx.clk, 1e9 / sata_hz)
@@ -99,4 +112,4 @@ class FisrigBoardSoC(SoCCore):
                                             ip_address=ip_address, clk_freq=SYS_CLK_HZ)
             self.bridge = LiteEthEtherbone(self.ethcore.udp, ETHERBONE_PORT)
             master = self.bridge.wishbone.bus
-        add_rig(self, sata, master)
+        add_rig(self, sata, master, capture_ring=capture_ring)

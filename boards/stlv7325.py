@@ -15,6 +15,7 @@ from liteeth.phy.gmii import LiteEthPHYGMII
 from litedram.phy.s7ddrphy import K7DDRPHY
 
 from fisrig_boards.board_soc import FisrigBoardSoC, S7CRG
+from fisrig_hw.soc.capture_dram import DRAM_DEPTH
 from fisrig_boards.platforms import dram_module
 from fisrig_boards.platforms import stlv7325 as board
 
@@ -25,9 +26,10 @@ DEFAULT_GEN = 3  # GTX at 6 Gb/s (litex-boards runs Gen2 here; Gen3 is untried o
 IP_ADDRESS = "192.168.1.50"  # the board's; docs/boards.md says how to reach it
 
 
-# The analyzer's capture ring: 8,192 entries of 339 bits, 80 of the part's 36 Kb block RAMs
-# as 512 x 72 (of its 445; docs/boards.md has what yosys counts): some 3 ms of a QD4 workload.
-CAPTURE_DEPTH = 8192
+# The analyzer's capture ring in the DDR past the CPU's 512 MiB of main RAM: 524,288 entries
+# (32 MiB), some 11 s of a QD4 workload, behind a FIFO of 512 in block RAM
+# (fisrig_hw.soc.capture_dram; docs/boards.md has what yosys counts).
+CAPTURE_DEPTH = DRAM_DEPTH
 
 
 def soc(gen=DEFAULT_GEN):
@@ -38,4 +40,5 @@ def soc(gen=DEFAULT_GEN):
                           gen=gen, dram=(K7DDRPHY, dram_module(board.DRAM_MODULE)),
                           bridge=("etherbone", eth_phy, IP_ADDRESS),
                           power_pads=platform.request("drive_power", 0), capture_depth=CAPTURE_DEPTH,
+                          capture_store="dram",
                           ident="fisrig rig SoC on STLV7325")

@@ -18,7 +18,7 @@ class FakeLink:
     """RigCapture's CSRs (a wide one high word first) and the ring's entries at RING_BASE."""
 
     def __init__(self):
-        self.words, self.released = {}, 0
+        self.words, self.released, self.entries_read = {}, 0, 0
 
     def csr(self, name, value, words=1):
         at = REGS[f"wire_capture_{name}"]
@@ -33,7 +33,11 @@ class FakeLink:
         self.csr("armed_at", window.get("armed_at", 0), 2)
         for name in ("before", "after", "missed", "dropped"):
             self.csr(name, window.get(name, 0))
-        self.csr("count", len(window["entries"]))
+        depth = window.get("depth", 64)
+        self.csr("depth", depth)
+        self.csr("count", min(depth, window.get("written", len(window["entries"]))))
+        self.csr("write_index", window.get("written", len(window["entries"])) % depth)
+        start = window.get("written", len(window["entries"])) - len(window["entries"])  # the oldest's slot
         for i, (tick, kind, typ, count) in enumerate(window["entries"]):
             fields = {"tick": tick, "kind": kind, "type": typ, "count": count, "dir": 0, "flags": 0,
                       "header": typ}
@@ -42,9 +46,11 @@ class FakeLink:
                 v |= fields[name] << at
                 at += width
             for k in range(ENTRY_WORDS):
-                self.words[RING_BASE + 4 * (ENTRY_WORDS * i + k)] = (v >> (32 * k)) & 0xFFFFFFFF
+                self.words[RING_BASE + 4 * (ENTRY_WORDS * ((start + i) % depth) + k)] = (v >> (32 * k)) & 0xFFFFFFFF
 
     def read(self, addr, length=None):
+        if addr >= RING_BASE:
+            self.entries_read += (length or 1) // ENTRY_WORDS
         words = [self.words.get(addr + 4 * k, 0) for k in range(length or 1)]
         return words[0] if length is None else words
 
@@ -98,3 +104,23 @@ def test_a_capture_that_never_fired_leaves_no_window(tmp_path):
     drain.finish()
     assert len(capture_format.read_bin(out)) == 0 and out.stat().st_size == capture_format.HEADER.itemsize
     assert np.dtype(capture_format.ENTRY).itemsize == 48
+
+
+def test_a_deep_ring_is_read_back_from_its_newest_entry_for_its_window_alone(tmp_path):
+    """A ring of 4,096 entries that wrapped (8,212 written since the arming: the newest in
+    slot 19, the window's first ones at the ring's end): the host reads from the newest entry
+    back, across the ring's end, until 7 in a row are older than the window (an entry goes in when it ends: what was
+    open at the window's start, a run, a frame and its payload each way, can come after the
+    window's first entries), not the 4,096 a board's DDR ring would make it read over UART."""
+    link, out = FakeLink(), tmp_path / "capture.bin"
+    drain = ring.Drain(link, REGS, out, every_s=0)
+    ticks = [10 * k for k in range(10_000)]
+    ticks[-30] = 99_000 - 5_000  # a long SYNC run that began before the window, ended in it
+    entries = [(t, PRIM, SYNC, 1) for t in ticks]
+    link.ring({"state": ("armed", "fired", "done", "holding", "wrapped"), "trigger": _c.FISRIG_TRIGGER_FIS,
+               "trigger_tick": 99_800, "before": 300, "after": 100, "depth": 4096, "written": 8212,
+               "entries": entries[-4096:]})
+    assert drain.once() == 1
+    e = capture_format.read_bin(out)
+    assert [int(t) for t in e["tick"][1:]] == [t for t in sorted(ticks[-4096:]) if 99_500 <= t <= 99_900]
+    assert link.entries_read < 100  # 50 in the window and the 10 after it, a burst past its start

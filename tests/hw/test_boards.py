@@ -11,7 +11,7 @@ import pytest
 
 from fisrig_boards import build
 from fisrig_hw import contract
-from fisrig_hw.soc import rig_capture, soc_build, zephyr_build, zephyr_overlay
+from fisrig_hw.soc import capture_dram, rig_capture, soc_build, zephyr_build, zephyr_overlay
 
 TRANSCEIVER = {"acorn_baseboard_mini": "GTPE2_CHANNEL", "stlv7325": "GTXE2_CHANNEL"}
 LUT_GOAL_PCT = 70
@@ -75,7 +75,8 @@ def test_the_board_elaborates_with_the_simulated_socs_rig(board, tmp_path, sim_c
         assert {k: v["addr"] for k, v in c["csr_registers"].items() if k.startswith("wire_capture_")} == \
             rig_capture.csr_addresses()
     assert csr["csr_registers"]["wire_capture_depth"]["size"] == 1
-    assert csr["memories"]["main_ram"]["size"] == 1 << 30  # each board's 1 GB of DDR3
+    # Each board's 1 GB of DDR3: the CPU's main RAM the first 512 MiB, the capture ring past it.
+    assert csr["memories"]["main_ram"]["size"] == capture_dram.DRAM_OFFSET == 1 << 29
     # Its Zephyr overlay (issue 18): the engine's registers as on the simulated SoC, Zephyr's
     # RAM the firmware's area of main RAM, the program area the rest of the board's DDR3.
     overlay, config = zephyr_overlay.make_overlay(csr)
@@ -83,7 +84,7 @@ def test_the_board_elaborates_with_the_simulated_socs_rig(board, tmp_path, sim_c
              for o in (overlay.split("fisrig_engine:")[1], zephyr_overlay.make_overlay(sim_csr)[0].split("fisrig_engine:")[1])]
     assert names[0] == names[1] and names[0][-3:] == ['"ring_ram",', '"tick_gate",', '"program"']
     offset = contract.FISRIG_BOOT_PROGRAM_OFFSET
-    assert f"<0x{0x40000000 + offset:08x} 0x{(1 << 30) - offset:x}>;" in overlay
+    assert f"<0x{0x40000000 + offset:08x} 0x{(1 << 29) - offset:x}>;" in overlay
     assert re.search(r"&ram0 \{\s*reg = <0x40000000 0x%x>;" % offset, overlay)
     assert re.search(r"&uart0 \{[^}]*interrupts = <0 0>;", overlay) and "CONFIG_LITEX_CSR_DATA_WIDTH=32" in config
 

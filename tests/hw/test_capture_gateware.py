@@ -298,3 +298,54 @@ def test_an_arming_s_payload_dwords_come_descrambled_seven_an_entry():
         assert sum(e["type"] for e in pay) == len(kept)
         fis = [e for e in got["entries"] if e["kind"] == _c.FISRIG_CAPTURE_FIS]
         assert [(e["type"], e["count"]) for e in fis] == [(0x27, 5), (0x46, 40)]  # the FIS entries as before
+
+
+def test_an_external_store_that_refuses_an_entry_drops_it_without_a_slot():
+    """With external_store (a board's DDR: soc/capture_dram.py), an entry the store does not
+    take (wr_ready low) is dropped and counted, and the next one takes its slot: the ring holds
+    no stale slot; and the window is held only once the store is idle."""
+    top = Module()
+    top.submodules.tx = tx = WireCompressor(_c.FISRIG_CAPTURE_TO_DEVICE)
+    top.submodules.rx = rx = WireCompressor(_c.FISRIG_CAPTURE_TO_HOST)
+    top.submodules.w = w = CaptureWindow([tx, rx], depth=16, external_store=True)
+    now = Signal(64)
+    top.sync += now.eq(now + 1)
+    top.comb += [tx.now.eq(now), rx.now.eq(now), w.now.eq(now)]
+    seen = {"slots": []}
+
+    def bench():
+        yield w.trigger.eq(_c.FISRIG_TRIGGER_ARMED)
+        yield w.after.eq(30)
+        yield w.arm.eq(1)
+        yield
+        yield w.arm.eq(0)
+        yield w.store_busy.eq(1)
+        # X_RDY and SYNC runs of 2 on the tx side, 30 of them: an entry each 2 cycles, the
+        # store refusing one cycle in three.
+        for k in range(60):
+            yield tx.valid.eq(1)
+            yield tx.charisk.eq(1)
+            yield tx.data.eq(P["SYNC"] if (k // 2) % 2 else P["X_RDY"])
+            yield w.wr_ready.eq(k % 3 != 2)
+            yield
+            if (yield w.keeping):
+                seen["slots"].append((yield w.wr_index))
+        yield tx.data.eq(P["SYNC"] ^ 1)  # the last run ends
+        for _ in range(20):
+            if (yield w.keeping):
+                seen["slots"].append((yield w.wr_index))
+            yield w.wr_ready.eq(1)
+            yield
+        seen["held_while_busy"] = yield w.holding
+        yield w.store_busy.eq(0)
+        for _ in range(5):
+            yield
+        seen["held"] = yield w.holding
+        for name in ("store_dropped", "written", "count"):
+            seen[name] = yield getattr(w, name)
+
+    run_simulation(top, bench())
+    n = seen["written"]
+    assert seen["store_dropped"] >= 3 and n + seen["store_dropped"] == 30, seen
+    assert n > 16 and seen["slots"] == [k % 16 for k in range(n)]  # slot after slot, wrapping
+    assert seen["count"] == 16 and not seen["held_while_busy"] and seen["held"]

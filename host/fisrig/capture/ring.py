@@ -74,18 +74,40 @@ def _all(link, regs) -> dict[str, int]:
     return out
 
 
+# Entries that can go into the ring after one of a window while older than the window's
+# first tick: an entry goes in when it ends, and what is open each way at that tick is at
+# most a primitive run, a frame and its payload entry being gathered.
+OPEN_AT_ONCE = 6
+TICK_MASK = (1 << 64) - 1  # an entry's tick is its lowest bits (engine/capture.py entry_layout)
+
+
+def _window_values(link, csr: dict, first: int) -> list[int]:
+    """The ring's entries from the newest back (in bursts from RING_BASE) to the first of
+    OPEN_AT_ONCE + 1 in a row older than `first`: every older one went in before `first` and
+    is older still. In ring order. A deep ring (a board's DDR: capture_dram) is read for its
+    window alone, not whole."""
+    n, depth, after = csr["count"], csr["depth"], csr["write_index"]
+    bursts, old, k = [], 0, 0
+    while k < n and old <= OPEN_AT_ONCE:
+        end = (after - 1 - k) % depth  # the newest not yet read
+        take = min(BURST_ENTRIES, n - k, end + 1)
+        ws = link.read(RING_BASE + 4 * ENTRY_WORDS * (end - take + 1), ENTRY_WORDS * take)
+        values = [sum(w << (32 * j) for j, w in enumerate(ws[ENTRY_WORDS * i:ENTRY_WORDS * i + WORDS]))
+                  for i in range(take)]
+        bursts.append(values)
+        k += take
+        for v in reversed(values):
+            old = old + 1 if (v & TICK_MASK) < first else 0
+    return [v for b in reversed(bursts) for v in b]
+
+
 def read(link, regs) -> Ring:
-    """The ring as it is: its CSRs in one read, and its entries in bursts from RING_BASE."""
+    """The ring as it is: its CSRs in one read and, when it has fired, its window's entries."""
     csr = _all(link, regs)
     st = {name: bool(csr["state"] >> k & 1) for k, name in enumerate(STATE_BITS)}
     trigger = csr["trigger"]
-    values = []
-    n = csr["count"]
-    for first in range(0, n, BURST_ENTRIES):
-        k = min(BURST_ENTRIES, n - first)
-        ws = link.read(RING_BASE + 4 * ENTRY_WORDS * first, ENTRY_WORDS * k)
-        for i in range(k):
-            values.append(sum(w << (32 * j) for j, w in enumerate(ws[ENTRY_WORDS * i:ENTRY_WORDS * i + WORDS])))
+    first = max(csr["armed_at"], csr["trigger_tick"] - csr["before"])
+    values = _window_values(link, csr, first) if st["fired"] else []
     return Ring(st["armed"], st["fired"], st["done"], st["wrapped"], trigger & 0xF, trigger >> 8,
                 csr["trigger_tick"], csr["before"], csr["after"], values, csr["dropped"], st["holding"],
                 st["cut"], st["late"], csr["armed_at"], csr["missed"])

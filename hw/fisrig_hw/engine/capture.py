@@ -17,12 +17,14 @@ capture.h's entries:
   every 256 dwords, SATA 3.x 9.4.7) neither end a run nor are listed. SOF and EOF are the
   frame's own.
 
-CaptureWindow keeps the entries of both directions in a block-RAM ring from its arming on and
-holds it once the window after the trigger has passed: the host reads the ring's entries out
-(rd_index, rd_data: soc/rig_capture.py's RingBus), keeps those of [trigger - before,
-trigger + after] and releases it for the next window. A full ring overwrites its oldest
-entries; `wrapped` says so. Nothing here can stall the wire or the engine: an entry the ring
-cannot take at once is dropped and counted.
+CaptureWindow keeps the entries of both directions in a ring from its arming on and holds it
+once the window after the trigger has passed: the host reads the ring's entries out, keeps
+those of [trigger - before, trigger + after] and releases it for the next window. The ring is
+block RAM of its own (rd_index, rd_data: soc/rig_capture.py's RingBus) or, with
+`external_store`, a store it writes entry by entry (wr_*: soc/capture_dram.py's ring in a
+board's DDR), which may refuse one. A full ring overwrites its oldest entries; `wrapped` says
+so. Nothing here can stall the wire or the engine: an entry the ring cannot take at once is
+dropped and counted.
 """
 
 from functools import reduce
@@ -200,8 +202,13 @@ class CaptureWindow(Module):
     asked for several. What comes while a window is held is not kept: the next window starts
     at the release (`armed_at`, `late`), and a trigger that came meanwhile is counted in
     `missed` (until the release). A STOP ends the capture: a window it cut before its end is
-    held, `cut`."""
-    def __init__(self, compressors, depth=512):
+    held, `cut`.
+
+    external_store: no ring of its own; each entry kept goes out as a write (wr_valid,
+    wr_index, wr_data) that the store takes when wr_ready (one it refuses is dropped, counted
+    in store_dropped, and takes no slot), and a window is held only once the store has no
+    write under way (store_busy low), so that the host reads it whole."""
+    def __init__(self, compressors, depth=512, external_store=False):
         n_sinks = len(compressors)
         self.depth = depth
         self.now = Signal(64)
@@ -234,19 +241,30 @@ class CaptureWindow(Module):
         self.trigger_tick = Signal(64)
         self.written = Signal(32)   # entries written since the arming (a wrapped ring kept `depth` of them)
         self.wrapped = Signal()
-        self.rd_index = Signal(max=depth)
-        self.rd_data = Signal(ENTRY_BITS)
+        self.external_store = external_store
         # The entry the ring takes this cycle (`keeping`): a harness prints them as they come.
         self.keeping, self.kept = Signal(), Signal(ENTRY_BITS)
+        self.wr_ptr = wr_ptr = Signal(max=depth)  # where the next entry goes
 
         # # #
 
-        mem = Memory(ENTRY_BITS, depth)
-        wr = mem.get_port(write_capable=True)
-        rd = mem.get_port(has_re=False)
-        self.specials += mem, wr, rd
-        self.comb += [rd.adr.eq(self.rd_index), self.rd_data.eq(rd.dat_r)]
-        wr_ptr = Signal(max=depth)
+        if external_store:
+            self.wr_valid, self.wr_ready = Signal(), Signal()
+            self.wr_index, self.wr_data = Signal(max=depth), Signal(ENTRY_BITS)
+            self.store_busy = Signal()
+            self.store_dropped = Signal(32)
+            wr = Record([("adr", len(wr_ptr)), ("dat_w", ENTRY_BITS), ("we", 1)])
+            self.comb += [self.wr_valid.eq(wr.we), self.wr_index.eq(wr.adr), self.wr_data.eq(wr.dat_w)]
+            stored = wr.we & self.wr_ready
+        else:
+            self.rd_index = Signal(max=depth)
+            self.rd_data = Signal(ENTRY_BITS)
+            mem = Memory(ENTRY_BITS, depth)
+            wr = mem.get_port(write_capable=True)
+            rd = mem.get_port(has_re=False)
+            self.specials += mem, wr, rd
+            self.comb += [rd.adr.eq(self.rd_index), self.rd_data.eq(rd.dat_r)]
+            stored = wr.we
         # One entry a cycle: the first sink with one, the others wait (their FIFOs hold a few).
         take = Signal(max=max(2, n_sinks))
         have = Signal()
@@ -279,8 +297,10 @@ class CaptureWindow(Module):
         collecting = self.armed & ~self.done
         window_end = Signal(64)
         settled = Signal()  # nothing still open began at or before the window's end
-        self.comb += settled.eq(reduce(and_, [~c.open | (c.open_tick > window_end)
-                                           for c in compressors]) & ~have)
+        quiet = [~c.open | (c.open_tick > window_end) for c in compressors] + [~have]
+        if external_store:
+            quiet.append(~self.store_busy)  # every entry kept is in the store
+        self.comb += settled.eq(reduce(and_, quiet))
         self.comb += [
             self.holding.eq(self.armed & self.done),
             e.ready.eq(1),  # taken, kept or not
@@ -288,7 +308,7 @@ class CaptureWindow(Module):
             wr.adr.eq(wr_ptr),
             wr.dat_w.eq(Cat(*[getattr(e, n) for n, _ in entry_layout])),
             wr.we.eq(e.valid & collecting),
-            self.keeping.eq(wr.we), self.kept.eq(wr.dat_w),
+            self.keeping.eq(stored), self.kept.eq(wr.dat_w),
         ]
         # The arming waiting for a release.
         p_trigger, p_value, p_before, p_after, p_windows, p_payload = (Signal(len(s)) for s in (
@@ -332,7 +352,7 @@ class CaptureWindow(Module):
                            self.armed_payload, 1),
                 ).Else(self.armed.eq(0))
             ).Elif(collecting,
-                If(e.valid,
+                If(stored,
                     wr_ptr.eq(Mux(wr_ptr == depth - 1, 0, wr_ptr + 1)),
                     self.written.eq(self.written + 1),
                     If(self.written >= depth - 1, self.wrapped.eq(1)),
@@ -354,3 +374,5 @@ class CaptureWindow(Module):
         ]
         self.count = Signal(32)
         self.comb += self.count.eq(Mux(self.wrapped, depth, self.written))
+        if external_store:
+            self.sync += If(wr.we & ~self.wr_ready, self.store_dropped.eq(self.store_dropped + 1))

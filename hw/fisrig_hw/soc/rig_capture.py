@@ -59,6 +59,8 @@ class RigCapture(LiteXModule):
         self.depth = CSRStatus(32, reset=capture.depth,
                                description="The ring's entries: nonzero says the SoC has a capture (a CSR "
                                            "location with none reads 0).")
+        self.write_index = CSRStatus(32, description="The ring's index the next entry goes to: the newest is the one "
+                                              "before (the host reads a window back from it).")
         self.comb += [
             self.state.fields.armed.eq(capture.armed), self.state.fields.fired.eq(capture.fired),
             self.state.fields.done.eq(capture.done), self.state.fields.wrapped.eq(capture.wrapped),
@@ -69,7 +71,9 @@ class RigCapture(LiteXModule):
             self.count.status.eq(capture.count), self.trigger_tick.status.eq(capture.trigger_tick),
             self.before.status.eq(capture.armed_before), self.after.status.eq(capture.armed_after),
             self.trigger.status.eq(Cat(capture.armed_trigger, Constant(0, 4), capture.armed_value)),
-            self.dropped.status.eq(reduce(add, [c.dropped for c in compressors])),
+            self.dropped.status.eq(reduce(add, [c.dropped for c in compressors] +
+                                          ([capture.store_dropped] if capture.external_store else []))),
+            self.write_index.status.eq(capture.wr_ptr),
         ]
 
 
@@ -78,6 +82,7 @@ class RingBus(LiteXModule):
     low word first), read a word a cycle after the address (the block RAM's read port, which
     only this reads), so that the host reads a window in bursts, not an entry a round trip."""
     def __init__(self, capture, address_width):
+        self.depth = capture.depth
         self.bus = bus = wishbone.Interface(data_width=32, address_width=address_width)
         shift = (ENTRY_WORDS - 1).bit_length()
         words = [capture.rd_data[32 * k:32 * (k + 1)] for k in range((ENTRY_BITS + 31) // 32)]
@@ -95,6 +100,9 @@ class RingBus(LiteXModule):
     def size(depth):
         """The bytes its region spans: the entries', rounded up to a power of two."""
         return 1 << (depth * ENTRY_WORDS * 4 - 1).bit_length()
+
+    def region_size(self):
+        return self.size(self.depth)
 
 
 def csr_addresses(base=CSR_BASE) -> dict[str, int]:

@@ -34,9 +34,12 @@ class RigCore(Module):
     inside an SoC the CRG's sys domain is the SATA clock. datapath, gen: see SimSATAPHY.
     phy: a board's transceiver PHY (fisrig_hw.phy.board_phy), which brings its own sata_tx
     and sata_rx domains; without one, the simulated transceiver, all in sys. capture_depth:
-    the analyzer's capture ring's entries (engine/capture.py), 0 for none (the boards' have
-    none yet)."""
-    def __init__(self, with_sys_domain=True, datapath="same_clock", gen=3, phy=None, capture_depth=0):
+    the analyzer's capture ring's entries (engine/capture.py), 0 for none; capture_store:
+    "bram", its own block RAM, or "external", a store the SoC adds (soc/capture_dram.py: a
+    board's DDR)."""
+    def __init__(self, with_sys_domain=True, datapath="same_clock", gen=3, phy=None, capture_depth=0,
+                 capture_store="bram"):
+        assert capture_store in ("bram", "external"), capture_store
         if with_sys_domain:
             self.clock_domains.cd_sys = ClockDomain()
         if phy is None:
@@ -78,7 +81,8 @@ class RigCore(Module):
             tap_tx.source.connect(engine.tap_tx), tap_rx.source.connect(engine.tap_rx),
         ]
         if capture_depth:
-            self._add_capture(phy_taps=(phy.tap_tx, phy.tap_rx), ready=phy.ready, engine=engine, depth=capture_depth)
+            self._add_capture(phy_taps=(phy.tap_tx, phy.tap_rx), ready=phy.ready, engine=engine, depth=capture_depth,
+                              external_store=capture_store == "external")
         self.submodules.power = power = PowerController()
         # Rails off / on, and a cut armed, from the CPU or the bridge (RigStatus), besides
         # POWER descriptors. The CSR's arming takes the cycle if both come in the same one.
@@ -126,12 +130,12 @@ class RigCore(Module):
             cap.fire_tick.eq(Mux(by_record & (~cut | (writer.result_tick < self.now)), writer.result_tick, self.now)),
         ]
 
-    def _add_capture(self, phy_taps, ready, engine, depth):
+    def _add_capture(self, phy_taps, ready, engine, depth, external_store):
         """The analyzer's capture on the pins the wire taps watch, with their lags; armed by
         the engine's CAPTURE descriptors."""
         self.submodules.capture_tx = ctx = WireCompressor(FISRIG_CAPTURE_TO_DEVICE, lag=TAP_TX_LAG)
         self.submodules.capture_rx = crx = WireCompressor(FISRIG_CAPTURE_TO_HOST, lag=TAP_RX_LAG)
-        self.submodules.capture = cap = CaptureWindow([ctx, crx], depth=depth)
+        self.submodules.capture = cap = CaptureWindow([ctx, crx], depth=depth, external_store=external_store)
         for c, tap in zip((ctx, crx), phy_taps):
             self.comb += [c.now.eq(self.now), c.valid.eq(tap.valid), c.data.eq(tap.data),
                           c.charisk.eq(tap.charisk), c.reset.eq(~ready)]

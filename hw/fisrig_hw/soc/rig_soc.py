@@ -42,14 +42,17 @@ def _in_region(origin, size):
     return lambda adr: adr[words:] == (origin >> 2) >> words
 
 
-def add_rig(soc, sata, bridge, main_ram=None):
+def add_rig(soc, sata, bridge, main_ram=None, capture_ring=None):
     """Adds the rig around `sata` (a RigCore already in the SoC, in its sys domain) to
     `soc`; `bridge` is the host bridge's Wishbone master (UARTBone's or Etherbone's), which
     reaches the ring RAM through its own port and everything else through the SoC's bus.
     main_ram: (origin, size, memory) of a main RAM whose Memory takes a second port for the
     bridge too (the simulated SoC's, where the records drain from). On a board the bridge
     reaches DRAM through the SoC's bus, and so through LiteX's L2 cache, which writes back and
-    holds the firmware's latest records: a DRAM port of the bridge's own would read behind it."""
+    holds the firmware's latest records: a DRAM port of the bridge's own would read behind it.
+    capture_ring: the analyzer's capture ring's store where it is not the rig core's own block
+    RAM (capture_dram.DRAMCaptureStore: its `bus` and `region_size()`), read at the same
+    RING_BASE."""
     soc.rig = RigStatus(sata)
     soc.cpu_bus = BusActivity(soc.cpu.ibus, soc.cpu.dbus)
     soc.rings = EngineRings(engine=sata.engine)
@@ -75,8 +78,9 @@ def add_rig(soc, sata, bridge, main_ram=None):
         own.append((_in_region(origin, size), soc.main_ram_host.bus))
     # The analyzer's capture ring's entries, the bridge's alone (the CPU has no use for them).
     if getattr(sata, "capture", None) is not None:
-        soc.wire_capture_ring = RingBus(sata.capture, address_width=soc.bus.address_width)
-        own.append((_in_region(CAPTURE_RING_BASE, RingBus.size(sata.capture.depth)), soc.wire_capture_ring.bus))
+        if capture_ring is None:
+            soc.wire_capture_ring = capture_ring = RingBus(sata.capture, address_width=soc.bus.address_width)
+        own.append((_in_region(CAPTURE_RING_BASE, capture_ring.region_size()), capture_ring.bus))
     soc.bridge_decoder = wishbone.Decoder(bridge, own + [
         (lambda adr: ~reduce(or_, [match(adr) for match, _ in own]), bridge_to_bus)])
     soc.bus.add_master(name="bridge", master=bridge_to_bus)
