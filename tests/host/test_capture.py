@@ -15,6 +15,7 @@ from fisrig import plan
 from fisrig.capture import perfetto, vcd
 from fisrig.errors import InputError
 from fisrig.run import prepare, run_plan
+from fisrig_hw import contract as _c
 
 NS_PER_DWORD = 20 / 3  # Gen3: a dword a tick
 MIXED = [
@@ -354,3 +355,15 @@ def test_payload_entries_join_their_fis_in_capture_parquet(tmp_path):
     assert list(t["tick"]) == [110, 120, 130, 150] and (t["kind"] == "fis").all()
     pay = [None if p is None else list(np.frombuffer(p, "<u4")) for p in t["payload"]]
     assert pay == [None, list(range(7, 12)), list(range(107, 117)), []]
+
+
+def test_a_run_the_sender_shortened_with_cont_says_so(tmp_path):
+    """capture.h's FISRIG_CAPTURE_CONT on a primitive run (the gateware's: its count takes in
+    CONT and the filler) is capture.parquet's `cont` and the listing's "(CONT)"."""
+    from fisrig.capture import format as cf, show, table
+    e = np.zeros(2, dtype=cf.ENTRY)
+    e["kind"], e["type"], e["count"], e["tag"] = cf.KIND_CODE["primitive"], _c.FISRIG_PRIM_SYNC, [40, 3], cf.NO_TAG
+    e["flags"] = [cf.CONT, 0]
+    t = table.to_table(e, tmp_path / "none.parquet").to_pandas()
+    assert list(t["cont"]) == [True, False]
+    assert [show.fields_text(r) for r in t.to_dict("records")] == ["x40 (CONT)", "x3"]

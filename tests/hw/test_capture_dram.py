@@ -17,7 +17,7 @@ from fisrig_hw.engine.capture import ENTRY_BITS, CaptureWindow, WireCompressor
 from fisrig_hw.soc.capture_dram import DRAMCaptureStore
 from fisrig_hw.soc.rig_capture import ENTRY_WORDS, RING_BASE
 
-from test_capture_gateware import P, capture, decode, wires
+from test_capture_gateware import arm_and_drive, capture, decode, wires
 
 CLK_HZ = _c.FISRIG_TICK_HZ
 
@@ -75,21 +75,7 @@ def dram_capture(trigger, value, after, offset=128 << 10, quiet=3000):
         for _ in range(50):  # the controller's start (its DFI at hardware control from reset)
             yield
         w = top.window
-        yield w.trigger.eq(trigger)
-        yield w.value.eq(value)
-        yield w.after.eq(after)
-        yield w.arm.eq(1)
-        yield
-        yield w.arm.eq(0)
-        for (td, tk), (rd, rk) in zip(tx, rx):
-            for side, d, k in ((top.tx, td, tk), (top.rx, rd, rk)):
-                yield side.valid.eq(1)
-                yield side.data.eq(d)
-                yield side.charisk.eq(k)
-            yield
-        for side in (top.tx, top.rx):
-            yield side.data.eq(P["SYNC"] ^ 1)
-            yield side.charisk.eq(1)
+        yield from arm_and_drive(top, tx, rx, trigger, value, after)
         for _ in range(quiet):
             yield
             if (yield w.done):

@@ -48,7 +48,8 @@ def wires():
         side += prim(name, n)
         if junk:
             side += prim("CONT") + [(0x1234 + k, 0) for k in range(junk)]
-        want.append((at, "primitive", name, n + (1 + junk if junk else 0), None, 0, side is rx))
+        want.append((at, "primitive", name, n + (1 + junk if junk else 0), None,
+                     _c.FISRIG_CAPTURE_CONT if junk else 0, side is rx))
 
     def fis(side, dwords, hold_after=None, cut=False):
         sof = len(side)
@@ -99,6 +100,28 @@ def decode(value: int) -> dict:
     return out
 
 
+def arm_and_drive(top, tx, rx, trigger, value, after, payload=0):
+    """Arms top.window, then puts the wire on top.tx and top.rx a dword a cycle, and a
+    primitive of no name after it: the last runs end."""
+    w = top.window
+    yield w.trigger.eq(trigger)
+    yield w.value.eq(value)
+    yield w.after.eq(after)
+    yield w.payload.eq(payload)
+    yield w.arm.eq(1)
+    yield
+    yield w.arm.eq(0)
+    for (td, tk), (rd, rk) in zip(tx, rx):
+        for side, d, k in ((top.tx, td, tk), (top.rx, rd, rk)):
+            yield side.valid.eq(1)
+            yield side.data.eq(d)
+            yield side.charisk.eq(k)
+        yield
+    for side in (top.tx, top.rx):
+        yield side.data.eq(P["SYNC"] ^ 1)
+        yield side.charisk.eq(1)
+
+
 def capture(trigger, value, after, quiet=300, wire=None, payload=0):
     """The ring's entries and trigger tick after the scripted wire (or `wire`'s), armed at
     tick 0 (its first dword crosses at FIRST_TICK)."""
@@ -107,22 +130,7 @@ def capture(trigger, value, after, quiet=300, wire=None, payload=0):
     got = {}
 
     def bench():
-        yield top.window.trigger.eq(trigger)
-        yield top.window.value.eq(value)
-        yield top.window.after.eq(after)
-        yield top.window.payload.eq(payload)
-        yield top.window.arm.eq(1)
-        yield
-        yield top.window.arm.eq(0)
-        for (td, tk), (rd, rk) in zip(tx, rx):
-            for side, d, k in ((top.tx, td, tk), (top.rx, rd, rk)):
-                yield side.valid.eq(1)
-                yield side.data.eq(d)
-                yield side.charisk.eq(k)
-            yield
-        for side in (top.tx, top.rx):  # then a primitive of no name: the last runs end
-            yield side.data.eq(P["SYNC"] ^ 1)
-            yield side.charisk.eq(1)
+        yield from arm_and_drive(top, tx, rx, trigger, value, after, payload)
         for _ in range(quiet):
             yield
             if (yield top.window.done):

@@ -5,8 +5,8 @@ entry its ring takes, as it takes it) runs the known command sequence of test_wi
 here from the SATA rules reads the traced pins cycle by cycle and must find the same
 entries: every FIS (its type, its first dword's tick, its dwords to the CRC, every one of
 them descrambled: the capture is armed for the payload too) and every run of a primitive (its name, its first tick, its count, CONT
-and the scrambled filler after it counted in, ALIGNs neither counted nor ending it), both
-ways."""
+and the scrambled filler after it counted in and the run flagged so, ALIGNs neither counted
+nor ending it), both ways."""
 import pytest
 
 from fisrig_bench import rig_sim
@@ -36,8 +36,8 @@ def run():
 
 
 def captured(r):
-    """The runner's entries as (direction, kind, type, tick, count, header or None, cut short,
-    the FIS's dwords past the header or None): each payload entry put with the FIS of its
+    """The runner's entries as (direction, kind, type, tick, count, header or None, flags (a
+    frame's cut short, a run's CONT), the FIS's dwords past the header or None): each payload entry put with the FIS of its
     direction that began last before it, and cut at the FIS's end (its CRC left out)."""
     out, payload = [], []
     for v in r.capture:
@@ -51,7 +51,7 @@ def captured(r):
             continue
         fis = e["kind"] == _c.FISRIG_CAPTURE_FIS
         out.append([e["dir"], e["kind"], e["type"], e["tick"], e["count"], words if fis else None,
-                    bool(e["flags"] & _c.FISRIG_CAPTURE_CUT_SHORT), [] if fis else None])
+                    e["flags"], [] if fis else None])
     for d in (_c.FISRIG_CAPTURE_TO_DEVICE, _c.FISRIG_CAPTURE_TO_HOST):
         frames = sorted((e for e in out if e[0] == d and e[1] == _c.FISRIG_CAPTURE_FIS), key=lambda e: e[3])
         for p_dir, tick, first, words in sorted(payload):
@@ -72,14 +72,15 @@ def monitor(r, column, direction):
     primitive (CONT and its filler continue a run; ALIGN is neither in it nor ends it)."""
     offset = r.stats["now_minus_cycle"]
     out = []
-    run = None        # [code, first tick, count] of the primitive run going on
+    run = None        # [code, first tick, count, CONT seen] of the primitive run going on
     frame = None      # [first tick, dwords] of the frame going on
     in_cont = False
 
     def end_run():
         nonlocal run
         if run:
-            out.append((direction, _c.FISRIG_CAPTURE_PRIMITIVE, run[0], run[1], run[2], None, False, None))
+            out.append((direction, _c.FISRIG_CAPTURE_PRIMITIVE, run[0], run[1], run[2], None,
+                        _c.FISRIG_CAPTURE_CONT if run[3] else 0, None))
         run = None
 
     def end_frame(eof):
@@ -89,7 +90,8 @@ def monitor(r, column, direction):
             n = len(dwords) - 1 if eof else len(dwords)
             header = tuple(dwords[k] ^ SCRAMBLE[k] if k < n else 0 for k in range(HEADER))
             rest = tuple(dwords[k] ^ SCRAMBLE[k] for k in range(HEADER, n))
-            out.append((direction, _c.FISRIG_CAPTURE_FIS, header[0] & 0xFF, tick, n, header, not eof, rest))
+            out.append((direction, _c.FISRIG_CAPTURE_FIS, header[0] & 0xFF, tick, n, header,
+                        0 if eof else _c.FISRIG_CAPTURE_CUT_SHORT, rest))
         frame = None
 
     for line in r.wire:
@@ -101,6 +103,7 @@ def monitor(r, column, direction):
                 in_cont = True
                 if run:
                     run[2] += 1
+                    run[3] = True
                 continue
             in_cont = False
             if frame is not None and w not in ("HOLD", "HOLDA") and w != "SOF":
@@ -114,7 +117,7 @@ def monitor(r, column, direction):
                 run[2] += 1
             else:
                 end_run()
-                run = [PRIMS.get(w, 0), tick, 1]
+                run = [PRIMS.get(w, 0), tick, 1, False]
             continue
         if in_cont:  # CONT's filler: the run goes on
             if run:
@@ -148,5 +151,6 @@ def test_the_capture_is_what_an_independent_monitor_of_the_pins_sees(run):
     assert len(fis) >= 40 and len(seen) > 300
     # Data FISes of 2 KiB and more among them, kept whole.
     assert sum(len(e[7]) >= 512 for e in fis) >= 4
+    assert any(e[6] == _c.FISRIG_CAPTURE_CONT for e in seen)  # runs CONT shortened among them
     assert got == seen, (len(got), len(seen))
     assert run.stats["tap_mismatch"] == 0

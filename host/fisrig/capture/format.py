@@ -22,7 +22,8 @@ ENTRY = np.dtype({"names": ["tick", "kind", "dir", "type", "flags", "window", "t
                   "itemsize": _c.SIZES["fisrig_capture_entry"]})
 
 ARM, STOP = _c.FISRIG_CAPTURE_ARM, _c.FISRIG_CAPTURE_STOP
-MODELLED, BAD, CUT_SHORT = _c.FISRIG_CAPTURE_MODELLED, _c.FISRIG_CAPTURE_BAD, _c.FISRIG_CAPTURE_CUT_SHORT
+MODELLED, BAD, CUT_SHORT, CONT = (_c.FISRIG_CAPTURE_MODELLED, _c.FISRIG_CAPTURE_BAD, _c.FISRIG_CAPTURE_CUT_SHORT,
+                                  _c.FISRIG_CAPTURE_CONT)
 NO_TAG = _c.FISRIG_CAPTURE_NO_TAG
 TO_DEVICE, TO_HOST = _c.FISRIG_CAPTURE_TO_DEVICE, _c.FISRIG_CAPTURE_TO_HOST
 DIRECTIONS = {TO_DEVICE: "to_device", TO_HOST: "to_host"}

@@ -78,8 +78,10 @@ def fields_text(row, dsm: bool = False) -> str:
         return "window {:.3f} .. {:.3f} us{}{}".format(
             int(ticks_to_ns(first)) / 1000, int(ticks_to_ns(last)) / 1000,
             ", cut short" if row["cut_short"] else "", f", {dropped:,} entries dropped" if dropped else "")
-    if kind in ("event", "primitive"):
-        return f"x{row['count']}" if kind == "primitive" else ""
+    if kind == "event":
+        return ""
+    if kind == "primitive":
+        return f"x{row['count']}" + (" (CONT)" if row.get("cont") else "")
     cmd, status, error = num(row["command"]), num(row["status"]), num(row["error"])
     parts = []
     if name == "reg_h2d" and cmd is not None:

@@ -10,13 +10,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from fisrig.capture import decode
-from fisrig.capture.format import (BAD, CAPTURE_BIN, CAPTURE_PARQUET, CUT_SHORT, DIRECTIONS, EVENTS, FIS_TYPES,
+from fisrig.capture.format import (BAD, CAPTURE_BIN, CAPTURE_PARQUET, CONT, CUT_SHORT, DIRECTIONS, EVENTS, FIS_TYPES,
                                    HEADER_DWORDS, KIND_CODE, KINDS, MODELLED, NO_TAG, PAYLOAD, PRIMITIVES, TRIGGERS,
                                    payload_owner, read_bin, ticks_to_ns)
 from fisrig.records import store
 
 COLUMNS = ("window", "tick", "t_ns", "direction", "kind", "name", "count", "tag", "record_row", "modelled", "bad",
-           "cut_short", "command", "features", "status", "error", "lba", "fis_count", "sactive", "transfer_bytes",
+           "cut_short", "cont", "command", "features", "status", "error", "lba", "fis_count", "sactive", "transfer_bytes",
            "dma_tag", "dwords", "payload")
 
 
@@ -118,7 +118,7 @@ def to_table(e: np.ndarray, records: Path) -> pa.Table:
         "count": e["count"], "tag": pa.array(tag, mask=tag == NO_TAG),
         "record_row": pa.array(rows, mask=rows < 0),
         "modelled": (e["flags"] & MODELLED) != 0, "bad": (e["flags"] & BAD) != 0,
-        "cut_short": (e["flags"] & CUT_SHORT) != 0,
+        "cut_short": (e["flags"] & CUT_SHORT) != 0, "cont": (e["flags"] & CONT) != 0,
         **masked, "dwords": dwords, "payload": payload,
     })
 

@@ -13,7 +13,8 @@ capture.h's entries:
   descrambled by LiteSATA's scrambler run alongside (restarted at each SOF, stepped at each
   of the frame's dwords);
 - a run of one primitive (SYNC, X_RDY, R_IP, HOLD, R_ERR, ...) as one entry with its count,
-  CONT and the scrambled filler after it counted into the run it continues. ALIGNs (a pair
+  CONT and the scrambled filler after it counted into the run it continues, which is then
+  flagged FISRIG_CAPTURE_CONT. ALIGNs (a pair
   every 256 dwords, SATA 3.x 9.4.7) neither end a run nor are listed. SOF and EOF are the
   frame's own.
 
@@ -86,6 +87,7 @@ class WireCompressor(Module):
         fis_t, fis_n = Signal(64), Signal(32)
         header = [Signal(32, name=f"header{k}") for k in range(HEADER)]
         run_code, run_t, run_n = Signal(8), Signal(64), Signal(32)
+        run_cont = Signal()  # the sender shortened this run with CONT
         # A run ends at another primitive (CONT and ALIGN aside), SOF or EOF, or a FIS dword.
         end_run = self.valid & (run_n != 0) & (
             (is_prim & ~align & ~cont & (sof | eof | (code != run_code))) | (~is_prim & ~in_cont))
@@ -95,6 +97,7 @@ class WireCompressor(Module):
             run_fifo.sink.valid.eq(end_run),
             run_fifo.sink.tick.eq(run_t), run_fifo.sink.kind.eq(_c.FISRIG_CAPTURE_PRIMITIVE),
             run_fifo.sink.dir.eq(direction), run_fifo.sink.type.eq(run_code), run_fifo.sink.count.eq(run_n),
+            run_fifo.sink.flags.eq(Mux(run_cont, _c.FISRIG_CAPTURE_CONT, 0)),
             fis_fifo.sink.valid.eq(end_frame & (fis_n != 0)),
             fis_fifo.sink.tick.eq(fis_t), fis_fifo.sink.kind.eq(_c.FISRIG_CAPTURE_FIS),
             fis_fifo.sink.dir.eq(direction), fis_fifo.sink.type.eq(header[0][:8]),
@@ -151,9 +154,10 @@ class WireCompressor(Module):
                 in_frame.eq(0), in_cont.eq(0), run_n.eq(0), run_code.eq(0)
             ).Elif(self.valid & is_prim & ~align,
                 in_cont.eq(cont),
-                If(cont, If(run_n != 0, run_n.eq(run_n + 1))
+                If(cont, If(run_n != 0, run_n.eq(run_n + 1), run_cont.eq(1))
                 ).Elif(sof | eof, run_n.eq(0), run_code.eq(0)
-                ).Elif((code != run_code) | (run_n == 0), run_code.eq(code), run_t.eq(t), run_n.eq(1)
+                ).Elif((code != run_code) | (run_n == 0), run_code.eq(code), run_t.eq(t), run_n.eq(1),
+                       run_cont.eq(0)
                 ).Else(run_n.eq(run_n + 1)),
                 If(sof, in_frame.eq(1), fis_n.eq(0)
                 ).Elif(end_frame, in_frame.eq(0)),

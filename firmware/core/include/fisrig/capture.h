@@ -90,6 +90,8 @@ enum fisrig_capture_kind {
                                           fault knob) */
 #define FISRIG_CAPTURE_CUT_SHORT 0x04u /* a frame without its EOF (power cut, link loss); a
                                           window the run ended before its last tick */
+#define FISRIG_CAPTURE_CONT 0x08u      /* a primitive run the sender shortened with CONT: its
+                                          count takes in CONT and the scrambled filler after it */
 #define FISRIG_CAPTURE_NO_TAG 0xFFu    /* tag: the entry belongs to no command slot */
 
 /* The rig's own events (kind FISRIG_CAPTURE_EVENT). */
@@ -137,7 +139,7 @@ struct fisrig_capture_entry {
   uint8_t dir;       /* FISRIG_CAPTURE_TO_DEVICE or _TO_HOST */
   uint8_t type;      /* a FIS's type byte, enum fisrig_primitive, enum fisrig_capture_event,
                         enum fisrig_capture_trigger, or a payload entry's dwords */
-  uint8_t flags;     /* FISRIG_CAPTURE_MODELLED, _BAD, _CUT_SHORT */
+  uint8_t flags;     /* FISRIG_CAPTURE_MODELLED, _BAD, _CUT_SHORT, _CONT */
   uint16_t window;   /* which window of the run (from 0) */
   uint8_t tag;       /* the engine slot (NCQ: the tag) the FIS belongs to, or FISRIG_CAPTURE_NO_TAG */
   uint8_t reserved;
