@@ -22,6 +22,12 @@ def _workload(lba_start: int, lba_span: int) -> bytes:
                           lba_span=lba_span, stop_commands=4, stop_bytes=0, stop_ticks=0, sizes=[(8, 1)])
 
 
+def _trace_writes_from_ram() -> bytes:
+    e = pf.trace_entries(2)
+    e["op"], e["lba"], e["sectors"] = pf.TRACE_OPS["W"], [0, 64], 8
+    return pf.op_trace(e, queue_depth=1, ncq=False, data="ram")
+
+
 def _unknown_instruction() -> list[bytes]:
     ops = [pf.op_mark(1), IDENTIFY]
     return ops + [bytes([0x7F, 0, 4, 0])]  # opcode 127, 4 bytes: a head alone
@@ -42,6 +48,9 @@ CASES = {
         [IDENTIFY, pf.op_capture(pf.CAPTURE_ARM, windows=1, payload_dwords=pf.CAPTURE_MAX_PAYLOAD_DWORDS + 1)],
         "bad_program", "CAPTURE: an unknown operation or trigger, 0 windows, or too many payload dwords",
         HEADER + len(IDENTIFY), []),
+    # Found by tests/fuzz/vm_fuzz.c; its input is kept in tests/fuzz/regressions/vm/.
+    "trace writes from RAM": ([IDENTIFY, _trace_writes_from_ram()], "bad_program",
+                              "trace writes need a generated data source", HEADER + len(IDENTIFY), []),
     "operations the engine refuses": (
         [pf.op_raw(pf.desc("link", 9), result=pf.RESULT["refused"]),
          pf.op_raw(pf.desc("power", pf.POWER_STAGE, features=9, count=1), result=pf.RESULT["refused"]),

@@ -14,7 +14,7 @@ static uint64_t span_of(const uint8_t *p, uint32_t pc, const struct fisrig_op_he
   return head->size;
 }
 
-static const char *check_trace(struct cursor *c) {
+static FISRIG_VM_NOINLINE const char *check_trace(struct cursor *c) {
   struct fisrig_op_trace t;
   uint32_t i;
   op_at(c, &t, sizeof t);
@@ -43,6 +43,20 @@ static const char *check_trace(struct cursor *c) {
     if (e.sectors < 1 || e.sectors > 65536) return "trace entry with 0 or over 65536 sectors";
     if (c->capacity && e.lba + e.sectors > c->capacity) return "trace entry past the end of the drive";
   }
+  return NULL;
+}
+
+static const char trace_data_why[] FISRIG_VM_LATE_RODATA = "trace writes need a generated data source";
+
+/* check_trace, and a generated source for the trace's writes: from RAM a write's data would be
+   read at its sequence number (regression trace-writes-from-ram). Linked late (vm.c), so
+   check_trace's code stays where the rig's CPU times were fitted. */
+static FISRIG_VM_LATE const char *check_trace_op(struct cursor *c) {
+  struct fisrig_op_trace t;
+  const char *why = check_trace(c);
+  if (why) return why;
+  op_at(c, &t, sizeof t);
+  if (t.data_source > FISRIG_DATA_LFSR || t.data_source == FISRIG_DATA_RAM) return trace_data_why;
   return NULL;
 }
 
@@ -264,10 +278,10 @@ static const struct op_desc op_table[] = {
   [FISRIG_OP_TRIM] = {sizeof(struct fisrig_op_trim), check_trim, run_trim},
   [FISRIG_OP_DRAIN] = {sizeof(struct fisrig_op_head), NULL, run_drain},
 #if FISRIG_VM_NVME_PATH /* on whichever engine the VM has (vm->nvme) */
-  [FISRIG_OP_TRACE] = {sizeof(struct fisrig_op_trace), check_trace, run_any_trace},
+  [FISRIG_OP_TRACE] = {sizeof(struct fisrig_op_trace), check_trace_op, run_any_trace},
   [FISRIG_OP_VERIFY] = {sizeof(struct fisrig_op_verify), check_verify, run_any_verify},
 #else
-  [FISRIG_OP_TRACE] = {sizeof(struct fisrig_op_trace), check_trace, run_trace},
+  [FISRIG_OP_TRACE] = {sizeof(struct fisrig_op_trace), check_trace_op, run_trace},
   [FISRIG_OP_VERIFY] = {sizeof(struct fisrig_op_verify), check_verify, run_verify},
 #endif
   [FISRIG_OP_POLICY] = {sizeof(struct fisrig_op_policy), check_policy, run_policy},
