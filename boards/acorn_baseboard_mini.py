@@ -21,7 +21,7 @@ DEFAULT_GEN = 2  # as litex-boards runs SATA on this board; Gen3 elaborates, unt
 
 # The analyzer's capture ring in the DDR past the CPU's 512 MiB of main RAM: 524,288 entries
 # (32 MiB), some 11 s of a QD4 workload, behind a FIFO of 512 in block RAM
-# (fisrig_hw.soc.capture_dram; docs/boards.md has what yosys counts).
+# (fisrig_hw.soc.capture_dram; docs/performance.md has what yosys counts).
 CAPTURE_DEPTH = DRAM_DEPTH
 
 

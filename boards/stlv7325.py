@@ -28,7 +28,7 @@ IP_ADDRESS = "192.168.1.50"  # the board's; docs/boards.md says how to reach it
 
 # The analyzer's capture ring in the DDR past the CPU's 512 MiB of main RAM: 524,288 entries
 # (32 MiB), some 11 s of a QD4 workload, behind a FIFO of 512 in block RAM
-# (fisrig_hw.soc.capture_dram; docs/boards.md has what yosys counts).
+# (fisrig_hw.soc.capture_dram; docs/performance.md has what yosys counts).
 CAPTURE_DEPTH = DRAM_DEPTH
 
 
