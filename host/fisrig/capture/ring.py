@@ -81,6 +81,12 @@ OPEN_AT_ONCE = 6
 TICK_MASK = (1 << 64) - 1  # an entry's tick is its lowest bits (engine/capture.py entry_layout)
 
 
+def window_first(armed_at: int, trigger_tick: int, before: int) -> int:
+    """A window's first tick: `before` ticks ahead of its trigger, never before its arming (or
+    the release it waited for)."""
+    return max(armed_at, trigger_tick - before)
+
+
 def _window_values(link, csr: dict, first: int) -> list[int]:
     """The ring's entries from the newest back (in bursts from RING_BASE) to the first of
     OPEN_AT_ONCE + 1 in a row older than `first`: every older one went in before `first` and
@@ -106,7 +112,7 @@ def read(link, regs) -> Ring:
     csr = _all(link, regs)
     st = {name: bool(csr["state"] >> k & 1) for k, name in enumerate(STATE_BITS)}
     trigger = csr["trigger"]
-    first = max(csr["armed_at"], csr["trigger_tick"] - csr["before"])
+    first = window_first(csr["armed_at"], csr["trigger_tick"], csr["before"])
     values = _window_values(link, csr, first) if st["fired"] else []
     return Ring(st["armed"], st["fired"], st["done"], st["wrapped"], trigger & 0xF, trigger >> 8,
                 csr["trigger_tick"], csr["before"], csr["after"], values, csr["dropped"], st["holding"],
@@ -128,7 +134,7 @@ def entries(ring: Ring, window: int = 0) -> np.ndarray:
                 e["header"][i] = [(f >> (32 * k)) & 0xFFFFFFFF for k in range(HEADER_DWORDS)]
             else:
                 e[name][i] = f
-    first = max(ring.armed_at, ring.trigger_tick - ring.before)
+    first = window_first(ring.armed_at, ring.trigger_tick, ring.before)
     last = ring.trigger_tick + ring.after
     # The window's entries by tick; a payload entry goes with its FIS, wherever its own tick.
     owner = payload_owner(e)
