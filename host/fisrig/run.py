@@ -231,6 +231,13 @@ def phase_goals(compiled) -> dict[str, dict]:
     return out
 
 
+# A run of this many records or more gives back what its conversion kept before its report
+# (whose arrays glibc serves by mmap, beside it); a smaller one keeps it for the process's
+# next run, a sweep worker's next point (a point of 1.5 M records faulted in some 200 MB anew
+# when it was given back: docs/performance.md, "A sweep point's host share").
+GIVE_BACK_RECORDS = 1 << 22
+
+
 def finish_stream(out: Path, stream: store.ParquetStream, keep_raw: bool) -> threading.Thread | None:
     """records.parquet as streamed during the run, checked against records.bin's count;
     records.bin goes unless kept (its name at once, its blocks on the thread returned). A
@@ -254,7 +261,8 @@ def finish_stream(out: Path, stream: store.ParquetStream, keep_raw: bool) -> thr
         stream.finish(raw_records, columns)
         if columns == store.CHECKED:  # not the report's: rebuild reads those, compacted, with this gone
             stream.table = None
-        malloc_reuse.give_back()  # what the conversion kept: the report's arrays are mmap's
+        if raw_records >= GIVE_BACK_RECORDS:  # what the conversion kept: the report's arrays are mmap's
+            malloc_reuse.give_back()
     except store.ParquetCheckError as e:
         stream.abandon()
         print(f"fisrig: {e}; making it again from {store.RAW}", file=sys.stderr)

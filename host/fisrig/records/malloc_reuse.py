@@ -4,8 +4,11 @@ the kernel hands out anew costs about 1 s a GB to zero and map. keep_freed() (on
 the first array: the store and the report call it) has glibc's malloc keep what is freed
 (M_TRIM_THRESHOLD) and serve arrays up to 32 MiB, its most, from its heap
 (M_MMAP_THRESHOLD), and Arrow allocate with that malloc (its system pool) rather than its
-bundled mimalloc; give_back() returns what was kept before a phase of larger arrays, which
-glibc serves by mmap anyway. What it saves: docs/performance.md, "The records store's memory".
+bundled mimalloc, and every thread allocate from malloc's one main arena (M_ARENA_MAX): a
+thread's own arena lives in heaps of 64 MB that glibc unmaps once empty, so a thread new to
+a run (the summary's, a sweep worker's) got fresh pages for arrays the process had had
+before; give_back() returns what was kept before a phase of larger arrays, which glibc
+serves by mmap anyway. What it saves: docs/performance.md, "The records store's memory".
 """
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import ctypes
 
 import pyarrow as pa
 
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8  # glibc's malloc.h
 _KEEP_FREED = 1 << 30
 _MMAP_AT = 32 << 20  # glibc's largest, on 64-bit
 _kept = False
@@ -37,6 +40,7 @@ def keep_freed() -> None:
     if libc := _glibc():  # not glibc: its own malloc's ways stand
         libc.mallopt(_M_TRIM_THRESHOLD, _KEEP_FREED)
         libc.mallopt(_M_MMAP_THRESHOLD, _MMAP_AT)
+        libc.mallopt(_M_ARENA_MAX, 1)
 
 
 def give_back() -> None:

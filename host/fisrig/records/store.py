@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -98,6 +99,12 @@ def _nvme_fields(f: dict[str, np.ndarray], d2h: np.ndarray) -> tuple[np.ndarray,
     return queue, nvme_status, dw0
 
 
+# The one column with nulls; the others are declared without, so the writer codes no
+# definition levels for them (a quarter of its time: docs/performance.md, "A sweep point's
+# host share").
+NULLABLE = ("seq",)
+
+
 def to_table(rec: np.ndarray, markers: dict[int, str]) -> pa.Table:
     """One row per record; times in ns on the rig's clock (0 where a phase did not happen).
     A record of either protocol has one row of the same columns (docs/nvme.md, "Records")."""
@@ -133,7 +140,9 @@ def to_table(rec: np.ndarray, markers: dict[int, str]) -> pa.Table:
     # records written before the VM stamped one) has none rather than a negative one.
     status, submit = cols["t_status_ns"], cols["t_submit_ns"]
     cols["latency_ns"] = np.where(status >= submit, status - submit, 0)
-    return pa.table(cols)
+    table = pa.table(cols)
+    return pa.Table.from_arrays(table.columns, schema=pa.schema(
+        [f.with_nullable(f.name in NULLABLE) for f in table.schema]))
 
 
 def codes(table: pa.Table, column: str) -> tuple[np.ndarray, list[str]]:
@@ -153,8 +162,10 @@ def code_of(names: list[str], name: str) -> int:
 # Columns stored delta-coded (Parquet's DELTA_BINARY_PACKED) rather than as values: the
 # stamps rise with the records (completion order), so a delta takes a byte or two where zstd
 # leaves five of an 8-byte value, and a random LBA's delta bit-packs tighter than zstd packs
-# the value. smoke-tiny's records: 44.9 bytes each with zstd alone, 9.7 so. The other
-# columns repeat a few values and stay dictionary-coded.
+# the value. smoke-tiny's records: 44.9 bytes each with zstd alone, 9.7 so. The columns
+# whose type is a dictionary (names) are written as one; the others repeat a few values and
+# zstd packs them as tight plain as dictionary-coded, in less of the writer's time
+# (docs/performance.md, "A sweep point's host share").
 DELTA_COLUMNS = tuple(t.replace("ts_", "t_") + "_ns" for t in _TS) + ("latency_ns", "lba", "seq")
 # What the read-back check sums (as uint64, wrapping alike on both sides).
 CHECKED = ("lba", "t_status_ns", "latency_ns")
@@ -167,7 +178,7 @@ class ParquetCheckError(Exception):
 def parquet_writer(path: Path, schema: pa.Schema) -> pq.ParquetWriter:
     delta = [c for c in schema.names if c in DELTA_COLUMNS]
     return pq.ParquetWriter(path, schema, compression="zstd",
-                            use_dictionary=[c for c in schema.names if c not in delta],
+                            use_dictionary=[f.name for f in schema if pa.types.is_dictionary(f.type)],
                             column_encoding={c: "DELTA_BINARY_PACKED" for c in delta})
 
 
@@ -188,6 +199,29 @@ def checked_sums(path) -> tuple[int, list[int]]:
         rows += group.num_rows
         sums = [(a + b) % (1 << 64) for a, b in zip(sums, _sums(group))]
     return rows, sums
+
+
+# One row group's buffer (a 1 M-record group's is 104 MB) kept by the process between
+# streams: a sweep worker runs point after point, and a buffer of its own each run was 104 MB
+# of fresh pages a point, 0.18 s of the kernel's zeroing on these VMs (docs/performance.md,
+# "A sweep point's host share"). A second stream while one has it gets one of its own.
+_spare_buffers: list[np.ndarray] = []
+_spare_lock = threading.Lock()
+
+
+def _row_group_buffer(chunk: int) -> np.ndarray:
+    with _spare_lock:
+        for i, buf in enumerate(_spare_buffers):
+            if len(buf) == chunk:
+                return _spare_buffers.pop(i)
+    return np.empty(chunk, dtype=pf.RECORD_DTYPE)  # pages come as it fills
+
+
+def _keep_buffer(buf: np.ndarray | None) -> None:
+    if buf is not None:
+        with _spare_lock:
+            if not _spare_buffers:  # one is kept: the one a next stream would take
+                _spare_buffers.append(buf)
 
 
 class ParquetStream:
@@ -212,11 +246,11 @@ class ParquetStream:
         if metadata:
             self.schema = self.schema.with_metadata(metadata)
         self._writer = parquet_writer(self.tmp, self.schema)
-        # A row group's records gather in one buffer, kept for the run, not a fresh 100 MB
-        # array a row group whose pages fault in anew (docs/performance.md, "The records
-        # store's memory").
+        # A row group's records gather in one buffer, kept for the run and the process
+        # (_row_group_buffer), not a fresh 100 MB array a row group whose pages fault in anew
+        # (docs/performance.md, "The records store's memory").
         malloc_reuse.keep_freed()
-        self._buf = np.empty(self.chunk, dtype=pf.RECORD_DTYPE)  # pages come as it fills
+        self._buf = _row_group_buffer(self.chunk)
         self._pending_rows = 0
         self._torn = b""  # the start of a record whose rest comes with the next bytes
         self.rows = 0
@@ -301,6 +335,8 @@ class ParquetStream:
             self._write(self._buf[:self._pending_rows])
             self._pending_rows = 0
         self._writer.close()
+        _keep_buffer(self._buf)
+        self._buf = None
         kept = self.work.table() if self.work is not None and set(columns) <= set(self.work.columns) else None
         wanted = list(dict.fromkeys([*columns, *CHECKED]))
         if kept is not None or len(wanted) == len(CHECKED):  # read back for the check alone
@@ -324,6 +360,8 @@ class ParquetStream:
         if self.work is not None:
             self.work.close()
         self._writer.close()
+        _keep_buffer(self._buf)
+        self._buf = None
         self.tmp.unlink(missing_ok=True)
         self.current.abandon()
 
@@ -359,7 +397,8 @@ def read_compact(path, columns: list[str]) -> pa.Table:
     sandforce-240gb's (191 M) was killed at 24.4 GB read whole, peaked at 16.0 GB so."""
     malloc_reuse.keep_freed()
     with reading_parquet(path):  # InputError naming the file when it is damaged
-        names = pq.read_schema(path).names
+        schema = pq.read_schema(path)
+    names = schema.names
     if missing := [c for c in columns if c not in names]:
         some = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
         raise InputError(str(path), f"has no {some} column{'s' * (len(missing) > 1)}: not fisrig's records, or "
@@ -371,7 +410,8 @@ def read_compact(path, columns: list[str]) -> pa.Table:
         out[name] = col.combine_chunks() if col.num_chunks > 1 else col
         del col
         malloc_reuse.give_back()
-    return pa.table(out)
+    # The file's fields (their nullability with them), as pq.read_table gives them.
+    return pa.Table.from_arrays(list(out.values()), schema=pa.schema([schema.field(c) for c in columns]))
 
 
 def write_parquet(run_dir: Path, markers: dict[int, str], chunk: int = 1 << 20,
