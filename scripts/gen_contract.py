@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the Python side of the contract the C headers define: every constant (#define and
 enum member) and every struct field's offset and size of firmware/core/include/fisrig/
-{engine_if,program,vm,baremetal_if,ata,nvme,capture}.h, as the system C compiler computes them, into
+{engine_if,program,vm,baremetal_if,ata,nvme,capture,pcie}.h, as the system C compiler computes them, into
 hw/fisrig_hw/contract.py, the one copy the gateware, the host and the tests import.
 
     scripts/gen_contract.py           rewrite it
@@ -22,12 +22,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 INCLUDE = ROOT / "firmware" / "core" / "include"
-HEADERS = ["engine_if.h", "program.h", "vm.h", "baremetal_if.h", "ata.h", "nvme.h", "capture.h"]
+HEADERS = ["engine_if.h", "program.h", "vm.h", "baremetal_if.h", "ata.h", "nvme.h", "capture.h", "pcie.h"]
 # vm.h's structs hold the platform's pointers and the VM's state: not shared with Python.
 STRUCT_HEADERS = ["engine_if.h", "program.h", "baremetal_if.h", "nvme.h", "capture.h"]
 OUTPUTS = [ROOT / "hw" / "fisrig_hw" / "contract.py"]
 
-DEFINE = re.compile(r"^#define\s+(FISRIG_\w+)(?!\()\s+\S", re.M)  # not function-like
+DEFINE = re.compile(r"^#define\s+(FISRIG_\w+)(?!\()[ \t]+\S", re.M)  # not function-like; a value on its line (an include guard has none)
 ENUM = re.compile(r"\benum\s+(fisrig_\w+)\s*\{(.*?)\}", re.S)
 STRUCT = re.compile(r"\bstruct\s+(fisrig_\w+)\s*\{(.*?)\};", re.S)
 MEMBER = re.compile(r"^(?:volatile\s+)?(u?int\d+_t|char|struct\s+fisrig_\w+)\s+(.+)$")

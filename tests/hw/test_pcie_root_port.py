@@ -355,3 +355,21 @@ def test_a_request_with_a_64_bit_address_is_dropped_counted_and_the_port_goes_on
     assert out["discarded"] == 1 and out["malformed"] == 0
     assert out["mem"][0] == 0x600D and 0xBAD0_0001 not in out["mem"]
     assert [(t.tag, t.get_data()) for t in dev.from_rig if t.fmt_type == TlpType.CPL_DATA] == [(4, dwords_bytes([0x600D]))]
+
+
+def test_litepcies_tlp_codes_are_fisrig_pcie_hs():
+    """The packetizer and depacketizer use LitePCIe's table; the rig's own TLPs (config
+    requests, completions) and the firmware use fisrig/pcie.h's: one and the same."""
+    from litepcie.tlp.common import cpl_dict, fmt_type_dict
+    from fisrig_hw import contract as c
+    assert {k: fmt_type_dict[k] for k in ("mem_rd32", "mem_rd64", "mem_wr32", "mem_wr64", "cfg_rd0", "cfg_wr0",
+                                          "cpl", "cpld")} == {
+        "mem_rd32": c.FISRIG_PCIE_TLP_MRD32, "mem_rd64": c.FISRIG_PCIE_TLP_MRD64,
+        "mem_wr32": c.FISRIG_PCIE_TLP_MWR32, "mem_wr64": c.FISRIG_PCIE_TLP_MWR64,
+        "cfg_rd0": c.FISRIG_PCIE_TLP_CFGRD0, "cfg_wr0": c.FISRIG_PCIE_TLP_CFGWR0,
+        "cpl": c.FISRIG_PCIE_TLP_CPL, "cpld": c.FISRIG_PCIE_TLP_CPLD}
+    assert (cpl_dict["sc"], cpl_dict["ur"], cpl_dict["crs"]) == (c.FISRIG_PCIE_CPL_SC, c.FISRIG_PCIE_CPL_UR,
+                                                                 c.FISRIG_PCIE_CPL_CRS)
+    # LitePCIe 2024.12 says Completer Abort is 3 (a reserved code); the specification, 4.
+    assert cpl_dict["ca"] == 3 and c.FISRIG_PCIE_CPL_CA == 4
+    assert CplStatus.CA == c.FISRIG_PCIE_CPL_CA and CplStatus.CRS == c.FISRIG_PCIE_CPL_CRS

@@ -12,24 +12,25 @@ from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
 
 from litepcie.common import completion_layout, phy_layout
-from litepcie.tlp.common import fmt_type_dict
+
+from fisrig_hw import contract as _c
 
 # The tag of every configuration request: the crossbar's TLP controller hands its own
 # requests tags from 0 up (as many as it keeps pending), and completions carrying this one
 # are the config requester's (root_port.py routes them here).
 CFG_TAG = 0xFF
 
-# Completion Status of a completion (PCIe Base 4.0, 2.2.9), and the requester's own result
-# for none at all.
-CPL_SC, CPL_UR, CPL_CRS, CPL_CA = 0, 1, 2, 4
-TIMED_OUT = 7
+# Completion Status of a completion, and the requester's own result for none at all
+# (fisrig/pcie.h, which the firmware's enumeration reads them as).
+CPL_SC, CPL_UR, CPL_CRS, CPL_CA = _c.FISRIG_PCIE_CPL_SC, _c.FISRIG_PCIE_CPL_UR, _c.FISRIG_PCIE_CPL_CRS, _c.FISRIG_PCIE_CPL_CA
+TIMED_OUT = _c.FISRIG_PCIE_CPL_NONE
 
 
 def cfg_header(we: int, requester_id: int, bus: int, device: int, function: int, register: int,
                first_be: int = 0xF) -> list[int]:
     """A Type 0 configuration request's three header dwords (register: the dword's index in
     the function's 4 KiB space, extended register number in bits 9..6)."""
-    dw0 = (fmt_type_dict["cfg_wr0" if we else "cfg_rd0"] << 24) | 1
+    dw0 = ((_c.FISRIG_PCIE_TLP_CFGWR0 if we else _c.FISRIG_PCIE_TLP_CFGRD0) << 24) | 1
     dw1 = (requester_id << 16) | (CFG_TAG << 8) | first_be
     dw2 = (bus << 24) | (device << 19) | (function << 16) | (((register >> 6) & 0xF) << 8) | ((register & 0x3F) << 2)
     return [dw0, dw1, dw2]

@@ -11,7 +11,9 @@ from litex.soc.interconnect import stream
 
 from litepcie.common import phy_layout
 
-FMT_3DW_DATA = 0b010  # DW0 bits 31..29: a 3-dword header with data (MWr32, CfgWr, CplD)
+from fisrig_hw import contract as _c
+
+FMT_3DW_DATA = _c.FISRIG_PCIE_TLP_MWR32 >> 5  # DW0 bits 31..29: a 3-dword header with data (MWr32, CfgWr0, CplD)
 
 
 class OddPayloadPad(LiteXModule):

@@ -18,12 +18,12 @@ from litex.gen import LiteXModule
 from litex.soc.interconnect import stream, wishbone
 
 from litepcie.common import phy_layout
-from litepcie.tlp.common import fmt_type_dict
 
+from fisrig_hw import contract as _c
 from fisrig_hw.pcie.config_requester import bswap32
 
-FMT_TYPE_CPLD = fmt_type_dict["cpld"]
-FMT_TYPE_CPL = fmt_type_dict["cpl"]
+FMT_TYPE_CPLD = _c.FISRIG_PCIE_TLP_CPLD
+FMT_TYPE_CPL = _c.FISRIG_PCIE_TLP_CPL
 
 
 class RigMemory(LiteXModule):
@@ -126,7 +126,7 @@ class RigMemory(LiteXModule):
         # ahead, at any dword alignment.
         self.tx = tx = stream.Endpoint(phy_layout(64))
         root_port.add_tx_source(tx)
-        status = Signal(3)    # the completion's status: 0 SC, 1 UR
+        status = Signal(3)    # the completion's status: FISRIG_PCIE_CPL_SC, or _UR
         beat = Signal(8)
         nxt = Signal(max=words + 4)
         dw0, dw1, dw2 = Signal(32), Signal(32), Signal(32)
@@ -147,7 +147,7 @@ class RigMemory(LiteXModule):
                 If(status != 0, NextState("CPL_END")).Else(NextState("CPL_FIRST"))),
         )
         fsm.act("REFUSE",  # Unsupported Request: a completion without data
-            NextValue(status, 1), NextValue(length, 0),
+            NextValue(status, _c.FISRIG_PCIE_CPL_UR), NextValue(length, 0),
             NextState("CPL_HEADER"),
         )
         fsm.act("CPL_END",  # a completion without data: its third header dword alone

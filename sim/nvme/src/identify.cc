@@ -29,8 +29,8 @@ std::vector<uint8_t> Controller::identify_controller(const drive::DriveConfig& c
   const drive::IdentityConfig& id = cfg.identity;
   const drive::NvmeInterfaceConfig& nvme = cfg.nvme;
   std::vector<uint8_t> p(FISRIG_NVME_IDENTIFY_BYTES, 0);
-  put(p, 0, 0x1D1D, 2);            // VID: not a PCI-SIG vendor's
-  put(p, 2, 0x1D1D, 2);            // SSVID
+  put(p, 0, FISRIG_NVME_SIM_VENDOR_ID, 2);  // VID, as the PCI function's
+  put(p, 2, FISRIG_NVME_SIM_VENDOR_ID, 2);  // SSVID
   put_text(p, 4, id.serial, 20);   // SN
   put_text(p, 24, id.model, 40);   // MN
   put_text(p, 64, id.firmware, 8); // FR

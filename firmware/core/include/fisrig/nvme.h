@@ -9,6 +9,11 @@
 
 #include <stdint.h>
 
+/* The simulated controller's PCI IDs (its configuration space and Identify Controller's VID
+ * and SSVID): not a PCI-SIG vendor's. */
+#define FISRIG_NVME_SIM_VENDOR_ID 0x1D1Du
+#define FISRIG_NVME_SIM_DEVICE_ID 0x0001u
+
 /* Controller registers (byte offsets in BAR0). */
 #define FISRIG_NVME_REG_CAP 0x00u   /* 64-bit: capabilities */
 #define FISRIG_NVME_REG_VS 0x08u    /* version */
