@@ -1,6 +1,8 @@
 // The PCI function's configuration space and MSI-X table: pci_function.h.
 #include "fisrig/nvme/pci_function.h"
 
+#include <algorithm>
+
 extern "C" {
 #include "fisrig/nvme.h"
 }
@@ -8,9 +10,7 @@ extern "C" {
 namespace fisrig::nvme {
 
 PciFunction::PciFunction(uint16_t msix_entries, unsigned mps_supported, unsigned gen, unsigned lanes) {
-  if (msix_entries == 0 || msix_entries > 2048 || kMsixTable + 16u * msix_entries > kMsixPba ||
-      kMsixPba + (msix_entries + 63u) / 64 * 8 > kBar0Bytes)
-    msix_entries = 65;
+  msix_entries = std::clamp<uint16_t>(msix_entries, 1, kMsixMaxEntries);
   set(FISRIG_PCI_VENDOR_ID, FISRIG_NVME_SIM_VENDOR_ID | FISRIG_NVME_SIM_DEVICE_ID << 16, 0);
   set(FISRIG_PCI_COMMAND, uint32_t(FISRIG_PCI_STATUS_CAP_LIST) << 16,
       FISRIG_PCI_COMMAND_MEMORY | FISRIG_PCI_COMMAND_MASTER | FISRIG_PCI_COMMAND_INTX_DISABLE);

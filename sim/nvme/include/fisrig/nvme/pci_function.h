@@ -29,8 +29,10 @@ class PciFunction {
   static constexpr uint32_t kMsixTable = 0x2000;  // in BAR0: past the doorbells of 65 queues
   static constexpr uint32_t kMsixPba = 0x3000;
   static constexpr uint16_t kCapPm = 0x40, kCapMsix = 0x50, kCapPcie = 0x70;
+  static constexpr uint16_t kMsixMaxEntries = (kMsixPba - kMsixTable) / FISRIG_PCI_MSIX_ENTRY_BYTES;  // 256
 
-  // msix_entries: the table's size (one a queue, the admin queue's among them);
+  // msix_entries: the table's size (one a queue, the admin queue's among them; 1 to
+  // kMsixMaxEntries, which BAR0's layout holds);
   // mps_supported: Max_Payload_Size supported, 128 << it bytes; gen, lanes: the link's,
   // as Link Capabilities and Link Status say it.
   PciFunction(uint16_t msix_entries = 65, unsigned mps_supported = 2, unsigned gen = 3, unsigned lanes = 4);
