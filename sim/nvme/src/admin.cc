@@ -44,7 +44,7 @@ void Controller::create_cq(Cmd& c) {
   // CAP.CQR: physically contiguous, page aligned; CC.IOCQES the 16-byte entry.
   if (!(c.sqe.cdw11 & 1) || c.sqe.prp1 % 4096 || ((cc_ >> FISRIG_NVME_CC_IOCQES_SHIFT) & 0xF) != 4)
     return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_FIELD);
-  cqs_[qid] = Cq{true, c.sqe.prp1, size, 0, 0, true, 0, {}};
+  cqs_[qid] = Cq{true, c.sqe.prp1, size, 0, 0, true, 0, {}, bool(c.sqe.cdw11 & 2), uint16_t(c.sqe.cdw11 >> 16)};
 }
 
 void Controller::create_sq(Cmd& c) {

@@ -11,7 +11,10 @@ uint32_t field(uint64_t v, uint32_t shift, uint32_t bits) { return uint32_t(v >>
 }  // namespace
 
 Controller::Controller(drive::DriveConfig config, HostMemory& memory, NvmeConfig nvme)
-    : ssd_(std::move(config)), mem_(memory), nvme_(nvme), link_(pcie_of(ssd_.config().nvme, nvme.host_read_ns)),
+    : ssd_(std::move(config)), mem_(memory), nvme_(nvme),
+      link_(nvme.free_link ? PcieConfig{0, 1, pcie_of(ssd_.config().nvme, 0).max_payload,
+                                        pcie_of(ssd_.config().nvme, 0).max_read_request, 0}
+                           : pcie_of(ssd_.config().nvme, nvme.host_read_ns)),
       rng_(ssd_.config().faults.seed) {
   sqs_.resize(size_t(profile().io_queue_pairs) + 1);
   cqs_.resize(size_t(profile().io_queue_pairs) + 1);
@@ -329,6 +332,10 @@ void Controller::post(Cmd& c) {
 void Controller::write_cqe(Cq& q, fisrig_nvme_cqe& e, const NvmeCompletion& c) {
   e.status = uint16_t(e.status | (q.phase ? FISRIG_NVME_STATUS_P : 0));
   mem_.write(q.base + uint64_t(q.tail) * FISRIG_NVME_CQE_BYTES, &e, sizeof e);
+  if (host_write_) {
+    host_write_({HostWrite::kCqe, q.base + uint64_t(q.tail) * FISRIG_NVME_CQE_BYTES, FISRIG_NVME_CQE_BYTES, 0, c.t_cqe});
+    if (q.interrupts) host_write_({HostWrite::kMsix, 0, 4, q.vector, c.t_cqe});
+  }
   if (++q.tail == q.size) q.tail = 0, q.phase = !q.phase;
   done_.push_back(c);
 }

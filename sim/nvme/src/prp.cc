@@ -7,24 +7,24 @@ namespace {
 constexpr uint64_t kPage = 4096;  // CC.MPS 0: the only page size this controller takes
 }
 
-bool Controller::prp_pieces(Cmd& c, uint64_t bytes, std::vector<std::pair<uint64_t, uint32_t>>& out) {
+bool walk_prps(uint64_t prp1, uint64_t prp2, uint64_t bytes, HostMemory& mem,
+               std::vector<std::pair<uint64_t, uint32_t>>& out) {
   out.clear();
   if (!bytes) return true;
-  const uint64_t prp1 = c.sqe.prp1, prp2 = c.sqe.prp2;
-  if (prp1 % 4) return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_PRP_OFFSET), false;
+  if (prp1 % 4) return false;
   uint64_t first = std::min(bytes, kPage - prp1 % kPage);
   out.emplace_back(prp1, uint32_t(first));
   uint64_t left = bytes - first;
   if (!left) return true;
   if (left <= kPage) {
     // PRP2 is the second (and last) page.
-    if (prp2 % kPage) return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_PRP_OFFSET), false;
+    if (prp2 % kPage) return false;
     out.emplace_back(prp2, uint32_t(left));
     return true;
   }
   // PRP2 points at a PRP list; a list's last entry chains to the next list when more pages
   // remain than the rest of that list holds.
-  if (prp2 % 8) return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_PRP_OFFSET), false;
+  if (prp2 % 8) return false;
   uint64_t list = prp2;
   while (left) {
     uint64_t entries_here = (kPage - list % kPage) / 8;
@@ -32,16 +32,22 @@ bool Controller::prp_pieces(Cmd& c, uint64_t bytes, std::vector<std::pair<uint64
     uint64_t take = pages_left <= entries_here ? pages_left : entries_here - 1;
     for (uint64_t i = 0; i < take; ++i) {
       uint64_t page;
-      mem_.read(list + 8 * i, &page, 8);
-      if (page % kPage) return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_PRP_OFFSET), false;
+      mem.read(list + 8 * i, &page, 8);
+      if (page % kPage) return false;
       uint64_t n = std::min(left, kPage);
       out.emplace_back(page, uint32_t(n));
       left -= n;
     }
     if (!left) break;
-    mem_.read(list + 8 * take, &list, 8);
-    if (list % 8) return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_PRP_OFFSET), false;
+    mem.read(list + 8 * take, &list, 8);
+    if (list % 8) return false;
   }
+  return true;
+}
+
+bool Controller::prp_pieces(Cmd& c, uint64_t bytes, std::vector<std::pair<uint64_t, uint32_t>>& out) {
+  if (!walk_prps(c.sqe.prp1, c.sqe.prp2, bytes, mem_, out))
+    return fail(c, FISRIG_NVME_SCT_GENERIC, FISRIG_NVME_SC_INVALID_PRP_OFFSET), false;
   return true;
 }
 
@@ -73,6 +79,14 @@ void Controller::to_host(Cmd& c, const uint8_t* data, uint64_t bytes, const std:
   const uint32_t mps = link_.config().max_payload;
   SimTime from = fetch_prp_list(c, bytes, c.t), end = from;
   const bool paged = ready && !ready->empty();
+  if (host_write_) {  // each piece (within a page of the buffer) no sooner than the SSD has its page
+    uint64_t off = 0;
+    for (auto [addr, n] : pieces) {
+      const size_t page = paged ? std::min<size_t>((off + n - 1) / kPage, ready->size() - 1) : 0;
+      host_write_({HostWrite::kData, addr, n, 0, paged ? std::max(from, (*ready)[page]) : from});
+      off += n;
+    }
+  }
   // A TLP at a time where one is watched or may be sent again; otherwise the rest of a page
   // (of the buffer: its data is in at once) goes on the link at once when it can follow the
   // last TLP back to back (PcieLink::extend_up).

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -42,6 +43,21 @@ struct NvmeConfig {
   SimTime enable_ns = 1000 * drive::kNsPerUs;    // CC.EN to CSTS.RDY
   SimTime shutdown_ns = 5000 * drive::kNsPerUs;  // CC.SHN normal to SHST complete, past the drain
   SimTime host_read_ns = PcieConfig{}.host_read_ns;  // the rig's memory, behind its root port
+  // The link is not the controller's to cost: it is the TLP interface's (tlp_device.h), which
+  // fetches what a command needs before the controller sees its doorbell and sends what the
+  // controller writes no sooner than on_host_write() says. Its own link then costs nothing
+  // (PcieConfig's gen 0); host_read_ns is then 0 too (tlp_device.cc sets both).
+  bool free_link = false;
+};
+
+// What the controller writes to the host's memory, and no sooner than when (on_host_write):
+// a piece of a read's data (as the SSD has it), a CQE, the MSI-X message of the CQ's vector.
+struct HostWrite {
+  enum Kind : uint8_t { kData, kCqe, kMsix } kind = kData;
+  uint64_t address = 0;
+  uint32_t bytes = 0;
+  uint16_t vector = 0;  // kMsix: the CQ's interrupt vector
+  SimTime not_before = 0;
 };
 
 // One command's life, as the controller saw it.
@@ -61,6 +77,11 @@ struct NvmeCompletion {
   uint64_t bytes = 0;         // data moved in its data TLPs, either way (not PRP lists)
   bool ok() const { return (status >> FISRIG_NVME_STATUS_SC_SHIFT & 0x7FF) == 0; }
 };
+
+// The host buffer of `bytes` PRP1 and PRP2 describe, as (address, length) pieces in order,
+// PRP lists read from `mem`; false where an offset is not one the specification allows.
+bool walk_prps(uint64_t prp1, uint64_t prp2, uint64_t bytes, HostMemory& mem,
+               std::vector<std::pair<uint64_t, uint32_t>>& out);
 
 // The link the profile's [nvme] section describes, with the rig's memory behind it.
 PcieConfig pcie_of(const drive::NvmeInterfaceConfig& profile, SimTime host_read_ns);
@@ -105,6 +126,18 @@ class Controller {
   // The commands fetched whose CQE the host has not had yet, as they stand (their stamps
   // past the present are bookings): what a cut finds in flight.
   std::vector<NvmeCompletion> fetched() const;
+  // Each write to the host's memory as it is booked (HostWrite; none is called without it).
+  void on_host_write(std::function<void(const HostWrite&)> f) { host_write_ = std::move(f); }
+  // Queue qid's SQ as the controller has it (not live: no such queue, or not made).
+  struct SqView {
+    bool live = false;
+    uint64_t base = 0;
+    uint32_t size = 0, tail = 0;
+  };
+  SqView sq(uint16_t qid) const {
+    if (qid >= sqs_.size() || !sqs_[qid].live) return {};
+    return {true, sqs_[qid].base, sqs_[qid].size, sqs_[qid].tail};
+  }
   // Doorbell writes the controller ignored (past a queue's end, a queue that is not there):
   // the asynchronous event it reports (Invalid Doorbell Write Value).
   uint32_t invalid_doorbell_writes() const { return invalid_doorbells_; }
@@ -151,6 +184,8 @@ class Controller {
     bool phase = true;
     uint32_t users = 0;  // SQs that post to it
     std::deque<std::pair<fisrig_nvme_cqe, NvmeCompletion>> held;  // waiting for room
+    bool interrupts = true;  // IEN: an MSI-X message after each CQE
+    uint16_t vector = 0;     // IV
   };
   struct Cmd {
     fisrig_nvme_sqe sqe;
@@ -298,6 +333,7 @@ class Controller {
     if (watch_ & kind) watched_.push_back(end);
   }
   std::vector<uint8_t> buf_;
+  std::function<void(const HostWrite&)> host_write_;
 };
 
 }  // namespace fisrig::nvme

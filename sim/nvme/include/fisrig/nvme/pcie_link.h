@@ -16,7 +16,7 @@ namespace fisrig::nvme {
 using drive::SimTime;
 
 struct PcieConfig {
-  uint32_t gen = 3;     // 1..5: 2.5, 5, 8, 16, 32 GT/s a lane
+  uint32_t gen = 3;     // 1..5: 2.5, 5, 8, 16, 32 GT/s a lane; 0: a link of no cost (NvmeConfig::free_link)
   uint32_t lanes = 4;
   uint32_t max_payload = 256;       // MPS: a data TLP's payload at most
   uint32_t max_read_request = 512;  // MRRS: a read request's length at most
