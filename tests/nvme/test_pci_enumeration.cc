@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fisrig/nvme/pci_function.h"
+#include "rig_plan.h"
 
 extern "C" {
 #include "fisrig/nvme.h"
@@ -62,17 +63,8 @@ struct Link {
   fisrig_pcie_ops ops() { return {this, read, write, mem_write, delay}; }
 };
 
-fisrig_pcie_plan plan() {
-  fisrig_pcie_plan p{};
-  p.bus = 1;
-  p.window_base = 0x4000'1000;  // not aligned to the BAR: the BAR goes to the next 16 KiB
-  p.window_bytes = 1 << 20;
-  p.max_payload = 256;
-  p.msix_address = 0x0010'0FF0;
-  p.msix_vectors = 17;
-  p.ready_timeout_us = 1'000'000;
-  return p;
-}
+// Not aligned to the BAR: the BAR goes to the next 16 KiB.
+fisrig_pcie_plan plan() { return fisrig::test::rig_plan(0x4000'1000, 17); }
 
 TEST(PciEnumeration, SetsUpTheSimulatedControllersFunctionAsTheRigNeedsIt) {
   Link link;

@@ -12,6 +12,7 @@
 
 #include "fisrig/nvme/queue_host.h"
 #include "fisrig/nvme/tlp_device.h"
+#include "rig_plan.h"
 
 extern "C" {
 #include "fisrig/nvme.h"
@@ -109,7 +110,7 @@ struct Host {
     t.length = 1;
     t.first_be = 0xF;
     t.address = address;
-    t.data = {uint8_t(value), uint8_t(value >> 8), uint8_t(value >> 16), uint8_t(value >> 24)};
+    append_le32(t.data, value);
     to_device(t);
     run(now + 50);
   }
@@ -130,7 +131,7 @@ struct Host {
     t.completer_id = uint16_t(bus << 8 | d << 3 | f);
     t.address = offset;
     if (write)
-      t.data = {uint8_t(*value), uint8_t(*value >> 8), uint8_t(*value >> 16), uint8_t(*value >> 24)};
+      append_le32(t.data, *value);
     Tlp c = h.request(t);
     if (!write && c.status == FISRIG_PCIE_CPL_SC)
       *value = c.dword(0);
@@ -150,14 +151,7 @@ struct Host {
 
   void bring_up() {
     fisrig_pcie_ops ops{this, cfg_read, cfg_write, mem_write, delay};
-    fisrig_pcie_plan p{};
-    p.bus = 1;
-    p.window_base = kBar;
-    p.window_bytes = 1 << 20;
-    p.max_payload = 256;
-    p.msix_address = kMsiAddress;
-    p.msix_vectors = 2;
-    p.ready_timeout_us = 1'000'000;
+    fisrig_pcie_plan p = fisrig::test::rig_plan(kBar, 2, kMsiAddress);
     fisrig_pcie_function f;
     ASSERT_EQ(fisrig_pcie_enumerate(&ops, &p, &f), FISRIG_PCIE_ENUM_OK);
     ASSERT_EQ(f.bar0, kBar);
@@ -290,8 +284,9 @@ TEST(TlpCommands, AdminAndIoCommandsMoveTheirDataOverTheLinkBothWays) {
       ++writes;
       EXPECT_LE(tlp.data.size(), 256u);
     }
-    if (tlp.is_memory())
+    if (tlp.is_memory()) {
       EXPECT_LE((tlp.address & 0xFFF) + tlp.length * 4u, 4096u) << "no request crosses a 4 KiB boundary";
+    }
   }
   // 7 commands' SQEs; 4 KiB and 128 KiB of write data in 256-byte reads; the 128 KiB write's
   // and read's lists of 32 entries (256 bytes), a read each: 7 + 16 + 512 + 2.

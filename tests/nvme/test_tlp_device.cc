@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "fisrig/nvme/tlp_device.h"
+#include "rig_plan.h"
 
 extern "C" {
 #include "fisrig/nvme.h"
@@ -65,7 +66,7 @@ struct Rig {
     t.completer_id = target;
     t.address = offset;
     if (write)
-      t.data = {uint8_t(value), uint8_t(value >> 8), uint8_t(value >> 16), uint8_t(value >> 24)};
+      fisrig::nvme::append_le32(t.data, value);
     return t;
   }
   static Tlp mem(bool write, uint64_t address, uint32_t dwords = 1, uint32_t value = 0) {
@@ -76,7 +77,7 @@ struct Rig {
     t.last_be = dwords > 1 ? 0xF : 0;
     t.address = address;
     for (uint32_t k = 0; write && k < dwords; ++k)
-      t.data.insert(t.data.end(), {uint8_t(value), uint8_t(value >> 8), uint8_t(value >> 16), uint8_t(value >> 24)});
+      fisrig::nvme::append_le32(t.data, value);
     return t;
   }
   uint32_t read32(uint64_t address) {
@@ -110,17 +111,7 @@ struct Rig {
   fisrig_pcie_ops ops() { return {this, cfg_read, cfg_write, mem_write, delay}; }
 };
 
-fisrig_pcie_plan plan() {
-  fisrig_pcie_plan p{};
-  p.bus = 1;
-  p.window_base = 0x4000'0000;
-  p.window_bytes = 1 << 20;
-  p.max_payload = 256;
-  p.msix_address = 0x0010'0FF0;
-  p.msix_vectors = 5;
-  p.ready_timeout_us = 1'000'000;
-  return p;
-}
+fisrig_pcie_plan plan() { return fisrig::test::rig_plan(0x4000'0000, 5); }
 
 TEST(TlpDevice, IsEnumeratedByTheFirmwareOverConfigurationTlps) {
   Rig rig;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fisrig/device/sata_device.h"
+#include "fisrig/ssd/fault_list.h"
 
 namespace {
 
@@ -20,36 +21,16 @@ void set_error(char* err, size_t errlen, const std::string& msg) {
   err[n] = '\0';
 }
 
-// "key=value,key=value"; a piece without '=' continues the value before it (range lists).
+// The fault list (fisrig/ssd/fault_list.h), and max_gen beside the drive's knobs.
 void apply_faults(fisrig::drive::DriveConfig& cfg, int& max_gen, const std::string& spec) {
-  std::string key, value;
-  auto flush = [&] {
-    if (key.empty()) return;
+  fisrig::drive::for_each_fault(spec, [&](const std::string& key, const std::string& value) {
     if (key == "max_gen") {
       if (value != "1" && value != "2" && value != "3") throw std::invalid_argument("max_gen: '" + value + "' is not 1, 2 or 3");
       max_gen = value[0] - '0';
     } else {
       cfg.faults.set(key, value);
     }
-    key.clear();
-  };
-  size_t pos = 0;
-  while (pos <= spec.size()) {
-    size_t comma = spec.find(',', pos);
-    std::string piece = spec.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    pos = comma == std::string::npos ? spec.size() + 1 : comma + 1;
-    if (piece.empty()) continue;
-    size_t eq = piece.find('=');
-    if (eq == std::string::npos) {
-      if (key.empty()) throw std::invalid_argument("fault '" + piece + "' is not key=value");
-      value += "," + piece;
-      continue;
-    }
-    flush();
-    key = piece.substr(0, eq);
-    value = piece.substr(eq + 1);
-  }
-  flush();
+  });
 }
 
 SataDevice* dev(void* p) { return static_cast<SataDevice*>(p); }

@@ -84,7 +84,7 @@ void TlpDevice::config(const Tlp& t, SimTime in) {
   const unsigned s = fn_.config_read(offset, v, in);
   std::vector<uint8_t> d;
   if (s == FISRIG_PCIE_CPL_SC)
-    d = {uint8_t(v), uint8_t(v >> 8), uint8_t(v >> 16), uint8_t(v >> 24)};
+    append_le32(d, v);
   complete(t, uint8_t(s), d, in + cfg_.config_ns);
 }
 
@@ -114,7 +114,7 @@ void TlpDevice::memory(const Tlp& t, SimTime in) {
   std::vector<uint8_t> d;
   for (uint32_t k = 0; k < dwords; ++k) {
     const uint32_t v = bar_read(offset + 4 * k);
-    d.insert(d.end(), {uint8_t(v), uint8_t(v >> 8), uint8_t(v >> 16), uint8_t(v >> 24)});
+    append_le32(d, v);
   }
   complete(t, FISRIG_PCIE_CPL_SC, d, in + cfg_.register_ns);
 }
@@ -301,8 +301,9 @@ void TlpDevice::host_write(const HostWrite& w) {
       ++msix_masked_;
       return;
     }
-    memory_write(m.address, {uint8_t(m.data), uint8_t(m.data >> 8), uint8_t(m.data >> 16), uint8_t(m.data >> 24)},
-                 w.not_before);
+    std::vector<uint8_t> d;
+    append_le32(d, m.data);
+    memory_write(m.address, std::move(d), w.not_before);
     return;
   }
   // A read's data or a CQE: memory writes of at most Max_Payload_Size, none across a 4 KiB

@@ -48,6 +48,12 @@ struct Tlp {
   }
 };
 
+// A register's value appended to a payload as it crosses, little-endian.
+inline void append_le32(std::vector<uint8_t>& data, uint32_t value) {
+  for (int k = 0; k < 4; ++k)
+    data.push_back(uint8_t(value >> (8 * k)));
+}
+
 // The TLP's bytes in wire order: its header, then its payload.
 std::vector<uint8_t> encode(const Tlp& t);
 // The TLP in `n` bytes; false, with what is wrong with them in `why`, for bytes that are not

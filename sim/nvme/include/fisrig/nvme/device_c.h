@@ -1,0 +1,56 @@
+/*
+ * The simulated NVMe controller at its link's TLP interface (fisrig/nvme/tlp_device.h) for C
+ * callers: the litex_sim module or Verilator runner that sits on the rig's PCIe PHY stream
+ * (LitePCIe's phy_layout: 64-bit beats, hw/fisrig_hw/pcie/beats.py's form). One call per
+ * beat time: 4 ns at Gen2 x4, the 7-series hard block's 64-bit stream at 250 MHz.
+ *
+ *   char err[256];
+ *   void *dev = fisrig_nvme_device_new("tiny-1gb", "busy_rate=0.01,busy_us=50", 2, 4, err, sizeof err);
+ *   if (!dev) { fprintf(stderr, "%s\n", err); exit(1); }
+ *   for (;;) fisrig_nvme_device_clock(dev, &from_rig, rig_ready, &to_rig);
+ *   fisrig_nvme_device_free(dev);
+ */
+#ifndef FISRIG_NVME_DEVICE_C_H
+#define FISRIG_NVME_DEVICE_C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A beat of the PHY stream: dat's dword k in bits 32k+31..32k, the TLP's first byte of each
+ * dword in its bits 31..24; be a bit a byte. */
+struct fisrig_pcie_beat {
+  uint8_t valid, first, last;
+  uint8_t be;
+  uint64_t dat;
+};
+
+/*
+ * profile: a built-in profile name or a .toml path; faults: NULL or "key=value,...", the fault
+ * knobs of fisrig/ssd/config.h (fisrig/ssd/fault_list.h's form); gen, lanes: the link, whose
+ * 64-bit beats must each take a whole number of ns (Gen1 or Gen2, x4 or x8: the rig's PHYs).
+ * Returns NULL with a message in err (up to errlen bytes, NUL-terminated) when something is bad.
+ */
+void *fisrig_nvme_device_new(const char *profile, const char *faults, unsigned gen, unsigned lanes, char *err,
+                             size_t errlen);
+/*
+ * One beat time. in: the rig's beat toward the device (taken when valid: the device is always
+ * ready); rig_ready: the rig takes the device's beat this beat time; out: the device's beat
+ * (valid while it has one; the same beat until the rig takes it).
+ */
+void fisrig_nvme_device_clock(void *dev, const struct fisrig_pcie_beat *in, int rig_ready, struct fisrig_pcie_beat *out);
+void fisrig_nvme_device_free(void *dev);
+/* Beat times clocked so far, and the time they make in ns. */
+uint64_t fisrig_nvme_device_cycles(void *dev);
+uint64_t fisrig_nvme_device_now_ns(void *dev);
+/* Counters, one "name value" per line, into buf (NUL-terminated, cut to buflen); the full length. */
+size_t fisrig_nvme_device_stats_string(void *dev, char *buf, size_t buflen);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* FISRIG_NVME_DEVICE_C_H */
