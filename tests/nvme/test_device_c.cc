@@ -31,7 +31,8 @@ TEST(NvmeDeviceC, RefusesWhatItCannotBeWithAMessage) {
   EXPECT_NE(refusal("tiny-1gb", "no_such_knob=1", 2, 4).find("no_such_knob"), std::string::npos);
   EXPECT_NE(refusal("tiny-1gb", "busy_rate", 2, 4).find("is not key=value"), std::string::npos);
   EXPECT_NE(refusal("tiny-1gb", nullptr, 3, 4).find("Gen3 x4"), std::string::npos);
-  EXPECT_EQ(refusal("tiny-1gb", "busy_rate=0.5,busy_us=10", 2, 8), "");
+  EXPECT_NE(refusal("tiny-1gb", "enable_us=soon", 2, 4).find("enable_us: 'soon'"), std::string::npos);
+  EXPECT_EQ(refusal("tiny-1gb", "busy_rate=0.5,busy_us=10,enable_us=5", 2, 8), "");
 }
 
 struct Beats {
@@ -48,14 +49,16 @@ struct Beats {
     auto beats = fisrig::nvme::to_beats(tlp);
     std::vector<std::pair<uint64_t, uint8_t>> got;
     first_cycle = 0;
+    fisrig_pcie_beat out{};
+    bool took = false;
     for (size_t k = 0; k < beats.size() + 2000; ++k) {
-      fisrig_pcie_beat in{}, out{};
+      fisrig_pcie_beat in{};
       if (k < beats.size())
         in = {1, uint8_t(k == 0), uint8_t(k + 1 == beats.size()), beats[k].second, beats[k].first};
       const uint64_t cycle = fisrig_nvme_device_cycles(dev);
-      const bool r = ready(cycle);
-      fisrig_nvme_device_clock(dev, &in, r, &out);
-      if (out.valid && r) {
+      fisrig_nvme_device_clock(dev, &in, took, &out);
+      took = out.valid && ready(cycle);  // taken at the next edge
+      if (took) {
         if (out.first) first_cycle = cycle;
         got.emplace_back(out.dat, out.be);
         if (out.last) break;
@@ -87,9 +90,9 @@ TEST(NvmeDeviceC, AConfigReadsCompletionComesBackAsBeatsAtItsTime) {
   EXPECT_EQ(c.fmt_type, FISRIG_PCIE_TLP_CPLD);
   EXPECT_EQ(c.tag, 9);
   EXPECT_EQ(c.dword(0), FISRIG_NVME_SIM_VENDOR_ID | FISRIG_NVME_SIM_DEVICE_ID << 16);
-  // Its two beats in by the end of cycle 1 (8 ns), due 250 ns after: cycle 65 (260 ns), the
-  // first beat time at or after 258.
-  EXPECT_EQ(first, 65u);
+  // Its two beats in at the edge of cycle 1 (4 ns), due 250 ns after (254 ns): presented
+  // from the first edge at or after that, cycle 64 (256 ns).
+  EXPECT_EQ(first, 64u);
   EXPECT_EQ(fisrig_nvme_device_now_ns(b.dev), 4 * fisrig_nvme_device_cycles(b.dev));
 }
 

@@ -23,19 +23,23 @@ struct BeatDevice {
   bool tx_first = true;
   uint64_t rx_tlps = 0, tx_tlps = 0, rx_bad_beats = 0;
 
-  BeatDevice(fisrig::drive::DriveConfig cfg, fisrig::nvme::TlpDeviceConfig tc, fisrig::nvme::SimTime beat)
-      : dev(std::move(cfg), tc), beat_ns(beat) {}
+  BeatDevice(fisrig::drive::DriveConfig cfg, fisrig::nvme::TlpDeviceConfig tc, fisrig::nvme::SimTime beat,
+             fisrig::nvme::NvmeConfig nvme)
+      : dev(std::move(cfg), tc, nvme), beat_ns(beat) {}
 
-  void clock(const fisrig_pcie_beat& in, bool rig_ready, fisrig_pcie_beat& out) {
+  void clock(const fisrig_pcie_beat& in, bool rig_took, fisrig_pcie_beat& out) {
     const fisrig::nvme::SimTime now = cycles * beat_ns;
-    // The device's beat the rig took last beat time.
+    if (rig_took && !tx.empty()) {  // the beat presented since the last edge
+      tx.pop_front();
+      tx_first = false;
+    }
     if (in.valid) {
       if (in.first) rx.clear();
       rx.emplace_back(in.dat, in.be);
       if (in.last) {
         std::vector<uint8_t> bytes;
         if (fisrig::nvme::from_beats(rx, bytes)) {
-          dev.receive(bytes, now + beat_ns);  // its last byte is in at this beat's end
+          dev.receive(bytes, now);  // its last byte is in at this edge
           ++rx_tlps;
         } else {
           ++rx_bad_beats;  // byte enables that are not whole dwords: not a TLP
@@ -59,10 +63,6 @@ struct BeatDevice {
       out.last = tx.size() == 1;
       out.dat = tx.front().first;
       out.be = tx.front().second;
-      if (rig_ready) {
-        tx.pop_front();
-        tx_first = false;
-      }
     }
     ++cycles;
   }
@@ -93,12 +93,22 @@ void* fisrig_nvme_device_new(const char* profile, const char* faults, unsigned g
                                   ": the PHY stream's 64-bit beats take a whole ns at Gen1 or Gen2, x4 or x8");
     const uint64_t beat = 8ull * fisrig::nvme::PcieLink::per_byte(link);
     fisrig::drive::DriveConfig cfg = fisrig::drive::load_profile(profile);
+    fisrig::nvme::NvmeConfig nvme;
     if (faults)
-      fisrig::drive::for_each_fault(faults, [&](const std::string& k, const std::string& v) { cfg.faults.set(k, v); });
+      fisrig::drive::for_each_fault(faults, [&](const std::string& k, const std::string& v) {
+        if (k == "enable_us") {  // CC.EN to CSTS.RDY, instead of the controller's 1 ms
+          const bool digits = !v.empty() && v.size() <= 8 && v.find_first_not_of("0123456789") == std::string::npos;
+          const unsigned long us = digits ? std::stoul(v) : 0;
+          if (!digits || us > 10'000'000) throw std::invalid_argument("enable_us: '" + v + "' is not 0 to 10000000");
+          nvme.enable_ns = fisrig::nvme::SimTime(us) * 1000;
+        } else {
+          cfg.faults.set(k, v);
+        }
+      });
     cfg.validate();
     fisrig::nvme::TlpDeviceConfig tc;
     tc.gen = gen, tc.lanes = lanes;
-    return new BeatDevice(std::move(cfg), tc, beat >> fisrig::nvme::PcieLink::kTimeShift);
+    return new BeatDevice(std::move(cfg), tc, beat >> fisrig::nvme::PcieLink::kTimeShift, nvme);
   } catch (const std::exception& e) {
     set_error(err, errlen, e.what());
   } catch (...) {
@@ -107,8 +117,8 @@ void* fisrig_nvme_device_new(const char* profile, const char* faults, unsigned g
   return nullptr;
 }
 
-void fisrig_nvme_device_clock(void* p, const struct fisrig_pcie_beat* in, int rig_ready, struct fisrig_pcie_beat* out) {
-  dev(p)->clock(*in, rig_ready != 0, *out);
+void fisrig_nvme_device_clock(void* p, const struct fisrig_pcie_beat* in, int rig_took, struct fisrig_pcie_beat* out) {
+  dev(p)->clock(*in, rig_took != 0, *out);
 }
 
 void fisrig_nvme_device_free(void* p) { delete dev(p); }

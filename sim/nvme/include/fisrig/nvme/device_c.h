@@ -7,7 +7,7 @@
  *   char err[256];
  *   void *dev = fisrig_nvme_device_new("tiny-1gb", "busy_rate=0.01,busy_us=50", 2, 4, err, sizeof err);
  *   if (!dev) { fprintf(stderr, "%s\n", err); exit(1); }
- *   for (;;) fisrig_nvme_device_clock(dev, &from_rig, rig_ready, &to_rig);
+ *   for (;;) fisrig_nvme_device_clock(dev, &from_rig, to_rig.valid && rig_ready, &to_rig);
  *   fisrig_nvme_device_free(dev);
  */
 #ifndef FISRIG_NVME_DEVICE_C_H
@@ -30,18 +30,20 @@ struct fisrig_pcie_beat {
 
 /*
  * profile: a built-in profile name or a .toml path; faults: NULL or "key=value,...", the fault
- * knobs of fisrig/ssd/config.h (fisrig/ssd/fault_list.h's form); gen, lanes: the link, whose
+ * knobs of fisrig/ssd/config.h (fisrig/ssd/fault_list.h's form) and enable_us (CC.EN to
+ * CSTS.RDY instead of the controller's 1 ms: a simulation's shortcut); gen, lanes: the link, whose
  * 64-bit beats must each take a whole number of ns (Gen1 or Gen2, x4 or x8: the rig's PHYs).
  * Returns NULL with a message in err (up to errlen bytes, NUL-terminated) when something is bad.
  */
 void *fisrig_nvme_device_new(const char *profile, const char *faults, unsigned gen, unsigned lanes, char *err,
                              size_t errlen);
 /*
- * One beat time. in: the rig's beat toward the device (taken when valid: the device is always
- * ready); rig_ready: the rig takes the device's beat this beat time; out: the device's beat
- * (valid while it has one; the same beat until the rig takes it).
+ * One beat time, as a clock edge: in is the rig's beat toward the device (taken when valid:
+ * the device is always ready); rig_took says whether the rig took the beat `out` held after
+ * the call before (its valid and the rig's ready at this edge); out is the beat the device
+ * presents until the next edge (the same one again when it was not taken).
  */
-void fisrig_nvme_device_clock(void *dev, const struct fisrig_pcie_beat *in, int rig_ready, struct fisrig_pcie_beat *out);
+void fisrig_nvme_device_clock(void *dev, const struct fisrig_pcie_beat *in, int rig_took, struct fisrig_pcie_beat *out);
 void fisrig_nvme_device_free(void *dev);
 /* Beat times clocked so far, and the time they make in ns. */
 uint64_t fisrig_nvme_device_cycles(void *dev);
