@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 
-from migen import Module
+from migen import Module, passive
 from migen.sim import run_simulation
 
 from litepcie.frontend.wishbone import LitePCIeWishboneSlave
@@ -107,6 +107,7 @@ def test_the_root_port_enumerates_brings_up_and_moves_data_through_the_simulated
     dev = NvmeBeatDevice("tiny-1gb", "enable_us=5")
     from_rig, out = [], {"cqes": []}
 
+    @passive
     def monitor():  # the rig's TLPs at the PHY, as beats
         beats = []
         while True:
@@ -116,7 +117,6 @@ def test_the_root_port_enumerates_brings_up_and_moves_data_through_the_simulated
                     from_rig.append(beats)
                     beats = []
             yield
-    monitor = passive_monitor(monitor)
 
     def firmware():
         out["id"] = yield from cfg(dut, 0, 0)
@@ -193,8 +193,3 @@ def test_the_root_port_enumerates_brings_up_and_moves_data_through_the_simulated
             assert t.byte_count == 4 * t.length
     data_writes = [t for t in device if t.fmt_type == TlpType.MEM_WRITE and t.length == 64]
     assert b"".join(bytes(t.data) for t in data_writes) == out["data"]  # the read's data, 16 writes of 256 bytes
-
-
-def passive_monitor(f):
-    from migen import passive
-    return passive(f)
