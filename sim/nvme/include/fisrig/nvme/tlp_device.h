@@ -51,6 +51,9 @@ struct TlpDeviceConfig {
 class TlpDevice {
  public:
   explicit TlpDevice(drive::DriveConfig drive, TlpDeviceConfig cfg = {}, NvmeConfig nvme = {});
+  // The controller holds the mirror by reference and reports to this: not copied, not moved.
+  TlpDevice(const TlpDevice&) = delete;
+  TlpDevice& operator=(const TlpDevice&) = delete;
 
   // A TLP from the rig, its last byte in at t (times never go back).
   void receive(const std::vector<uint8_t>& tlp, SimTime t);
