@@ -113,4 +113,19 @@ TEST(NvmeDeviceC, ABeatWaitsForTheRigAndBrokenBeatsAreCounted) {
   EXPECT_NE(std::string(stats).find("tlps_in 1\n"), std::string::npos) << stats;  // the broken one is no TLP
 }
 
+TEST(NvmeDeviceC, WithTheRailsOffNothingIsAnsweredAndOnAgainItSaysNotReady) {
+  Beats b;
+  fisrig_nvme_device_power(b.dev, 0);
+  uint64_t first = 0;
+  EXPECT_TRUE(b.exchange(cfg_read(0), first).empty());  // 2,000 beat times and no answer
+  fisrig_nvme_device_power(b.dev, 1);
+  std::vector<uint8_t> bytes = b.exchange(cfg_read(0), first);
+  Tlp c;
+  ASSERT_TRUE(fisrig::nvme::decode(bytes.data(), bytes.size(), c));
+  EXPECT_EQ(c.status, FISRIG_PCIE_CPL_CRS);  // tiny-1gb's SSD takes its boot to be up
+  char stats[512];
+  fisrig_nvme_device_stats_string(b.dev, stats, sizeof stats);
+  EXPECT_NE(std::string(stats).find("while_off 1\n"), std::string::npos) << stats;
+}
+
 }  // namespace

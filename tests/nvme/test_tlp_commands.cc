@@ -27,8 +27,15 @@ constexpr uint64_t kBar = 0x4000'0000, kAsq = 0x10000, kAcq = 0x11000, kSq1 = 0x
 constexpr uint32_t kMsiAddress = 0x0F00'0000;
 constexpr SimTime kReadLatency = 600;  // the rig's memory behind its root port, as the model's
 
+fisrig::drive::DriveConfig tiny(SimTime boot_ns = fisrig::drive::kNever) {
+  fisrig::drive::DriveConfig c = fisrig::drive::load_profile("tiny-1gb");
+  c.faults.boot_ns = boot_ns;
+  return c;
+}
+
 struct Host {
-  TlpDevice dev{fisrig::drive::load_profile("tiny-1gb")};
+  explicit Host(fisrig::drive::DriveConfig cfg = tiny()) : dev(std::move(cfg)) {}
+  TlpDevice dev;
   SparseMemory mem;
   SimTime now = 1000;
   std::multimap<SimTime, std::vector<uint8_t>> to_dev;  // by the time the TLP's last byte reaches the device
@@ -383,6 +390,50 @@ TEST(TlpCommands, TakeTheTimeThePartOneModelGivesTheSameCommandsOnTheSameLink) {
     EXPECT_NEAR(double(tlp), double(part1), 0.02 * double(part1)) << c.what << ": TLP device " << tlp << " ns, part 1 "
                                                                   << part1 << " ns";
   }
+}
+
+}  // namespace
+
+namespace {
+
+// The rails cut with a write in the volatile cache: nothing is answered while they are off
+// (a config read gets no completion), the function answers CRS after they are on until the
+// SSD is up, then the rig enumerates and brings the controller up again; the write is lost
+// and the cut counted unsafe, as part 1's controller has it.
+TEST(TlpCommands, APowerCutSilencesTheDeviceAndItComesBackAsAfterAReset) {
+  Host h(tiny(2'000'000));  // up 2 ms after power on
+  h.bring_up();
+  std::vector<uint8_t> data = pattern(4096, 11), back(4096);
+  h.mem.write(0x40000, data.data(), data.size());
+  ASSERT_EQ(h.command(1, Host::rw(FISRIG_NVME_CMD_WRITE, 100, 8, 0x40000, 0)).status, 0);
+  h.dev.power(false, h.now);
+  Tlp id;
+  id.fmt_type = FISRIG_PCIE_TLP_CFGRD0;
+  id.length = 1;
+  id.first_be = 0xF;
+  id.completer_id = 0x0100;
+  id.tag = 200;
+  h.to_device(id);
+  h.run(h.now + 100'000);
+  EXPECT_FALSE(h.cpls.count(200)) << "no answer with the rails off";
+  EXPECT_EQ(h.dev.while_off(), 1u);
+  h.dev.power(true, h.now);
+  id.tag = 201;
+  h.to_device(id);
+  h.run(h.now + 10'000);
+  ASSERT_TRUE(h.cpls.count(201));
+  EXPECT_EQ(h.cpls[201].status, FISRIG_PCIE_CPL_CRS);
+  h.sq_tail[0] = h.sq_tail[1] = h.cq_head[0] = h.cq_head[1] = 0;
+  h.phase[0] = h.phase[1] = true;
+  h.mem.write(kAcq, std::vector<uint8_t>(16 * 16, 0).data(), 16 * 16);  // the queues' memory, fresh
+  h.mem.write(kCq1, std::vector<uint8_t>(64 * 16, 0).data(), 64 * 16);
+  h.bring_up();  // enumerated again (CRS until 2 ms), enabled, queues made
+  h.mem.write(0x50000, std::vector<uint8_t>(4096, 0xEE).data(), 4096);
+  ASSERT_EQ(h.command(1, Host::rw(FISRIG_NVME_CMD_READ, 100, 8, 0x50000, 0)).status, 0);
+  h.mem.read(0x50000, back.data(), back.size());
+  EXPECT_NE(back, data) << "the volatile cache's write survived the cut";
+  EXPECT_EQ(h.dev.controller().unsafe_shutdowns(), 1u);
+  EXPECT_EQ(h.dev.malformed(), 0u);
 }
 
 }  // namespace

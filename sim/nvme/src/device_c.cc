@@ -123,6 +123,13 @@ void fisrig_nvme_device_clock(void* p, const struct fisrig_pcie_beat* in, int ri
 
 void fisrig_nvme_device_free(void* p) { delete dev(p); }
 
+void fisrig_nvme_device_power(void* p, int on) {
+  BeatDevice& d = *dev(p);
+  // A TLP half out goes to its end: the PHY stream has no link-down of its own yet to reset
+  // the root port's TLP layer with, and a TLP cut in two would leave it mid-packet.
+  d.dev.power(on != 0, d.cycles * d.beat_ns);
+}
+
 uint64_t fisrig_nvme_device_cycles(void* p) { return dev(p)->cycles; }
 
 uint64_t fisrig_nvme_device_now_ns(void* p) { return dev(p)->cycles * dev(p)->beat_ns; }
@@ -133,7 +140,7 @@ size_t fisrig_nvme_device_stats_string(void* p, char* buf, size_t buflen) {
                   "\nbeats_not_whole_dwords " + std::to_string(d.rx_bad_beats) + "\nmalformed " +
                   std::to_string(d.dev.malformed()) + "\nunsupported " + std::to_string(d.dev.unsupported()) +
                   "\nbad_completions " + std::to_string(d.dev.bad_completions()) + "\nmsix_masked " +
-                  std::to_string(d.dev.msix_masked()) + "\n";
+                  std::to_string(d.dev.msix_masked()) + "\nwhile_off " + std::to_string(d.dev.while_off()) + "\n";
   if (buf && buflen) {
     size_t n = std::min(s.size(), buflen - 1);
     std::memcpy(buf, s.data(), n);

@@ -54,7 +54,26 @@ TlpDevice::TlpDevice(drive::DriveConfig drive, TlpDeviceConfig cfg, NvmeConfig n
   ctrl_->on_host_write([this](const HostWrite& w) { host_write(w); });
 }
 
+void TlpDevice::power(bool on, SimTime t) {
+  if (on == powered_)
+    return;
+  powered_ = on;
+  if (!on) {
+    ctrl_->power_off(t);
+    reset_commands();
+    out_.clear();  // what was due out never goes
+    link_free_ = std::max<SimTime>(link_free_, t << PcieLink::kTimeShift);
+    return;
+  }
+  ctrl_->power_on(t);
+  fn_.reset(ctrl_->boot_done());
+}
+
 void TlpDevice::receive(const std::vector<uint8_t>& bytes, SimTime t) {
+  if (!powered_) {
+    ++while_off_;
+    return;
+  }
   ctrl_->run_until(t);  // the controller's time moves on with the link's (CSTS.RDY, a shutdown)
   Tlp tlp;
   if (!decode(bytes.data(), bytes.size(), tlp)) {
@@ -357,6 +376,8 @@ SimTime TlpDevice::next_out() const {
 }
 
 bool TlpDevice::transmit(SimTime until, std::vector<uint8_t>& tlp, SimTime& start) {
+  if (!powered_)
+    return false;
   ctrl_->run_until(until);  // what the controller has due by then (CQEs: their writes queue here)
   const SimTime at = next_out();
   if (at == drive::kNever || at > until)

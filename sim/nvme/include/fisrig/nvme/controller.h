@@ -150,6 +150,8 @@ class Controller {
   // (counted as an unsafe shutdown otherwise); on again at t, the controller disabled.
   void power_off(SimTime t);
   void power_on(SimTime t);
+  // When the SSD is up after the last power on (a PCI function answers CRS until then).
+  SimTime boot_done() const { return boot_done_; }
   uint64_t unsafe_shutdowns() const { return unsafe_shutdowns_; }
   // TLPs the link sent again: a receiver found its LCRC bad and NAKed it (the fault knobs
   // data_fis_crc_error_rate and r_err_rate, docs/nvme.md), which the link layer recovers.

@@ -45,6 +45,10 @@ void *fisrig_nvme_device_new(const char *profile, const char *faults, unsigned g
  */
 void fisrig_nvme_device_clock(void *dev, const struct fisrig_pcie_beat *in, int rig_took, struct fisrig_pcie_beat *out);
 void fisrig_nvme_device_free(void *dev);
+/* The rails off (on = 0) or on at this beat time (the rig's power controller): off, the
+ * device answers nothing and what it had to send goes (a TLP half out is finished: the
+ * stream has no link-down yet); on, its function answers CRS until the SSD is up. */
+void fisrig_nvme_device_power(void *dev, int on);
 /* Beat times clocked so far, and the time they make in ns. */
 uint64_t fisrig_nvme_device_cycles(void *dev);
 uint64_t fisrig_nvme_device_now_ns(void *dev);

@@ -62,6 +62,11 @@ class TlpDevice {
   // When the next TLP out may start (drive::kNever: none is queued).
   SimTime next_out() const;
 
+  // The rails off at t: the controller loses what a cut loses (Controller::power_off), what
+  // was being fetched or sent goes, and nothing is answered until they are on again; on at
+  // t: the function answers CRS until the SSD is up, then it is a function after a reset.
+  void power(bool on, SimTime t);
+  bool powered() const { return powered_; }
   // The earliest time something is due: a TLP out, or the controller's next event.
   SimTime next_event() const { return std::min(next_out(), ctrl_->next_event()); }
 
@@ -71,6 +76,7 @@ class TlpDevice {
   uint64_t unsupported() const { return unsupported_; }
   uint64_t bad_completions() const { return bad_completions_; }
   uint64_t msix_masked() const { return msix_masked_; }  // messages a masked vector held back
+  uint64_t while_off() const { return while_off_; }       // TLPs that came with the rails off
 
  private:
   // A command's SQE the device is fetching, with what it takes from the host, in its queue's order.
@@ -122,7 +128,8 @@ class TlpDevice {
   uint32_t per_byte_;    // a byte's time on the link, PcieLink's 1/4096 ns
   std::multimap<SimTime, std::vector<uint8_t>> out_;  // due time -> the TLP, in order of due time and sending
   SimTime link_free_ = 0;   // where the link's last TLP out ends, in 1/4096 ns
-  uint64_t malformed_ = 0, unsupported_ = 0, bad_completions_ = 0, msix_masked_ = 0;
+  uint64_t malformed_ = 0, unsupported_ = 0, bad_completions_ = 0, msix_masked_ = 0, while_off_ = 0;
+  bool powered_ = true;
   std::vector<Queue> queues_;
   std::map<uint8_t, Read> reads_;  // by tag
   std::deque<std::pair<Read, SimTime>> waiting_;  // reads for which no tag was free
