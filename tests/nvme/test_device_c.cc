@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fisrig/nvme/device_c.h"
+#include "config_tlp.h"
 #include "fisrig/nvme/tlp.h"
 
 extern "C" {
@@ -71,14 +72,7 @@ struct Beats {
 };
 
 std::vector<uint8_t> cfg_read(uint16_t offset) {
-  Tlp t;
-  t.fmt_type = FISRIG_PCIE_TLP_CFGRD0;
-  t.length = 1;
-  t.first_be = 0xF;
-  t.tag = 9;
-  t.completer_id = 0x0100;
-  t.address = offset;
-  return fisrig::nvme::encode(t);
+  return fisrig::nvme::encode(fisrig::test::config_request(false, 0x0100, offset, 9));
 }
 
 TEST(NvmeDeviceC, AConfigReadsCompletionComesBackAsBeatsAtItsTime) {

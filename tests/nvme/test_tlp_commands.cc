@@ -12,6 +12,7 @@
 
 #include "fisrig/nvme/queue_host.h"
 #include "fisrig/nvme/tlp_device.h"
+#include "config_tlp.h"
 #include "rig_plan.h"
 
 extern "C" {
@@ -131,15 +132,7 @@ struct Host {
   }
   static unsigned cfg(void* ctx, bool write, uint8_t bus, uint8_t d, uint8_t f, uint16_t offset, uint32_t* value) {
     Host& h = *static_cast<Host*>(ctx);
-    Tlp t;
-    t.fmt_type = write ? FISRIG_PCIE_TLP_CFGWR0 : FISRIG_PCIE_TLP_CFGRD0;
-    t.length = 1;
-    t.first_be = 0xF;
-    t.completer_id = uint16_t(bus << 8 | d << 3 | f);
-    t.address = offset;
-    if (write)
-      append_le32(t.data, *value);
-    Tlp c = h.request(t);
+    Tlp c = h.request(fisrig::test::config_request(write, uint16_t(bus << 8 | d << 3 | f), offset, 0, write ? *value : 0));
     if (!write && c.status == FISRIG_PCIE_CPL_SC)
       *value = c.dword(0);
     return c.status;
@@ -407,12 +400,7 @@ TEST(TlpCommands, APowerCutSilencesTheDeviceAndItComesBackAsAfterAReset) {
   h.mem.write(0x40000, data.data(), data.size());
   ASSERT_EQ(h.command(1, Host::rw(FISRIG_NVME_CMD_WRITE, 100, 8, 0x40000, 0)).status, 0);
   h.dev.power(false, h.now);
-  Tlp id;
-  id.fmt_type = FISRIG_PCIE_TLP_CFGRD0;
-  id.length = 1;
-  id.first_be = 0xF;
-  id.completer_id = 0x0100;
-  id.tag = 200;
+  Tlp id = fisrig::test::config_request(false, 0x0100, 0, 200);
   h.to_device(id);
   h.run(h.now + 100'000);
   EXPECT_FALSE(h.cpls.count(200)) << "no answer with the rails off";

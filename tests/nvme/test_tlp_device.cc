@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "fisrig/nvme/tlp_device.h"
+#include "config_tlp.h"
 #include "rig_plan.h"
 
 extern "C" {
@@ -59,15 +60,7 @@ struct Rig {
     return answers.back().second;
   }
   static Tlp cfg(bool write, uint16_t target, uint16_t offset, uint32_t value = 0) {
-    Tlp t;
-    t.fmt_type = write ? FISRIG_PCIE_TLP_CFGWR0 : FISRIG_PCIE_TLP_CFGRD0;
-    t.length = 1;
-    t.first_be = 0xF;
-    t.completer_id = target;
-    t.address = offset;
-    if (write)
-      fisrig::nvme::append_le32(t.data, value);
-    return t;
+    return fisrig::test::config_request(write, target, offset, 0, value);
   }
   static Tlp mem(bool write, uint64_t address, uint32_t dwords = 1, uint32_t value = 0) {
     Tlp t;
