@@ -26,16 +26,6 @@ CPL_SC, CPL_UR, CPL_CRS, CPL_CA = _c.FISRIG_PCIE_CPL_SC, _c.FISRIG_PCIE_CPL_UR, 
 TIMED_OUT = _c.FISRIG_PCIE_CPL_NONE
 
 
-def cfg_header(we: int, requester_id: int, bus: int, device: int, function: int, register: int,
-               first_be: int = 0xF) -> list[int]:
-    """A Type 0 configuration request's three header dwords (register: the dword's index in
-    the function's 4 KiB space, extended register number in bits 9..6)."""
-    dw0 = ((_c.FISRIG_PCIE_TLP_CFGWR0 if we else _c.FISRIG_PCIE_TLP_CFGRD0) << 24) | 1
-    dw1 = (requester_id << 16) | (CFG_TAG << 8) | first_be
-    dw2 = (bus << 24) | (device << 19) | (function << 16) | (((register >> 6) & 0xF) << 8) | ((register & 0x3F) << 2)
-    return [dw0, dw1, dw2]
-
-
 def bswap32(v):
     """A register's little-endian value as its dword rides the PHY stream (beats.py)."""
     return Cat(v[24:32], v[16:24], v[8:16], v[0:8])
@@ -71,7 +61,8 @@ class ConfigRequester(LiteXModule):
         dw1 = Signal(32)
         dw2 = Signal(32)
         self.comb += [
-            dw0.eq(Mux(we, Constant(cfg_header(1, 0, 0, 0, 0, 0)[0], 32), Constant(cfg_header(0, 0, 0, 0, 0, 0)[0], 32))),
+            # Fmt/Type, and a length of one dword.
+            dw0.eq(Mux(we, Constant(_c.FISRIG_PCIE_TLP_CFGWR0 << 24 | 1, 32), Constant(_c.FISRIG_PCIE_TLP_CFGRD0 << 24 | 1, 32))),
             dw1.eq(Cat(be, Constant(0, 4), Constant(CFG_TAG, 8), requester_id)),
             dw2.eq(Cat(Constant(0, 2), reg[:6], reg[6:10], Constant(0, 4), fn, dev, bus)),
         ]

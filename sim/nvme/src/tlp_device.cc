@@ -218,8 +218,9 @@ TlpDevice::Slot* TlpDevice::slot(uint16_t qid, uint32_t index) {
 
 void TlpDevice::completion(const Tlp& c, SimTime in) {
   auto it = c.requester_id == cfg_.id ? reads_.find(c.tag) : reads_.end();
-  if (it == reads_.end() || c.fmt_type != (c.status == FISRIG_PCIE_CPL_SC ? FISRIG_PCIE_TLP_CPLD : c.fmt_type)) {
-    ++bad_completions_;  // for no read of the device's
+  const bool successful_without_data = c.status == FISRIG_PCIE_CPL_SC && c.fmt_type != FISRIG_PCIE_TLP_CPLD;
+  if (it == reads_.end() || successful_without_data) {
+    ++bad_completions_;  // for no read of the device's, or a read's answered with no data
     return;
   }
   Read& r = it->second;

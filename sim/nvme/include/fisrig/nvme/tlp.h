@@ -2,7 +2,7 @@
 // its payload, to and from its bytes in wire order, and those bytes to and from the 64-bit
 // beats of LitePCIe's PHY stream (each dword as a header field's value, the TLP's first byte
 // in bits 31..24: hw/fisrig_hw/pcie/beats.py's form). The simulated controller's link side
-// reads and writes TLPs with this alone; tests/tools/test_tlp_codec.py holds it to
+// reads and writes TLPs with this alone; tests/hw/test_tlp_codec.py holds it to
 // cocotbext-pcie's codec, field by field, both ways. Numbers are fisrig/pcie.h's.
 #pragma once
 
