@@ -82,19 +82,20 @@ def _train(exe):
         raise RigSimError("the runner's profile training failed:\n" + r.output[-3000:])
 
 
-def verilate(write, runner, out_dir, libs, error=RigSimError, train=None, cflags=()):
+def verilate(write, runner, out_dir, libs, error=RigSimError, train=None, cflags=(), includes=INCLUDES, ldflags=()):
     """Writes the Verilog (`write()` returns its path; top module V<its stem>) and verilates
     it with the C++ `runner` and the native libraries into out_dir/obj, unless the sources'
     hash is the last build's; returns the executable. Both under out_dir's build_lock, so a
     second process never writes the Verilog under a build. Shared by every runner on the
     simulated drive (litesata_host_sim too). train(exe): a run of the executable built with
     -fprofile-generate, whose profile then guides the build returned (gcc's PGO). cflags:
-    the runner's own (its options)."""
+    the runner's own (its options); includes: the source tree's include directories it needs;
+    ldflags: the linker's besides the libraries (a shared library's run path)."""
     with build_lock.held(out_dir):
-        return _verilate(write(), runner, out_dir, libs, error, train, cflags)
+        return _verilate(write(), runner, out_dir, libs, error, train, cflags, includes, ldflags)
 
 
-def _verilate(verilog, runner, out_dir, libs, error, train=None, cflags=()):
+def _verilate(verilog, runner, out_dir, libs, error, train=None, cflags=(), includes=INCLUDES, ldflags=()):
     obj = os.path.join(out_dir, "obj")
 
     def command(pgo=""):
@@ -102,9 +103,9 @@ def _verilate(verilog, runner, out_dir, libs, error, train=None, cflags=()):
                 "-Wno-CASEINCOMPLETE", "-Wno-MULTIDRIVEN", "--Mdir", obj,
                 "-j", "2", verilog, runner,
                 "-MAKEFLAGS", "OPT_FAST=" + MODEL_OPT_FAST,
-                "-CFLAGS", " ".join(["-O2 -std=c++20", *["-I" + os.path.join(ROOT, i) for i in INCLUDES], *cflags,
+                "-CFLAGS", " ".join(["-O2 -std=c++20", *["-I" + os.path.join(ROOT, i) for i in includes], *cflags,
                                      pgo]).strip(),
-                "-LDFLAGS", " ".join(libs + ["-ltomlplusplus"] + ([pgo] if pgo == PGO_GENERATE else []))]
+                "-LDFLAGS", " ".join(libs + [*ldflags, "-ltomlplusplus"] + ([pgo] if pgo == PGO_GENERATE else []))]
     cmd = command(PGO_USE if train else "")
     # What the build depends on, part by part: the parts a rebuild found changed go in
     # out_dir/builds.log (a rebuild under tests that run the old one is worth explaining).

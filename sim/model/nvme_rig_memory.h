@@ -19,9 +19,14 @@ namespace fisrig::model {
 
 class NvmeRigMemory : public nvme::SparseMemory {
  public:
-  static constexpr uint64_t kData = nvme::QueueHost::kData;  // slot s's buffer at kData + s * kSlotBytes
+  static constexpr uint64_t kData = FISRIG_NVME_RIG_DATA;  // slot s's buffer at kData + s * kSlotBytes
   static constexpr uint64_t kSlotBytes = FISRIG_NVME_DATA_MAX;
-  static constexpr uint64_t kLists = 0x08000000;  // slot s's PRP list at kLists + s * 4096
+  static constexpr uint64_t kLists = FISRIG_NVME_RIG_LISTS;  // slot s's PRP list at kLists + s * 4096
+  // The queues where the gateware engine has them (engine_if.h's map).
+  static_assert(nvme::QueueHost::kData == kData && nvme::QueueHost::kAsq == FISRIG_NVME_RIG_ASQ &&
+                    nvme::QueueHost::kAcq == FISRIG_NVME_RIG_ACQ && nvme::QueueHost::kIoQueues == FISRIG_NVME_RIG_IO_QUEUES &&
+                    nvme::QueueHost::kAdminEntries == FISRIG_NVME_RIG_ADMIN_ENTRIES,
+                "the host's queues where engine_if.h's map puts them");
   static constexpr uint32_t kSlots = 256;
 
   NvmeRigMemory() : slots_(kSlots) {}

@@ -24,11 +24,11 @@ from fisrig_hw.pcie.rig_memory import RigMemory
 from fisrig_hw.pcie.root_port import RootPort
 from fisrig_hw.pcie.sim_phy import SimPCIePHY
 
+from pcie_bringup import enable_controller, enumerate_function, reg_write
+
 MEM, MEM_BYTES = 0x0010_0000, 32 * 1024   # the rig's memory, as the device addresses it
 ASQ, ACQ, SQ1, CQ1 = 0x0000, 0x1000, 0x2000, 0x3000   # offsets in it: queues are page aligned
 MSIX, WRITE_BUF, READ_BUF = 0x4000, 0x5000, 0x6000
-BAR0 = 0x4000_0000
-DEV = (1, 0)   # bus, device
 
 
 class Dut(Module):
@@ -37,21 +37,6 @@ class Dut(Module):
         self.submodules.rp = RootPort(self.phy, cfg_timeout_cycles=2000)
         self.submodules.mmio = LitePCIeWishboneSlave(self.rp)
         self.submodules.mem = RigMemory(self.rp, MEM, MEM_BYTES, max_read_dwords=64)
-
-
-def cfg(dut, we, register, wdata=0):
-    cr = dut.rp.config
-    yield cr.we.eq(we)
-    yield cr.bus.eq(DEV[0])
-    yield cr.device.eq(DEV[1])
-    yield cr.register.eq(register)
-    yield cr.wdata.eq(wdata)
-    yield cr.start.eq(1)
-    yield
-    yield cr.start.eq(0)
-    while not (yield cr.done):
-        yield
-    return (yield cr.status), (yield cr.rdata)
 
 
 def mem_write(dut, offset, data: bytes):
@@ -64,14 +49,6 @@ def mem_read(dut, offset, n) -> bytes:
     for k in range(0, n, 4):
         out += (yield from dut.mem.bus.read((offset + k) // 4)).to_bytes(4, "little")
     return out
-
-
-def reg_write(dut, offset, value):
-    yield from dut.mmio.wishbone.write((BAR0 + offset) >> 2, value)
-
-
-def reg_read(dut, offset):
-    return (yield from dut.mmio.wishbone.read((BAR0 + offset) >> 2))
 
 
 def sqe(opcode, cid, nsid=0, prp1=0, cdw10=0, cdw11=0, cdw12=0) -> bytes:
@@ -88,7 +65,7 @@ class Queues:
         sq, cq = (ASQ, ACQ) if qid == 0 else (SQ1, CQ1)
         yield from mem_write(dut, sq + 64 * self.tail[qid], entry)
         self.tail[qid] += 1
-        yield from reg_write(dut, 0x1000 + 8 * qid, self.tail[qid])
+        yield from reg_write(dut.mmio, 0x1000 + 8 * qid, self.tail[qid])
         for _ in range(200):  # the CQE's phase bit, as the engine polls it
             dw3 = struct.unpack("<I", (yield from mem_read(dut, cq + 16 * self.head[qid] + 12, 4)))[0]
             if dw3 >> 16 & 1:
@@ -98,7 +75,7 @@ class Queues:
         else:
             raise AssertionError(f"no CQE on queue {qid}")
         self.head[qid] += 1
-        yield from reg_write(dut, 0x1000 + 8 * qid + 4, self.head[qid])
+        yield from reg_write(dut.mmio, 0x1000 + 8 * qid + 4, self.head[qid])
         out.append((qid, dw3 & 0xFFFF, dw3 >> 17))  # its command identifier, its status (phase bit off)
 
 
@@ -119,35 +96,9 @@ def test_the_root_port_enumerates_brings_up_and_moves_data_through_the_simulated
             yield
 
     def firmware():
-        out["id"] = yield from cfg(dut, 0, 0)
-        yield from cfg(dut, 1, 4, 0xFFFFFFFF)
-        out["bar_size"] = (yield from cfg(dut, 0, 4))[1]
-        yield from cfg(dut, 1, 4, BAR0)
-        yield from cfg(dut, 1, 5, 0)
-        yield from cfg(dut, 1, 1, c.FISRIG_PCI_COMMAND_MEMORY | c.FISRIG_PCI_COMMAND_MASTER | c.FISRIG_PCI_COMMAND_INTX_DISABLE)
-        # Device Control (PCI Express capability at 70h): 256-byte payloads and reads.
-        yield from cfg(dut, 1, (0x70 + c.FISRIG_PCIE_CAP_DEVCTL) // 4,
-                       1 << c.FISRIG_PCIE_DEVCTL_MPS_SHIFT | 1 << c.FISRIG_PCIE_DEVCTL_MRRS_SHIFT)
-        for v in (0, 1):  # MSI-X entries 0 and 1: the dword v at the rig's MSIX
-            entry = 0x2000 + 16 * v
-            yield from reg_write(dut, entry + c.FISRIG_PCI_MSIX_ENTRY_ADDR_LO, MEM + MSIX + 4 * v)
-            yield from reg_write(dut, entry + c.FISRIG_PCI_MSIX_ENTRY_ADDR_HI, 0)
-            yield from reg_write(dut, entry + c.FISRIG_PCI_MSIX_ENTRY_DATA, 0xA0 + v)
-            yield from reg_write(dut, entry + c.FISRIG_PCI_MSIX_ENTRY_VECTOR_CONTROL, 0)
-        yield from cfg(dut, 1, 0x50 // 4, c.FISRIG_PCI_MSIX_CONTROL_ENABLE << 16)
+        yield from enumerate_function(dut.rp.config, dut.mmio, MEM + MSIX, 2, out)
         # The controller: admin queues of 16 in the rig's memory, enabled.
-        yield from reg_write(dut, c.FISRIG_NVME_REG_AQA, 15 << 16 | 15)
-        yield from reg_write(dut, c.FISRIG_NVME_REG_ASQ, MEM + ASQ)
-        yield from reg_write(dut, c.FISRIG_NVME_REG_ASQ + 4, 0)
-        yield from reg_write(dut, c.FISRIG_NVME_REG_ACQ, MEM + ACQ)
-        yield from reg_write(dut, c.FISRIG_NVME_REG_ACQ + 4, 0)
-        yield from reg_write(dut, c.FISRIG_NVME_REG_CC, 1 | 6 << c.FISRIG_NVME_CC_IOSQES_SHIFT | 4 << c.FISRIG_NVME_CC_IOCQES_SHIFT)
-        for _ in range(100):
-            if (yield from reg_read(dut, c.FISRIG_NVME_REG_CSTS)) & c.FISRIG_NVME_CSTS_RDY:
-                break
-            for _ in range(100):
-                yield
-        out["csts"] = yield from reg_read(dut, c.FISRIG_NVME_REG_CSTS)
+        yield from enable_controller(dut.mmio, MEM + ASQ, MEM + ACQ, 16, out)
         q = Queues()
         yield from q.command(dut, 0, sqe(c.FISRIG_NVME_ADMIN_SET_FEATURES, 1, cdw10=c.FISRIG_NVME_FEAT_NUMBER_OF_QUEUES),
                              out["cqes"])

@@ -349,6 +349,19 @@ struct fisrig_nvme_desc_head {
    grant fewer), and the entries of each (fewer where CAP.MQES says so). */
 #define FISRIG_NVME_ENGINE_QUEUES 16u
 #define FISRIG_NVME_ENGINE_QUEUE_ENTRIES 256u
+/* The NVMe engine's map of the rig's memory as the controller addresses it (bus addresses,
+   all below 4 GB, where a device uses 32-bit TLPs): the admin queues, I/O queue pair q's CQ at
+   IO_QUEUES + q MiB and its SQ 512 KiB after, every MSI-X message at MSIX (its data the
+   vector: the firmware's enumeration writes the table so, fisrig/pcie_enum.h), slot s's PRP
+   list at LISTS + 4 KiB * s and its data buffer at DATA + FISRIG_NVME_DATA_MAX * s. The model
+   target's engine lays its memory out the same (sim/model/nvme_rig_memory.h). */
+#define FISRIG_NVME_RIG_ASQ 0x00010000u
+#define FISRIG_NVME_RIG_ACQ 0x00020000u
+#define FISRIG_NVME_RIG_MSIX 0x00030000u
+#define FISRIG_NVME_RIG_IO_QUEUES 0x00100000u
+#define FISRIG_NVME_RIG_LISTS 0x08000000u
+#define FISRIG_NVME_RIG_DATA 0x10000000u
+#define FISRIG_NVME_RIG_ADMIN_ENTRIES 32u
 
 /*
  * An NVMe engine's completion record: 80 bytes, as a struct fisrig_cpl_record where the

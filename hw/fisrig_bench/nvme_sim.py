@@ -1,0 +1,132 @@
+"""The NVMe rig core in Verilator against the simulated controller at its TLP interface:
+builds the runner (sim/rtl/nvme_core_runner.cpp around hw/fisrig_hw/nvme/nvme_core.py's
+Verilog), writes its scripts and reads its records and, where asked, the wire (every TLP
+both ways with the ticks it crossed the PHY in). Tests and the NVMe rtl benchmarks use it."""
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+
+from fisrig_hw import ROOT
+from fisrig_hw import contract as _c
+from fisrig_hw import native
+from fisrig_bench.rig_sim import INCLUDES, RigSimError, _number, verilate
+
+RUNNER = os.path.join(ROOT, "sim", "rtl", "nvme_core_runner.cpp")
+HEAD = {n: (o, k) for n, (o, k, _) in _c.FIELDS["fisrig_nvme_desc_head"].items()}
+SQE = {n: (o, k) for n, (o, k, _) in _c.FIELDS["fisrig_nvme_sqe"].items()}
+RECORD = {n: (o, k) for n, (o, k, _) in _c.FIELDS["fisrig_nvme_cpl_record"].items()}
+# The core the tests and benches run: 64 slots (32 in flight on each of two queues, or 16 on
+# each of four), 4 I/O queue pairs of 64 entries.
+SLOTS, QUEUES, IO_ENTRIES = 64, 4, 64
+
+
+class NvmeSimError(RigSimError):
+    pass
+
+
+def build(native_build=None, out_dir=None, slots=SLOTS, queues=QUEUES, io_entries=IO_ENTRIES):
+    """Builds the runner once per source change; returns the executable's path."""
+    native_build = native_build or native.native_build()
+    from fisrig_hw.nvme.nvme_core import write_verilog
+    out_dir = out_dir or os.path.join(native_build, "rtl", f"nvme_core_{slots}_{queues}_{io_entries}")
+    os.makedirs(out_dir, exist_ok=True)
+    libs = [os.path.join(native_build, "lib", "libfisrig_nvme_device.so"),
+            os.path.join(native_build, "firmware", "core", "libfisrig_pcie_enum.a")]
+    missing = [p for p in libs if not os.path.exists(p)]
+    if missing:
+        raise NvmeSimError(f"build the native parts first (make native): {missing}")
+    return verilate(lambda: write_verilog(os.path.join(out_dir, "nvme_core.v"), slots, queues, io_entries),
+                    RUNNER, out_dir, libs, NvmeSimError,
+                    cflags=[f"-DFISRIG_CORE_QUEUES={queues}", f"-DFISRIG_CORE_IO_ENTRIES={io_entries}"],
+                    includes=INCLUDES + ["sim/nvme/include"],
+                    ldflags=["-Wl,-rpath," + os.path.join(native_build, "lib")])
+
+
+def _pack(fields: dict, layout: dict, size: int) -> bytes:
+    b = bytearray(size)
+    for name, v in fields.items():
+        off, n = layout[name]
+        b[off:off + n] = int(v).to_bytes(n, "little")
+    return bytes(b)
+
+
+class Script:
+    def __init__(self, max_cycles=50_000_000, queues=None):
+        self.lines = [f"max_cycles {max_cycles}"] + ([f"queues {queues}"] if queues else [])
+
+    def nvme(self, qid, opcode, user_tag, data_bytes=0, source=_c.FISRIG_DATA_NONE, check=False, own_prp=False,
+             timeout=0, **sqe):
+        """An NVMe descriptor (three ring entries): its head, and the SQE's fields by name."""
+        head = _pack(dict(protocol=_c.FISRIG_PROTO_NVME, qid=qid, data_bytes=data_bytes, data_source=source,
+                          flags=_c.FISRIG_DESC_CHECK if check else 0, user_tag=user_tag, timeout_ticks=timeout,
+                          nvme_flags=_c.FISRIG_NVME_DESC_OWN_PRP if own_prp else 0), HEAD, 32)
+        body = _pack(dict(opcode=opcode, **sqe), SQE, 64)
+        for part in (head, body[:32], body[32:]):
+            self.lines.append("desc " + part.hex())
+        return self
+
+    def io(self, qid, opcode, user_tag, slba, blocks, **kw):
+        """A read or write of `blocks` 512-byte blocks at `slba` of namespace 1."""
+        return self.nvme(qid, opcode, user_tag, nsid=1, cdw10=slba & 0xFFFFFFFF, cdw11=slba >> 32,
+                         cdw12=blocks - 1, **kw)
+
+    def desc(self, raw: bytes):
+        self.lines.append("desc " + raw.hex())
+        return self
+
+    def wait(self):
+        self.lines.append("wait")
+        return self
+
+    def wire(self):
+        """Every TLP from here on, both ways (NvmeRun.tlps)."""
+        self.lines.append("wire")
+        return self
+
+    def text(self):
+        return "\n".join(self.lines) + "\n"
+
+
+@dataclass
+class NvmeRun:
+    records: list                 # the script's descriptors' records, in the order written
+    stats: dict
+    returncode: int
+    up: tuple = (0, 0)            # (the tick the I/O queues were made at, how many)
+    output: str = field(default="", repr=False)
+    tlps: list = field(default_factory=list, repr=False)  # (way, tick first, tick last, beats)
+
+    @property
+    def commands(self):
+        return {r["user_tag"]: r for r in self.records}
+
+
+def run(exe, script, profile="tiny-1gb", faults=None, timeout=900, wrapper=()):
+    with tempfile.NamedTemporaryFile("w", suffix=".nvme", delete=False) as f:
+        f.write(script.text())
+    try:
+        proc = subprocess.run([*wrapper, exe, profile, faults or "-", f.name], capture_output=True, text=True,
+                              timeout=timeout)
+    finally:
+        os.unlink(f.name)
+    if proc.returncode == 2:
+        raise NvmeSimError(proc.stderr.strip())
+    records, stats, tlps, up = [], {}, [], (0, 0)
+    for line in proc.stdout.splitlines():
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "rec":
+            raw = bytes.fromhex(words[1])
+            records.append({n: int.from_bytes(raw[o:o + k], "little") for n, (o, k) in RECORD.items()})
+        elif words[0] == "tlp":
+            beats = [(int(d, 16), int(b, 16)) for d, b in (x.split(":") for x in words[4].split(","))]
+            tlps.append((words[1], int(words[2]), int(words[3]), beats))
+        elif words[0] == "up":
+            up = (int(words[1]), int(words[2]))
+        elif len(words) == 2:
+            stats[words[0]] = _number(words[1])
+    return NvmeRun(records, stats, proc.returncode, up, proc.stdout + proc.stderr, tlps)
