@@ -33,7 +33,7 @@ test: native
 
 bench: native
 	{ $(BUILD)/bin/fisrig-drive bench && $(BUILD)/bin/fisrig-nvme-bench && $(BUILD)/bin/fisrig-model-bench && .venv/bin/python scripts/bench_main_job.py \
-	  && .venv/bin/python scripts/bench_rtl.py && .venv/bin/python scripts/bench_litesata_host.py \
+	  && .venv/bin/python scripts/bench_rtl.py && .venv/bin/python scripts/bench_rtl_nvme.py && .venv/bin/python scripts/bench_litesata_host.py \
 	  && .venv/bin/python scripts/bench_targets.py && .venv/bin/python scripts/bench_builtin_plans.py \
 	  && .venv/bin/python scripts/bench_jedec.py && .venv/bin/python scripts/bench_power.py \
 	  && .venv/bin/python scripts/bench_sweep.py && .venv/bin/python scripts/bench_capture.py \

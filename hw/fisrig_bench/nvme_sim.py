@@ -81,6 +81,12 @@ class Script:
         self.lines.append("wait")
         return self
 
+    def depth(self, n):
+        """From here on at most n descriptors without their record (0: no limit), as a host
+        keeping a queue depth: the next is offered as a record comes."""
+        self.lines.append(f"depth {n}")
+        return self
+
     def wire(self):
         """Every TLP from here on, both ways (NvmeRun.tlps)."""
         self.lines.append("wire")

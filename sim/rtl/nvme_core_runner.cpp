@@ -13,6 +13,8 @@
 //   queues <n>            the I/O queue pairs to make (at most the core's; default all)
 //   desc <64 hex digits>  a 32-byte ring entry for the engine (an NVMe descriptor is three)
 //   wait                  until every descriptor so far has its record
+//   depth <n>             from here on, at most n descriptors without a record (0: no limit),
+//                         as a host keeping a queue depth does
 //   wire                  print every TLP from here on, both ways, as it crossed the PHY:
 //                         "tlp down|up <tick of its first beat> <of its last> <dat>:<be>,..."
 // Prints "up <tick> <io queues>" once the queues are made, "rec <160 hex digits>" per
@@ -59,8 +61,9 @@ bool parse_hex(const std::string& hex, uint8_t* out, size_t n) {
 constexpr unsigned kQueues = FISRIG_CORE_QUEUES, kIoEntries = FISRIG_CORE_IO_ENTRIES;
 
 struct Item {
-  enum Kind { DESC, WAIT, WIRE } kind;
+  enum Kind { DESC, WAIT, WIRE, DEPTH } kind;
   fisrig_cmd_desc desc{};
+  uint64_t depth = 0;
 };
 
 struct Script : fisrig::rtl::ScriptLimits {
@@ -81,6 +84,12 @@ bool read_script(const char* path, Script& s, std::string& why) {
     if (word == "wait" || word == "wire") {
       s.items.push_back(Item{word == "wait" ? Item::WAIT : Item::WIRE});
       return true;
+    }
+    if (word == "depth") {
+      Item it{Item::DEPTH};
+      bool ok = bool(f >> it.depth);
+      s.items.push_back(it);
+      return ok;
     }
     if (word == "queues") {
       bool ok = bool(f >> s.queues) && s.queues >= 1 && s.queues <= kQueues;
@@ -330,15 +339,19 @@ int main(int argc, char** argv) {
     rig.records.clear();
     uint64_t submitted = 0, completed = 0;
     unsigned sqe_entries = 0;  // of the NVMe descriptor under way
+    uint64_t depth = 0;
     for (;;) {
       auto& items = script.items;
       while (!items.empty() && ((items.front().kind == Item::WAIT && completed == submitted) ||
-                                items.front().kind == Item::WIRE)) {
+                                items.front().kind == Item::WIRE || items.front().kind == Item::DEPTH)) {
         if (items.front().kind == Item::WIRE) rig.wire = true;
+        if (items.front().kind == Item::DEPTH) depth = items.front().depth;
         items.pop_front();
       }
       if (items.empty() && completed == submitted) break;
-      const bool offer = !items.empty() && items.front().kind == Item::DESC;
+      // A new descriptor waits for room under the depth; the entries of one under way do not.
+      const bool room = !depth || sqe_entries || submitted - completed < depth;
+      const bool offer = !items.empty() && items.front().kind == Item::DESC && room;
       rig.top.desc_valid = offer;
       if (offer) std::memcpy(rig.top.desc_raw.data(), &items.front().desc, sizeof(fisrig_cmd_desc));
       rig.top.sys_clk = 0;
