@@ -65,6 +65,32 @@ def main():
            f"{SEQ_COMMANDS} x 128 KiB sequential reads, one queue at QD16, clean fast-1gb, PCIe Gen2 x4, first "
            f"doorbell to last CQE: {100 * mbps / ceiling:.1f}% of the link's ceiling {ceiling:,.0f} MB/s "
            f"(docs/nvme.md's 143,482 bytes a command; goal 98%)")
+    power_cut_jitter(exe)
+
+
+def power_cut_jitter(exe):
+    """Rails cut `delay` ticks after the first TLP of each kind (doorbell, SQE, data, CQE) of a
+    128 KiB write, with different traffic before it each run: the spread of (cut - the TLP's
+    end - delay) over the runs; 0 when every cut lands on the tick asked for."""
+    offsets = []
+    kinds = (c.FISRIG_EVENT_DOORBELL, c.FISRIG_EVENT_SQE, c.FISRIG_EVENT_DATA_TLP, c.FISRIG_EVENT_CQE)
+    for k, kind in enumerate(kinds):
+        for j, delay in enumerate((40, 97, 250)):
+            s = nvme_sim.Script(max_cycles=40_000_000)
+            for i in range(j + k):   # shifts everything after by a different amount
+                s.io(1 + i % 2, c.FISRIG_NVME_CMD_WRITE, 100 + i, 64 * i, 8 + 8 * j, data_bytes=(8 + 8 * j) * 512,
+                     source=c.FISRIG_DATA_ZEROS)
+            s.wait().power(c.FISRIG_POWER_OFF_AT_EVENT, 1, kind=kind, count=1, delay=delay).wait()
+            s.io(1, c.FISRIG_NVME_CMD_WRITE, 2, 4096, 256, data_bytes=128 << 10, source=c.FISRIG_DATA_ZEROS).wait()
+            r = nvme_sim.run(exe, s, PROFILE, FAULTS)
+            cuts = r.cuts
+            if r.returncode or len(cuts) != 1:
+                raise SystemExit("bench: nvme power cut run failed:\n" + r.output[-3000:])
+            offsets.append(cuts[0]["ts_status"] - cuts[0]["ts_trigger"] - delay)
+    figure("nvme.power_cut_jitter_ticks", max(offsets) - min(offsets), "ticks",
+           f"the spread of (cut - its TLP's end - delay) over {len(offsets)} cuts at the 1st doorbell, SQE, data "
+           f"TLP and CQE of a 128 KiB write, delays 40, 97 and 250 ticks, the NVMe core in Verilator (offsets "
+           f"{sorted(set(offsets))}: 0 is the tick asked)")
 
 
 if __name__ == "__main__":

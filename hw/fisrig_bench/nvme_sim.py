@@ -18,6 +18,7 @@ RUNNER = os.path.join(ROOT, "sim", "rtl", "nvme_core_runner.cpp")
 HEAD = {n: (o, k) for n, (o, k, _) in _c.FIELDS["fisrig_nvme_desc_head"].items()}
 SQE = {n: (o, k) for n, (o, k, _) in _c.FIELDS["fisrig_nvme_sqe"].items()}
 RECORD = {n: (o, k) for n, (o, k, _) in _c.FIELDS["fisrig_nvme_cpl_record"].items()}
+CUT = {n: (o, k) for n, (o, k, _) in _c.FIELDS["fisrig_nvme_cut_record"].items()}
 # The core the tests and benches run: 64 slots (32 in flight on each of two queues, or 16 on
 # each of four), 4 I/O queue pairs of 64 entries.
 SLOTS, QUEUES, IO_ENTRIES = 64, 4, 64
@@ -73,6 +74,18 @@ class Script:
         return self.nvme(qid, opcode, user_tag, nsid=1, cdw10=slba & 0xFFFFFFFF, cdw11=slba >> 32,
                          cdw12=blocks - 1, **kw)
 
+    def power(self, command, user_tag, kind=0, count=0, delay=0):
+        """A POWER descriptor: OFF, ON, or OFF_AT_EVENT of `kind` (enum fisrig_tlp_event, or
+        FISRIG_EVENT_TIME) at the count-th TLP, `delay` ticks after its end."""
+        from fisrig_hw.descriptor import pack_desc
+        return self.desc(pack_desc(protocol=_c.FISRIG_PROTO_POWER, command=command, user_tag=user_tag,
+                                   features=kind, count=count, timeout_ticks=delay))
+
+    def bring_up(self):
+        """Enumerate, enable and make the queues again (after a POWER ON), once all before have ended."""
+        self.lines.append("bring_up")
+        return self
+
     def desc(self, raw: bytes):
         self.lines.append("desc " + raw.hex())
         return self
@@ -101,13 +114,19 @@ class NvmeRun:
     records: list                 # the script's descriptors' records, in the order written
     stats: dict
     returncode: int
-    up: tuple = (0, 0)            # (the tick the I/O queues were made at, how many)
+    up: tuple = (0, 0)            # (the tick the I/O queues were made at, how many), the last bring-up's
+    rails: list = field(default_factory=list)   # (on, tick) as the drive's rails fell or rose
     output: str = field(default="", repr=False)
     tlps: list = field(default_factory=list, repr=False)  # (way, tick first, tick last, beats)
 
     @property
     def commands(self):
-        return {r["user_tag"]: r for r in self.records}
+        return {r["user_tag"]: r for r in self.records if r["user_tag"] != _c.FISRIG_USER_TAG_EVENT}
+
+    @property
+    def cuts(self):
+        return [r for r in self.records if r["user_tag"] == _c.FISRIG_USER_TAG_EVENT
+                and r["slot"] == _c.FISRIG_EVENT_REC_POWER_CUT]
 
 
 def run(exe, script, profile="tiny-1gb", faults=None, timeout=900, wrapper=()):
@@ -120,19 +139,24 @@ def run(exe, script, profile="tiny-1gb", faults=None, timeout=900, wrapper=()):
         os.unlink(f.name)
     if proc.returncode == 2:
         raise NvmeSimError(proc.stderr.strip())
-    records, stats, tlps, up = [], {}, [], (0, 0)
+    records, stats, tlps, up, rails = [], {}, [], (0, 0), []
     for line in proc.stdout.splitlines():
         words = line.split()
         if not words:
             continue
         if words[0] == "rec":
             raw = bytes.fromhex(words[1])
-            records.append({n: int.from_bytes(raw[o:o + k], "little") for n, (o, k) in RECORD.items()})
+            rec = {n: int.from_bytes(raw[o:o + k], "little") for n, (o, k) in RECORD.items()}
+            if rec["user_tag"] == _c.FISRIG_USER_TAG_EVENT:
+                rec = {n: int.from_bytes(raw[o:o + k], "little") for n, (o, k) in CUT.items()}
+            records.append(rec)
         elif words[0] == "tlp":
             beats = [(int(d, 16), int(b, 16)) for d, b in (x.split(":") for x in words[4].split(","))]
             tlps.append((words[1], int(words[2]), int(words[3]), beats))
+        elif words[0] == "rails":
+            rails.append((int(words[1]), int(words[2])))
         elif words[0] == "up":
             up = (int(words[1]), int(words[2]))
         elif len(words) == 2:
             stats[words[0]] = _number(words[1])
-    return NvmeRun(records, stats, proc.returncode, up, proc.stdout + proc.stderr, tlps)
+    return NvmeRun(records, stats, proc.returncode, up, rails, proc.stdout + proc.stderr, tlps)

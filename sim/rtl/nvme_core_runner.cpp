@@ -15,10 +15,13 @@
 //   wait                  until every descriptor so far has its record
 //   depth <n>             from here on, at most n descriptors without a record (0: no limit),
 //                         as a host keeping a queue depth does
+//   bring_up              enumerate, enable and make the queues again (after a POWER ON, as the
+//                         firmware does once the rails are back)
 //   wire                  print every TLP from here on, both ways, as it crossed the PHY:
 //                         "tlp down|up <tick of its first beat> <of its last> <dat>:<be>,..."
 // Prints "up <tick> <io queues>" once the queues are made, "rec <160 hex digits>" per
-// record of the script's descriptors, then the counters ("cycles", "wall_s",
+// record of the script's descriptors (a power cut's event record among them), "rails <0|1>
+// <tick>" as the drive's rails fall or rise, then the counters ("cycles", "wall_s",
 // "host_instructions", the core's and the device's). Exits 2 on bad arguments, 3 when
 // stuck at max_cycles, 4 when the bring-up failed (its line says where).
 
@@ -61,7 +64,7 @@ bool parse_hex(const std::string& hex, uint8_t* out, size_t n) {
 constexpr unsigned kQueues = FISRIG_CORE_QUEUES, kIoEntries = FISRIG_CORE_IO_ENTRIES;
 
 struct Item {
-  enum Kind { DESC, WAIT, WIRE, DEPTH } kind;
+  enum Kind { DESC, WAIT, WIRE, DEPTH, BRING_UP } kind;
   fisrig_cmd_desc desc{};
   uint64_t depth = 0;
 };
@@ -81,8 +84,8 @@ bool read_script(const char* path, Script& s, std::string& why) {
       s.items.push_back(it);
       return ok;
     }
-    if (word == "wait" || word == "wire") {
-      s.items.push_back(Item{word == "wait" ? Item::WAIT : Item::WIRE});
+    if (word == "wait" || word == "wire" || word == "bring_up") {
+      s.items.push_back(Item{word == "wait" ? Item::WAIT : word == "wire" ? Item::WIRE : Item::BRING_UP});
       return true;
     }
     if (word == "depth") {
@@ -106,6 +109,7 @@ struct Rig {
   fisrig_pcie_beat out{};  // the device's beat on rx
   uint64_t cycle = 0, max_cycles = 0;
   bool wire = false;
+  bool rails = true;  // the device's, as last told
   std::string tx_beats, rx_beats;
   uint64_t tx_first = 0, rx_first = 0;
   std::vector<uint32_t> rec;
@@ -146,6 +150,11 @@ struct Rig {
         records.push_back(r);
       }
       if (top.cpl_last) rec.clear();
+    }
+    if (bool(top.rails_on) != rails) {  // the engine's cut, on its tick, or its POWER ON
+      rails = top.rails_on;
+      fisrig_nvme_device_power(dev, rails);
+      std::printf("rails %d %llu\n", int(rails), (unsigned long long)top.now);
     }
     fisrig_nvme_device_clock(dev, &in, took, &out);
     top.sys_clk = 1;
@@ -238,6 +247,13 @@ bool admin(Rig& rig, uint32_t tag, fisrig_nvme_sqe s, fisrig_cpl_record& r) {
   return true;
 }
 
+void print_record(const fisrig_cpl_record& r) {
+  std::printf("rec ");
+  const uint8_t* b = reinterpret_cast<const uint8_t*>(&r);
+  for (size_t i = 0; i < sizeof r; ++i) std::printf("%02x", b[i]);
+  std::printf("\n");
+}
+
 int bring_up(Rig& rig, unsigned want_queues, unsigned core_queues, unsigned& made) {
   fisrig_pcie_ops ops{&rig, Rig::cfg_read, Rig::cfg_write, Rig::mem_write, Rig::delay_us};
   fisrig_pcie_plan plan{1, 0, 0, kBar0Window, kBar0WindowBytes, 256, FISRIG_NVME_RIG_MSIX, uint16_t(core_queues + 1),
@@ -267,6 +283,8 @@ int bring_up(Rig& rig, unsigned want_queues, unsigned core_queues, unsigned& mad
     return 4;
   }
   rig.bus(false, bar + FISRIG_NVME_REG_CAP, 0, &cap_lo);
+  rig.top.controller_ready = 0;  // its rise says the controller is up (again)
+  rig.step();
   rig.top.controller_ready = 1;
   rig.step();
   fisrig_cpl_record r;
@@ -343,11 +361,17 @@ int main(int argc, char** argv) {
     for (;;) {
       auto& items = script.items;
       while (!items.empty() && ((items.front().kind == Item::WAIT && completed == submitted) ||
-                                items.front().kind == Item::WIRE || items.front().kind == Item::DEPTH)) {
+                                items.front().kind == Item::WIRE || items.front().kind == Item::DEPTH ||
+                                (items.front().kind == Item::BRING_UP && completed == submitted))) {
         if (items.front().kind == Item::WIRE) rig.wire = true;
         if (items.front().kind == Item::DEPTH) depth = items.front().depth;
+        if (items.front().kind == Item::BRING_UP) {
+          if ((rc = bring_up(rig, script.queues, kQueues, made))) break;
+          std::printf("up %llu %u\n", (unsigned long long)rig.top.now, made);
+        }
         items.pop_front();
       }
+      if (rc) break;
       if (items.empty() && completed == submitted) break;
       // A new descriptor waits for room under the depth; the entries of one under way do not.
       const bool room = !depth || sqe_entries || submitted - completed < depth;
@@ -367,16 +391,15 @@ int main(int argc, char** argv) {
         items.pop_front();
       }
       for (; !rig.records.empty(); rig.records.pop_front()) {
-        const fisrig_cpl_record& r = rig.records.front();
-        if (r.user_tag != FISRIG_USER_TAG_EVENT) ++completed;
-        std::printf("rec ");
-        const uint8_t* b = reinterpret_cast<const uint8_t*>(&r);
-        for (size_t i = 0; i < sizeof r; ++i) std::printf("%02x", b[i]);
-        std::printf("\n");
+        if (rig.records.front().user_tag != FISRIG_USER_TAG_EVENT) ++completed;
+        print_record(rig.records.front());
       }
     }
     rig.top.desc_valid = 0;
-    if (!(script.items.empty() && completed == submitted)) {
+    // The engine's own records after the last descriptor's (a cut's): 8 us more.
+    for (int k = 0; !rc && k < 2000 && rig.step(); ++k)
+      for (; !rig.records.empty(); rig.records.pop_front()) print_record(rig.records.front());
+    if (!rc && !(script.items.empty() && completed == submitted)) {
       std::printf("stuck: %llu descriptors without a record after %llu cycles\n",
                   (unsigned long long)(submitted - completed), (unsigned long long)rig.cycle);
       rc = 3;

@@ -189,3 +189,93 @@ def test_a_bad_script_is_refused_in_one_line(nvme_exe, tmp_path):
         nvme_sim.run(nvme_exe, s)
     with pytest.raises(nvme_sim.NvmeSimError, match="device: .*no-such-profile"):
         nvme_sim.run(nvme_exe, Script(), profile="no-such-profile")
+
+
+KINDS = {c.FISRIG_EVENT_DOORBELL: "doorbell", c.FISRIG_EVENT_SQE: "sqe", c.FISRIG_EVENT_DATA_TLP: "data",
+         c.FISRIG_EVENT_CQE: "cqe"}
+
+
+def first_of_kind(wire, kind, after, bar0):
+    """The end tick of the first TLP of a cut's kind to cross after `after`, as the monitor saw it."""
+    reads = {}
+    for way, tf, tl, t in wire:
+        if way == "up" and t.fmt_type == TlpType.MEM_READ:
+            reads[t.tag] = t.address
+        if tl < after:
+            continue
+        at = reads.get(t.tag) if way == "down" and t.fmt_type == TlpType.CPL_DATA else None
+        up_write = way == "up" and t.fmt_type == TlpType.MEM_WRITE
+        if kind == "doorbell" and way == "down" and t.fmt_type == TlpType.MEM_WRITE and \
+                bar0 + c.FISRIG_NVME_REG_DOORBELLS <= t.address < bar0 + c.FISRIG_NVME_REG_DOORBELLS + 0x100 and \
+                (t.address - bar0 - c.FISRIG_NVME_REG_DOORBELLS) % 8 == 0:
+            return tl
+        if kind == "sqe" and at is not None and mm.IO_QUEUES <= at < mm.DATA and (at >> 19) & 1:
+            return tl
+        if kind == "data" and ((at is not None and at >= mm.DATA) or (up_write and t.address >= mm.DATA)):
+            return tl
+        if kind == "cqe" and up_write and mm.IO_QUEUES <= t.address < mm.LISTS and not (t.address >> 19) & 1:
+            return tl
+    return None
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_a_cut_at_a_tlp_falls_on_the_tick_asked_and_ends_what_was_in_flight(nvme_exe, kind):
+    delay = 40 + 7 * (kind - c.FISRIG_EVENT_DOORBELL)
+    s = Script(max_cycles=40_000_000).wire()
+    s.io(1, WRITE, 1, 0, 64, data_bytes=32 << 10, source=Z).wait()
+    s.power(c.FISRIG_POWER_OFF_AT_EVENT, 2, kind=kind, count=1, delay=delay).wait()
+    s.io(1, WRITE, 3, 1024, 256, data_bytes=128 << 10, source=Z)
+    s.io(2, READ, 4, 0, 64, data_bytes=32 << 10, source=Z, check=True)
+    s.wait()
+    s.power(c.FISRIG_POWER_ON, 5).wait().bring_up()
+    s.io(2, READ, 6, 0, 64, data_bytes=32 << 10, source=Z, check=True).wait()
+    run = nvme_sim.run(nvme_exe, s, faults=FAST + ",boot_us=100")
+    assert run.returncode == 0, run.output[-2000:]
+    by = run.commands
+    assert by[1]["result"] == by[2]["result"] == by[5]["result"] == by[6]["result"] == R["OK"]
+    [cut] = run.cuts
+    assert cut["result"] == R["LINK_LOST"]
+    # On the tick asked: delay ticks after the TLP's end, which the monitor saw there.
+    assert cut["ts_status"] - cut["ts_trigger"] == delay, cut
+    wire = decoded(run)
+    assert cut["ts_trigger"] == first_of_kind(wire, KINDS[kind], by[2]["ts_cqe"], bar0_of(wire)), cut
+    assert [on for on, _ in run.rails] == [0, 1] and run.rails[0][1] == cut["ts_status"]
+    # What was in flight ends LINK_LOST with the stamps it had by the cut, none after it; what
+    # had ended (its MSI-X in) before the cut ends OK.
+    lost = [r for r in (by[3], by[4]) if r["result"] != R["OK"]]
+    assert lost and all(r["result"] == R["LINK_LOST"] and r["ts_cqe"] == cut["ts_status"] for r in lost), lost
+    assert all(r["ts_irq"] < cut["ts_status"] for r in (by[3], by[4]) if r["result"] == R["OK"])
+    for r in lost:
+        assert all(r[k] < cut["ts_status"] for k in ("ts_doorbell", "ts_sqe", "ts_data_first", "ts_data_last")
+                   if r[k]), r
+    assert cut["cmds_sent"] == sum(r["ts_doorbell"] > 0 for r in lost)
+    assert cut["cmds_fetched"] == sum(r["ts_sqe"] > 0 for r in lost)
+    assert cut["cmds_data"] == sum(r["ts_data_first"] > 0 for r in lost)
+    # The rig sent nothing after the cut until the rails came back; the drive at most the TLP
+    # it had begun to present (the simulated PHY has no link-down to cut it short).
+    after = [(way, tf) for way, tf, tl, t in wire if cut["ts_status"] < tf < run.rails[1][1]]
+    assert not [a for a in after if a[0] == "down"] and len(after) <= 1, after
+    assert run.up[1] == QUEUES and by[6]["check_errors"] == 0
+
+
+def test_power_off_now_and_at_a_time_and_descriptors_this_engine_does_not_take(nvme_exe):
+    s = Script(max_cycles=40_000_000)
+    s.power(c.FISRIG_POWER_OFF_AT_EVENT, 1, kind=c.FISRIG_EVENT_TIME, delay=3000)
+    s.io(1, READ, 2, 0, 256, data_bytes=128 << 10).wait()
+    s.power(c.FISRIG_POWER_ON, 3).wait().bring_up()
+    s.io(1, READ, 4, 0, 8, data_bytes=4096).wait()
+    s.power(c.FISRIG_POWER_OFF, 5).wait()
+    s.io(1, READ, 6, 0, 8, data_bytes=4096).wait()                  # the controller down: at once
+    s.power(c.FISRIG_POWER_SAMPLE, 7).wait()                          # not on this engine yet
+    run = nvme_sim.run(nvme_exe, s, faults=FAST + ",boot_us=100")
+    assert run.returncode == 0, run.output[-2000:]
+    by = run.commands
+    timed, now = run.cuts
+    assert timed["ts_trigger"] == by[1]["ts_submit"] and timed["ts_status"] == by[1]["ts_submit"] + 3000, timed
+    assert by[2]["result"] == R["LINK_LOST"] and by[2]["ts_cqe"] == timed["ts_status"]
+    assert by[4]["result"] == R["OK"]
+    assert now["ts_trigger"] == by[5]["ts_submit"] and now["ts_status"] >= by[5]["ts_submit"], now
+    assert run.records.index(by[5]) < run.records.index(now)         # its record, then the cut's
+    assert by[6]["result"] == R["LINK_LOST"] and by[6]["ts_doorbell"] == 0
+    assert by[7]["result"] == R["REFUSED"]
+    assert [on for on, _ in run.rails] == [0, 1, 0]

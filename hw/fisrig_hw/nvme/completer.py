@@ -5,7 +5,8 @@ completion's byte count and short lengths wrong), from
 - an SQ: the block RAM the engine writes each command's SQE into;
 - a slot's PRP list: computed, entry i the buffer's page i + 1 (nothing is stored);
 - a slot's data buffer (a write's data): the generated data, computed as it goes (ZEROS);
-and anything else Unsupported Request, counted in `refused`.
+and anything else Unsupported Request, counted in `refused`. A request waiting when the
+drive's rails fall is dropped (its link is down; one under way is finished).
 
 Stamps (engine_if.h): the cycle a completion's last beat goes to the link is the ts_sqe of
 each SQE whose last dword it carries (`sqe_taken`, one a cycle after it, through `sqe_*`),
@@ -31,6 +32,7 @@ class Completer(LiteXModule):
         queue q's entry e at rows (q * io_entries + e) * 2 and after)."""
         self.sink = stream.Endpoint(READ_LAYOUT)
         self.source = stream.Endpoint(phy_layout(64))
+        self.link_up = Signal(reset=1)   # low (the drive's rails off): what is asked is dropped
         self.refused = Signal(16)
         self.max_read_dwords = 64   # the rig sets the device's MRRS no larger (pcie_enum.h)
         # The SQE stamps: one a cycle, after the completion that carried their last dwords.
@@ -98,7 +100,7 @@ class Completer(LiteXModule):
         self.fsm = fsm = FSM(reset_state="IDLE")
         fsm.act("IDLE",
             r.ready.eq(1),
-            If(r.valid,
+            If(r.valid & self.link_up,
                 NextValue(adr, r.adr), NextValue(length, r.len), NextValue(tag, r.tag), NextValue(req_id, r.req_id),
                 NextValue(left, r.len), NextValue(odd, r.adr[2]),
                 NextState("DECODE"),

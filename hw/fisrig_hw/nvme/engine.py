@@ -31,10 +31,11 @@ from litex.soc.interconnect import stream
 from fisrig_hw import contract as _c
 from fisrig_hw.descriptor import DEFAULT_TIMEOUT_TICKS, DESC_BITS, desc_field
 from fisrig_hw.nvme.completer import Completer
+from fisrig_hw.nvme.cut import PowerCut
 from fisrig_hw.nvme.host_writes import HostWrites
 from fisrig_hw.nvme.link_tap import LinkWriteTap
 from fisrig_hw.nvme.memory_map import ADMIN_ENTRIES, DATA, LISTS, PAGE, SLOT_SHIFT, covers
-from fisrig_hw.nvme.records import RecordWriter, place
+from fisrig_hw.nvme.records import CUT_FIELDS, RecordWriter, place
 from fisrig_hw.nvme.requests import BarWrites
 from fisrig_hw.nvme.slots import CQE_IN, ENDING, FREE, ISSUED, SlotField, SlotTable
 
@@ -65,12 +66,17 @@ class NvmeQueueEngine(LiteXModule):
         self.stat_stray_cqes = Signal(16)     # a CQE for no command of its queue in flight
         self.stat_stray_msix = Signal(16)     # an MSI-X message on a vector no queue has
         self.stat_timeouts = Signal(16)
+        # The drive's rails (the power controller's, in simulation the device's power call):
+        # they fall on the cut's tick, combinationally (cut.py's `rails_on`).
+        self.rails_on = Signal()
         n_q = queues + 1
 
         # # #
 
-        # The parts: the engine's own writes, the completer, the controller's writes.
+        # The parts: the engine's own writes, the completer, the controller's writes, the cut.
         self.table = table = SlotTable(slots)
+        self.cut = cut = PowerCut(now)
+        self.comb += self.rails_on.eq(cut.rails_on)
         self.bar_writes = bw = BarWrites(root_port.phy.id)
         root_port.add_tx_source(bw.source)
         self.comb += bw.bar0.eq(self.bar0)
@@ -80,6 +86,7 @@ class NvmeQueueEngine(LiteXModule):
         self.specials += sq_mem, sq_w, sq_r
         self.completer = cpl_u = Completer(sq_r, now, root_port.phy.id, queues, slots, io_entries)
         root_port.add_tx_source(cpl_u.source)
+        self.comb += [bw.link_up.eq(cut.rails_on), cpl_u.link_up.eq(cut.rails_on)]
         self.writes = hw = HostWrites(now, queues, slots, io_entries)
         self.tap = tap = LinkWriteTap(root_port.phy.source, now, queues, slots)
         self.comb += tap.source.connect(hw.tap)
@@ -192,6 +199,8 @@ class NvmeQueueEngine(LiteXModule):
                 NextValue(head, raw), NextValue(ts_submit, now),
                 If(proto == _c.FISRIG_PROTO_NVME,
                     NextState("SQE_LO"),
+                ).Elif(proto == _c.FISRIG_PROTO_POWER,
+                    NextState("POWER"),
                 ).Elif((proto == _c.FISRIG_PROTO_LINK) & (desc_field(raw, "command") == _c.FISRIG_LINK_WAIT_UP),
                     NextValue(wait_deadline, now + Mux(desc_field(raw, "timeout_ticks") != 0,
                                                        desc_field(raw, "timeout_ticks"), default_timeout)),
@@ -204,6 +213,25 @@ class NvmeQueueEngine(LiteXModule):
         fsm.act("WAIT_UP",
             If(self.up, NextValue(direct_result, R["OK"]), NextState("DIRECT")),
             If(~self.up & (now >= wait_deadline), NextValue(direct_result, R["TIMEOUT"]), NextState("DIRECT")),
+        )
+        p_cmd, p_kind = desc_field(head, "command"), desc_field(head, "features")
+        p_count, p_delay = desc_field(head, "count"), desc_field(head, "timeout_ticks")
+        self.comb += [cut.ts.eq(ts_submit), cut.kind.eq(p_kind), cut.count.eq(p_count), cut.delay.eq(p_delay)]
+        fsm.act("POWER",  # its record first, then what it does (the model's order)
+            NextValue(direct_result, R["OK"]),
+            If(p_cmd == _c.FISRIG_POWER_OFF,
+                cut.cut_now.eq(cut.rails),
+            ).Elif(p_cmd == _c.FISRIG_POWER_ON,
+                cut.power_on.eq(1),
+            ).Elif((p_cmd == _c.FISRIG_POWER_OFF_AT_EVENT) & (p_kind == _c.FISRIG_EVENT_TIME),
+                cut.arm_time.eq(1),
+            ).Elif((p_cmd == _c.FISRIG_POWER_OFF_AT_EVENT) & (p_kind >= _c.FISRIG_EVENT_DOORBELL) &
+                   (p_kind <= _c.FISRIG_EVENT_CQE),
+                cut.arm_tlp.eq(1),
+            ).Else(
+                NextValue(direct_result, R["REFUSED"]),  # STAGE, SAMPLE: not on this engine yet
+            ),
+            NextState("DIRECT"),
         )
         fsm.act("SQE_LO", d.ready.eq(1), If(d.valid, NextValue(sqe_lo, raw), NextState("SQE_HI")))
         fsm.act("SQE_HI", d.ready.eq(1), If(d.valid, NextValue(sqe_hi, raw), NextState("CHECK")))
@@ -258,7 +286,7 @@ class NvmeQueueEngine(LiteXModule):
             want_i.eq(1),
             If(granted_i, NextState("IDLE")),
         )
-        self.comb += If(bw.sent & bw.sent_stamp, *f_doorbell.write(bw.sent_slot, now))
+        self.comb += If(bw.sent & bw.sent_stamp & (now < cut.counts_until), *f_doorbell.write(bw.sent_slot, now))
         direct_sent = Signal()   # its record went
         fsm.act("DIRECT",
             direct_go.eq(1),
@@ -269,7 +297,8 @@ class NvmeQueueEngine(LiteXModule):
         sqe_slot = Signal(8)
         self.comb += [
             sq_slot_r.adr.eq(cpl_u.sqe_queue * io_entries + cpl_u.sqe_entry), sqe_slot.eq(sq_slot_r.dat_r),
-            If(cpl_u.sqe_taken & (table.state[sqe_slot] == ISSUED), *f_sqe.write(sqe_slot, cpl_u.sqe_stamp)),
+            If(cpl_u.sqe_taken & (table.state[sqe_slot] == ISSUED) & (cpl_u.sqe_stamp < cut.counts_until),
+               *f_sqe.write(sqe_slot, cpl_u.sqe_stamp)),
         ]
 
         # ---- The controller's writes: CQEs.
@@ -281,7 +310,8 @@ class NvmeQueueEngine(LiteXModule):
         cq = c.queue
         self.comb += [
             c.ready.eq(1),
-            cqe_ours.eq((c.cid < slots) & (table.state[cid] == ISSUED) & meta_c_ok & (meta_c[32:37] == cq)),
+            cqe_ours.eq((c.cid < slots) & (table.state[cid] == ISSUED) & meta_c_ok & (meta_c[32:37] == cq) &
+                        (c.stamp < cut.counts_until)),
             If(c.valid & cqe_ours,
                 *f_status.write(cid, Cat(c.status & 0xFFFE, c.dw0)),
                 *f_cqe.write(cid, c.stamp),
@@ -348,7 +378,7 @@ class NvmeQueueEngine(LiteXModule):
         live_out = Signal()
         self.comb += [
             live_out.eq((table.state[d_slot] == ISSUED) | (table.state[d_slot] == CQE_IN)),
-            If(cpl_u.data_done & live_out,
+            If(cpl_u.data_done & live_out & (cpl_u.data_last < cut.counts_until),
                 *f_out.write(d_slot, Cat(Mux(out_ok, out_v[:64], cpl_u.data_first), cpl_u.data_last,
                                          Mux(out_ok, out_v[128:148], 0) + cpl_u.data_dwords)),
             ),
@@ -367,10 +397,19 @@ class NvmeQueueEngine(LiteXModule):
             # A block counts once: the last one counted bad is kept (+ 1, 0 none).
             new_bad.eq(in_bad + (di.bad[0] & (in_last_bad != block0 + 1)) + di.bad[1]),
             new_last_bad.eq(Mux(di.bad[1], block0 + 2, Mux(di.bad[0], block0 + 1, in_last_bad))),
-            If(di.valid & live_in,
+            If(di.valid & live_in & (di.t_last < cut.counts_until),
                 *f_in.write(di.slot, Cat(Mux(in_ok, in_v[:64], di.t_first), di.t_last,
                                          Mux(in_ok, in_v[128:148], 0) + di.dwords, new_bad, new_last_bad)),
             ),
+        ]
+
+        # ---- The TLPs a cut at a TLP counts, each with the tick it ended on the link.
+        self.comb += [
+            cut.ev["doorbell"][0].eq(bw.sent & bw.sent_stamp), cut.ev["doorbell"][1].eq(now),
+            cut.ev["sqe"][0].eq(cpl_u.sqe_taken), cut.ev["sqe"][1].eq(cpl_u.sqe_stamp),
+            cut.ev["data_out"][0].eq(cpl_u.data_done), cut.ev["data_out"][1].eq(cpl_u.data_last),
+            cut.ev["data_in"][0].eq(di.valid), cut.ev["data_in"][1].eq(di.t_last),
+            cut.ev["cqe"][0].eq(c.valid), cut.ev["cqe"][1].eq(c.stamp),
         ]
 
         # ---- Deadlines: a slot a cycle; one past its deadline ends TIMEOUT, the controller is
@@ -383,13 +422,45 @@ class NvmeQueueEngine(LiteXModule):
         end_t = Signal()
         fired_at = Signal(64)   # the tick a deadline passed: every command it ends, ends then
         self.timeouts = tm = FSM(reset_state="SCAN")
+        # A cut (cut.py) ends every command in flight LINK_LOST after its record, which
+        # counts them first (struct fisrig_nvme_cut_record).
+        cut_seen = Signal()     # a cut fell while a timeout's ending was under way
+        cut_go, cut_sent = Signal(), Signal()
+        n_sent, n_fetched, n_data, n_done = (Signal(16, name=f"cut_{k}") for k in ("sent", "fetched", "data", "done"))
+        db_i, db_i_ok = f_doorbell.read(i)
+        sqe_i, sqe_i_ok = f_sqe.read(i)
+        out_i, out_i_ok = f_out.read(i)
+        in_i, in_i_ok = f_in.read(i)
+        cut_tick = Signal(64)
+        self.sync += If(cut.fire, cut_seen.eq(1), cut_tick.eq(now))
+        self.comb += If(cut.fire, reset_ctrl.eq(1))
         tm.act("SCAN",
-            If(live_i & dl_ok & (now >= dl),
+            If(cut_seen,
+                NextValue(cut_seen, 0), NextValue(fired_at, cut_tick), NextValue(i, 0),
+                *[NextValue(x, 0) for x in (n_sent, n_fetched, n_data, n_done)],
+                NextState("COUNT"),
+            ).Elif(live_i & dl_ok & (now >= dl),
                 NextValue(fired_at, now),
                 NextState("FIRE"),
             ).Else(
                 NextValue(i, Mux(i == slots - 1, 0, i + 1)),
             ),
+        )
+        tm.act("COUNT",
+            timeout_busy.eq(1),
+            If(live_i,
+                NextValue(n_sent, n_sent + (db_i_ok & (db_i != 0))),
+                NextValue(n_fetched, n_fetched + (sqe_i_ok & (sqe_i != 0))),
+                NextValue(n_data, n_data + ((out_i_ok & (out_i[:64] != 0)) | (in_i_ok & (in_i[:64] != 0)))),
+                NextValue(n_done, n_done + (table.state[i] == CQE_IN)),
+            ),
+            NextValue(i, i + 1),
+            If(i == slots - 1, NextState("CUT_RECORD")),
+        )
+        tm.act("CUT_RECORD",
+            timeout_busy.eq(1),
+            cut_go.eq(1),
+            If(cut_sent, NextValue(i, 0), NextState("LOSE")),
         )
         tm.act("FIRE",
             timeout_busy.eq(1),
@@ -467,17 +538,26 @@ class NvmeQueueEngine(LiteXModule):
             "ts_submit": ts_submit, "ts_cqe": now_rec,
         })
         self.comb += stmts
-        sel_direct = Signal()
-        self.comb += wr.record.eq(Mux(sel_direct, direct_rec, slot_rec))
+        cut_rec, stmts = place({
+            "user_tag": _c.FISRIG_USER_TAG_EVENT, "slot": _c.FISRIG_EVENT_REC_POWER_CUT, "result": R["LINK_LOST"],
+            "cmds_sent": n_sent, "cmds_fetched": n_fetched, "cmds_data": n_data, "cmds_done": n_done,
+            "ts_submit": fired_at, "ts_trigger": cut.trigger, "ts_status": fired_at,
+        }, CUT_FIELDS)
+        self.comb += stmts
+        sel_direct, sel_cut = Signal(), Signal()
+        self.comb += wr.record.eq(Mux(sel_direct, direct_rec, Mux(sel_cut, cut_rec, slot_rec)))
         self.comb += wr.cpl.connect(self.cpl)
         self.records = rf = FSM(reset_state="IDLE")
         ev = ending.source
         rf.act("IDLE",
             If(direct_go,
-                NextValue(sel_direct, 1), NextValue(now_rec, now), wr.start.eq(1), NextState("SEND"),
+                NextValue(sel_direct, 1), NextValue(sel_cut, 0), NextValue(now_rec, now), wr.start.eq(1),
+                NextState("SEND"),
+            ).Elif(cut_go & ~ev.valid,  # after the records of what ended before the cut
+                NextValue(sel_direct, 0), NextValue(sel_cut, 1), wr.start.eq(1), NextState("SEND"),
             ).Elif(ev.valid,
                 ev.ready.eq(1),
-                NextValue(sel_direct, 0), NextValue(w_slot, ev.slot), NextValue(w_forced, ev.forced),
+                NextValue(sel_direct, 0), NextValue(sel_cut, 0), NextValue(w_slot, ev.slot), NextValue(w_forced, ev.forced),
                 NextValue(w_result, ev.result), NextValue(w_when, ev.when),
                 wr.start.eq(1), NextState("SEND"),
             ),
@@ -485,7 +565,7 @@ class NvmeQueueEngine(LiteXModule):
         freed = Signal()
         rf.act("SEND",
             If(wr.done,
-                If(sel_direct, direct_sent.eq(1)).Else(freed.eq(1)),
+                If(sel_direct, direct_sent.eq(1)).Elif(sel_cut, cut_sent.eq(1)).Else(freed.eq(1)),
                 NextState("IDLE"),
             ),
         )

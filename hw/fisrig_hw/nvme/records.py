@@ -10,15 +10,17 @@ from litex.soc.interconnect import stream
 from fisrig_hw import contract as _c
 
 FIELDS = {name: (off, n) for name, (off, n, _) in _c.FIELDS["fisrig_nvme_cpl_record"].items()}
+CUT_FIELDS = {name: (off, n) for name, (off, n, _) in _c.FIELDS["fisrig_nvme_cut_record"].items()}
 RECORD_BYTES = _c.SIZES["fisrig_nvme_cpl_record"]
 RECORD_DWORDS = RECORD_BYTES // 4
 
 
-def place(values: dict):
-    """The record's 640 bits from {field: value} (a missing field is 0): (signal, comb statements)."""
+def place(values: dict, fields=FIELDS):
+    """The record's 640 bits from {field: value} (a missing field is 0), fields a record's
+    layout (FIELDS, CUT_FIELDS): (signal, comb statements)."""
     rec = Signal(8 * RECORD_BYTES)
     stmts = []
-    for name, (off, n) in FIELDS.items():
+    for name, (off, n) in fields.items():
         if name in values:
             stmts.append(rec[8 * off:8 * (off + n)].eq(values[name]))
     return rec, stmts

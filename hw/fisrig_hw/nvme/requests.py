@@ -20,6 +20,7 @@ class BarWrites(LiteXModule):
         # whose SQE it makes visible (stamp=1).
         self.sink = stream.Endpoint([("offset", 16), ("value", 32), ("stamp", 1), ("slot", 8)])
         self.bar0 = Signal(32)            # where the enumeration placed BAR0
+        self.link_up = Signal(reset=1)    # low (the drive's rails off): a write not begun is dropped
         self.source = stream.Endpoint(phy_layout(64))
         self.sent = Signal()
         self.sent_slot = Signal(8)
@@ -36,7 +37,7 @@ class BarWrites(LiteXModule):
         adr = Signal(32)
         self.comb += [
             adr.eq(self.bar0 + req.offset),
-            self.source.valid.eq(req.valid),
+            self.source.valid.eq(req.valid & (second | self.link_up)),
             self.source.first.eq(~second),
             self.source.last.eq(second),
             self.source.be.eq(0xFF),
@@ -45,9 +46,9 @@ class BarWrites(LiteXModule):
             ).Else(
                 self.source.dat.eq(Cat(Constant(0, 2), adr[2:32], bswap32(req.value))),
             ),
-            req.ready.eq(second & self.source.ready),
+            req.ready.eq((second & self.source.ready) | (~second & ~self.link_up)),
             self.sent.eq(second & req.valid & self.source.ready),
             self.sent_slot.eq(req.slot),
             self.sent_stamp.eq(req.stamp),
         ]
-        self.sync += If(req.valid & self.source.ready, second.eq(~second))
+        self.sync += If(self.source.valid & self.source.ready, second.eq(~second))
