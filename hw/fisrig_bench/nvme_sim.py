@@ -59,10 +59,11 @@ class Script:
         self.lines = [f"max_cycles {max_cycles}"] + ([f"queues {queues}"] if queues else [])
 
     def nvme(self, qid, opcode, user_tag, data_bytes=0, source=_c.FISRIG_DATA_NONE, check=False, own_prp=False,
-             timeout=0, **sqe):
+             timeout=0, data_word=0, **sqe):
         """An NVMe descriptor (three ring entries): its head, and the SQE's fields by name."""
         head = _pack(dict(protocol=_c.FISRIG_PROTO_NVME, qid=qid, data_bytes=data_bytes, data_source=source,
                           flags=_c.FISRIG_DESC_CHECK if check else 0, user_tag=user_tag, timeout_ticks=timeout,
+                          data_word=data_word,
                           nvme_flags=_c.FISRIG_NVME_DESC_OWN_PRP if own_prp else 0), HEAD, 32)
         body = _pack(dict(opcode=opcode, **sqe), SQE, 64)
         for part in (head, body[:32], body[32:]):
@@ -88,6 +89,16 @@ class Script:
 
     def desc(self, raw: bytes):
         self.lines.append("desc " + raw.hex())
+        return self
+
+    def ram(self, dword, values):
+        """The data window's dwords from `dword` on, before the bring-up."""
+        self.lines.append(f"ram {dword} " + " ".join(f"{v:x}" for v in values))
+        return self
+
+    def dump(self, dword, count):
+        """`count` of the window's dwords printed at the end (NvmeRun.dumps)."""
+        self.lines.append(f"dump {dword} {count}")
         return self
 
     def wait(self):
@@ -116,6 +127,7 @@ class NvmeRun:
     returncode: int
     up: tuple = (0, 0)            # (the tick the I/O queues were made at, how many), the last bring-up's
     rails: list = field(default_factory=list)   # (on, tick) as the drive's rails fell or rose
+    dumps: dict = field(default_factory=dict)   # the window's dword index -> its dwords
     output: str = field(default="", repr=False)
     tlps: list = field(default_factory=list, repr=False)  # (way, tick first, tick last, beats)
 
@@ -139,7 +151,7 @@ def run(exe, script, profile="tiny-1gb", faults=None, timeout=900, wrapper=()):
         os.unlink(f.name)
     if proc.returncode == 2:
         raise NvmeSimError(proc.stderr.strip())
-    records, stats, tlps, up, rails = [], {}, [], (0, 0), []
+    records, stats, tlps, up, rails, dumps = [], {}, [], (0, 0), [], {}
     for line in proc.stdout.splitlines():
         words = line.split()
         if not words:
@@ -153,10 +165,12 @@ def run(exe, script, profile="tiny-1gb", faults=None, timeout=900, wrapper=()):
         elif words[0] == "tlp":
             beats = [(int(d, 16), int(b, 16)) for d, b in (x.split(":") for x in words[4].split(","))]
             tlps.append((words[1], int(words[2]), int(words[3]), beats))
+        elif words[0] == "dump":
+            dumps[int(words[1])] = [int(w, 16) for w in words[2:]]
         elif words[0] == "rails":
             rails.append((int(words[1]), int(words[2])))
         elif words[0] == "up":
             up = (int(words[1]), int(words[2]))
         elif len(words) == 2:
             stats[words[0]] = _number(words[1])
-    return NvmeRun(records, stats, proc.returncode, up, rails, proc.stdout + proc.stderr, tlps)
+    return NvmeRun(records, stats, proc.returncode, up, rails, dumps, proc.stdout + proc.stderr, tlps)

@@ -15,6 +15,8 @@
 //   wait                  until every descriptor so far has its record
 //   depth <n>             from here on, at most n descriptors without a record (0: no limit),
 //                         as a host keeping a queue depth does
+//   ram <dword> <hex>...  the data window's dwords from <dword> on, before the bring-up
+//   dump <dword> <n>      print n of the window's dwords at the end ("dump <dword> <hex>...")
 //   bring_up              enumerate, enable and make the queues again (after a POWER ON, as the
 //                         firmware does once the rails are back)
 //   wire                  print every TLP from here on, both ways, as it crossed the PHY:
@@ -72,6 +74,8 @@ struct Item {
 struct Script : fisrig::rtl::ScriptLimits {
   std::deque<Item> items;
   unsigned queues = kQueues;
+  std::vector<std::pair<uint32_t, uint32_t>> ram;    // dword, value
+  std::vector<std::pair<uint32_t, uint32_t>> dumps;  // dword, count
 };
 
 bool read_script(const char* path, Script& s, std::string& why) {
@@ -87,6 +91,19 @@ bool read_script(const char* path, Script& s, std::string& why) {
     if (word == "wait" || word == "wire" || word == "bring_up") {
       s.items.push_back(Item{word == "wait" ? Item::WAIT : word == "wire" ? Item::WIRE : Item::BRING_UP});
       return true;
+    }
+    if (word == "ram") {
+      uint32_t at;
+      std::string hex;
+      bool ok = bool(f >> at);
+      while (ok && f >> hex) s.ram.emplace_back(at++, uint32_t(std::stoul(hex, nullptr, 16)));
+      return ok;
+    }
+    if (word == "dump") {
+      uint32_t at, n;
+      bool ok = bool(f >> at >> n);
+      s.dumps.emplace_back(at, n);
+      return ok;
     }
     if (word == "depth") {
       Item it{Item::DEPTH};
@@ -347,6 +364,11 @@ int main(int argc, char** argv) {
   rig.top.sys_rst = 1;
   rig.run(10);
   rig.top.sys_rst = 0;
+  for (auto [at, v] : script.ram) {  // the window's port, before anything moves
+    rig.top.win_adr = at, rig.top.win_dat_w = v, rig.top.win_we = 1;
+    rig.step();
+  }
+  rig.top.win_we = 0;
   auto wall0 = std::chrono::steady_clock::now();
   fisrig::bench::Region instructions;
   instructions.begin();
@@ -404,6 +426,18 @@ int main(int argc, char** argv) {
                   (unsigned long long)(submitted - completed), (unsigned long long)rig.cycle);
       rc = 3;
     }
+  }
+  for (auto [at, n] : script.dumps) {
+    std::printf("dump %u", at);
+    for (uint32_t k = 0; k < n; ++k) {
+      rig.top.win_adr = at + k;
+      rig.max_cycles = rig.cycle + 2;
+      rig.step();  // its value a cycle after its address
+      rig.top.sys_clk = 0;
+      rig.top.eval();
+      std::printf(" %08x", rig.top.win_dat_r);
+    }
+    std::printf("\n");
   }
   long long host_instructions = instructions.cpu_count();
   instructions.end();

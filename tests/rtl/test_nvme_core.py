@@ -22,6 +22,7 @@ from fisrig_hw.pcie.beats import beats_to_tlp
 R = {k[len("FISRIG_RESULT_"):]: getattr(c, k) for k in c.ENUMS["fisrig_result"]}
 WRITE, READ, FLUSH = c.FISRIG_NVME_CMD_WRITE, c.FISRIG_NVME_CMD_READ, c.FISRIG_NVME_CMD_FLUSH
 Z = c.FISRIG_DATA_ZEROS
+DWORD = 0xFFFFFFFF
 FAST = "enable_us=5"   # CC.EN to CSTS.RDY in 5 us, not the controller's 1 ms
 
 
@@ -279,3 +280,30 @@ def test_power_off_now_and_at_a_time_and_descriptors_this_engine_does_not_take(n
     assert by[6]["result"] == R["LINK_LOST"] and by[6]["ts_doorbell"] == 0
     assert by[7]["result"] == R["REFUSED"]
     assert [on for on, _ in run.rails] == [0, 1, 0]
+
+
+def test_data_in_the_window_identify_a_dataset_management_range_list_and_a_write_read_back(nvme_exe):
+    r_ = c.FISRIG_DATA_RAM
+    data = [(k * 0x9E3779B1 + 7) & DWORD for k in range(1024)]   # 4 KiB, not zeros
+    s = Script(max_cycles=40_000_000)
+    s.ram(2048, data)                                         # at byte 8192 of the window
+    s.ram(1024, [0, 8, 64, 0])                                # a range: 8 blocks at LBA 64
+    s.nvme(0, c.FISRIG_NVME_ADMIN_IDENTIFY, 1, data_bytes=4096, source=r_, cdw10=1).wait()
+    s.io(1, WRITE, 2, 64, 8, data_bytes=4096, source=r_, data_word=8192).wait()
+    s.io(1, READ, 3, 64, 8, data_bytes=4096, source=r_, data_word=4096 + 8192).wait()   # into 12 KiB on
+    s.nvme(1, c.FISRIG_NVME_CMD_DATASET_MANAGEMENT, 4, data_bytes=16, source=r_, data_word=4096, nsid=1,
+           cdw10=0, cdw11=1 << 2).wait()
+    s.io(1, READ, 5, 64, 8, data_bytes=4096, source=Z, check=True).wait()   # deallocated: zeros
+    s.io(1, READ, 6, 0, 8, data_bytes=4096, source=r_, data_word=4).wait()  # not 8-byte aligned: refused
+    s.dump(0, 4).dump(3072, 1024)
+    run = nvme_sim.run(nvme_exe, s, faults=FAST)
+    assert run.returncode == 0, run.output[-2000:]
+    by = run.commands
+    for tag in (1, 2, 3, 4, 5):
+        assert by[tag]["result"] == R["OK"], by[tag]
+    assert by[1]["data_dwords"] == by[2]["data_dwords"] == by[3]["data_dwords"] == 1024
+    assert run.dumps[0][0] & 0xFFFF == c.FISRIG_NVME_SIM_VENDOR_ID      # Identify Controller's VID
+    assert run.dumps[3072] == data                                       # the write, read back whole
+    assert by[5]["check_errors"] == 0
+    assert by[6]["result"] == R["REFUSED"]
+    counters_clean(run)

@@ -4,7 +4,8 @@ engine builds itself (as rig_memory.py does: LitePCIe 2024.12's packetizer gets 
 completion's byte count and short lengths wrong), from
 - an SQ: the block RAM the engine writes each command's SQE into;
 - a slot's PRP list: computed, entry i the buffer's page i + 1 (nothing is stored);
-- a slot's data buffer (a write's data): the generated data, computed as it goes (ZEROS);
+- a slot's data buffer (a write's data): the data window's words (FISRIG_DATA_RAM), or
+  the generated data, computed as it goes (ZEROS);
 and anything else Unsupported Request, counted in `refused`. A request waiting when the
 drive's rails fall is dropped (its link is down; one under way is finished).
 
@@ -27,12 +28,18 @@ READ_LAYOUT = [("adr", 32), ("len", 10), ("tag", 8), ("req_id", 16)]
 
 
 class Completer(LiteXModule):
-    def __init__(self, sq_port, now, completer_id, queues: int, slots: int, io_entries: int, depth: int = 16):
+    def __init__(self, sq_port, window, now, completer_id, queues: int, slots: int, io_entries: int,
+                 depth: int = 16):
         """sq_port: a synchronous read port of the SQ memory (256-bit rows, half an SQE each,
-        queue q's entry e at rows (q * io_entries + e) * 2 and after)."""
+        queue q's entry e at rows (q * io_entries + e) * 2 and after); window: the data
+        window (window.py), whose words a slot of FISRIG_DATA_RAM data reads from."""
         self.sink = stream.Endpoint(READ_LAYOUT)
         self.source = stream.Endpoint(phy_layout(64))
         self.link_up = Signal(reset=1)   # low (the drive's rails off): what is asked is dropped
+        # The slot a data buffer's read is for (decoded.slot), and what the engine says of it:
+        # its data in the window (slot_ram) from 64-bit word slot_word on.
+        self.slot_ram = Signal()
+        self.slot_word = Signal(16)
         self.refused = Signal(16)
         self.max_read_dwords = 64   # the rig sets the device's MRRS no larger (pcie_enum.h)
         # The SQE stamps: one a cycle, after the completion that carried their last dwords.
@@ -75,12 +82,14 @@ class Completer(LiteXModule):
         kind_list, kind_sq = Signal(), Signal()
         self.comb += list_value.eq(DATA + (dec.slot << SLOT_SHIFT) + ((first_word + w_next + 1) << 12))
         list_word = Signal(64)
+        kind_ram = Signal()
         self.sync += [
-            sel.eq(row_word[:2]), kind_sq.eq(dec.sq), kind_list.eq(dec.list),
+            sel.eq(row_word[:2]), kind_sq.eq(dec.sq), kind_list.eq(dec.list), kind_ram.eq(dec.data & self.slot_ram),
             list_word.eq(list_value),
         ]
+        self.comb += window.r_adr.eq(self.slot_word + first_word + w_next)
         rows = Array([sq_port.dat_r[64 * k:64 * (k + 1)] for k in range(4)])
-        self.comb += word.eq(Mux(kind_sq, rows[sel], Mux(kind_list, list_word, 0)))
+        self.comb += word.eq(Mux(kind_sq, rows[sel], Mux(kind_list, list_word, Mux(kind_ram, window.r_dat, 0))))
 
         lo, hi = word[:32], word[32:]
         dw0 = Signal(32)
@@ -106,10 +115,12 @@ class Completer(LiteXModule):
                 NextState("DECODE"),
             ),
         )
-        past_end = Signal()  # the read runs past its SQ, list page or buffer
+        past_end = Signal()  # the read runs past its SQ, list page, buffer or window
         self.comb += past_end.eq(Mux(dec.sq, dec.offset[2:] + length > Mux(dec.queue == 0, ADMIN_ENTRIES, io_entries) * 16,
                                      Mux(dec.list, dec.offset[2:] + length > PAGE // 4,
-                                         dec.offset[2:] + length > (1 << (SLOT_SHIFT - 2)))))
+                                         Mux(self.slot_ram,
+                                             (self.slot_word << 1) + dec.offset[2:] + length > window.window_bytes // 4,
+                                             dec.offset[2:] + length > (1 << (SLOT_SHIFT - 2))))))
         fsm.act("DECODE",  # the request's region known: its first word on its way
             w_next.eq(0),
             NextValue(w, 0), NextValue(status, 0),

@@ -38,6 +38,7 @@ from fisrig_hw.nvme.memory_map import ADMIN_ENTRIES, DATA, LISTS, PAGE, SLOT_SHI
 from fisrig_hw.nvme.records import CUT_FIELDS, RecordWriter, place
 from fisrig_hw.nvme.requests import BarWrites
 from fisrig_hw.nvme.slots import CQE_IN, ENDING, FREE, ISSUED, SlotField, SlotTable
+from fisrig_hw.nvme.window import DataWindow
 
 HEAD = {name: (off, n) for name, (off, n, _) in _c.FIELDS["fisrig_nvme_desc_head"].items()}
 R = {k[len("FISRIG_RESULT_"):]: getattr(_c, k) for k in _c.ENUMS["fisrig_result"]}
@@ -51,7 +52,7 @@ def head_field(raw, name):
 
 class NvmeQueueEngine(LiteXModule):
     def __init__(self, root_port, now, slots: int = 32, queues: int = 4, io_entries: int = 64,
-                 default_timeout: int = DEFAULT_TIMEOUT_TICKS):
+                 default_timeout: int = DEFAULT_TIMEOUT_TICKS, window_bytes: int = 16 << 10):
         if slots & (slots - 1) or not (2 <= slots <= 256 and 1 <= queues <= _c.FISRIG_NVME_ENGINE_QUEUES):
             raise ValueError(f"{slots} slots, {queues} queues: slots a power of two to 256, "
                              f"queues at most {_c.FISRIG_NVME_ENGINE_QUEUES}")
@@ -84,10 +85,11 @@ class NvmeQueueEngine(LiteXModule):
         sq_w = sq_mem.get_port(write_capable=True)
         sq_r = sq_mem.get_port()
         self.specials += sq_mem, sq_w, sq_r
-        self.completer = cpl_u = Completer(sq_r, now, root_port.phy.id, queues, slots, io_entries)
+        self.window = win = DataWindow(window_bytes)
+        self.completer = cpl_u = Completer(sq_r, win, now, root_port.phy.id, queues, slots, io_entries)
         root_port.add_tx_source(cpl_u.source)
         self.comb += [bw.link_up.eq(cut.rails_on), cpl_u.link_up.eq(cut.rails_on)]
-        self.writes = hw = HostWrites(now, queues, slots, io_entries)
+        self.writes = hw = HostWrites(now, win, queues, slots, io_entries)
         self.tap = tap = LinkWriteTap(root_port.phy.source, now, queues, slots)
         self.comb += tap.source.connect(hw.tap)
         port = root_port.get_slave_port(lambda adr: covers(adr, queues, slots))
@@ -102,7 +104,8 @@ class NvmeQueueEngine(LiteXModule):
         ]
 
         # The slots' fields, each with one writer.
-        f_meta = SlotField(table, 32 + 5 + 1 + 1 + 2 + 22)      # user_tag, qid, check, own_prp, dir, data_bytes
+        # user_tag, qid, check, own_prp, dir, data_bytes; its data in the window (ram) at 64-bit word
+        f_meta = SlotField(table, 32 + 5 + 1 + 1 + 2 + 22 + 1 + 16)
         f_submit, f_deadline = SlotField(table, 64), SlotField(table, 64)
         f_doorbell, f_sqe, f_irq, f_cqe = (SlotField(table, 64) for _ in range(4))
         f_status = SlotField(table, 16 + 32)                   # the CQE's status (phase clear), dw0
@@ -115,6 +118,12 @@ class NvmeQueueEngine(LiteXModule):
         sq_slot_w = sq_slot.get_port(write_capable=True)
         sq_slot_r = sq_slot.get_port(async_read=True)
         self.specials += sq_slot, sq_slot_w, sq_slot_r
+
+        # The window's slots, as the completer and the writes find them.
+        m, m_ok = f_meta.read(cpl_u.decoded.slot)
+        self.comb += [cpl_u.slot_ram.eq(m_ok & m[63]), cpl_u.slot_word.eq(m[64:80])]
+        m, m_ok = f_meta.read(hw.decoded.slot)
+        self.comb += [hw.slot_ram.eq(m_ok & m[63]), hw.slot_dword.eq(m[64:80] << 1)]
 
         # Per queue: SQ tail (the engine's) and head (the controller's, from CQEs), the CQ's
         # next head, and the slots whose CQE came and whose MSI-X is awaited, in order.
@@ -181,10 +190,16 @@ class NvmeQueueEngine(LiteXModule):
         self.comb += q_tail.eq(sq_tail[q])
         sq_room = Signal()
         self.comb += sq_room.eq(((q_tail + 1) & (entries[q] - 1)) != sq_head[q])
+        h_word = head_field(head, "data_word")
+        h_ram = Signal()
+        self.comb += h_ram.eq((h_src == _c.FISRIG_DATA_RAM) & ~h_own & (h_bytes != 0))
         refuse = Signal()
         self.comb += refuse.eq((h_qid > queues) | (h_bytes > _c.FISRIG_NVME_DATA_MAX) |
-                               ~((h_src == _c.FISRIG_DATA_NONE) | (h_src == _c.FISRIG_DATA_ZEROS)) |
-                               (h_flags[0] & (h_src != _c.FISRIG_DATA_ZEROS) & (direction == 2)))
+                               ~((h_src == _c.FISRIG_DATA_NONE) | (h_src == _c.FISRIG_DATA_ZEROS) |
+                                 (h_src == _c.FISRIG_DATA_RAM)) |
+                               (h_flags[0] & (h_src != _c.FISRIG_DATA_ZEROS) & (direction == 2)) |
+                               # The window's data: 8-byte aligned, inside it.
+                               (h_ram & ((h_word[:3] != 0) | (h_word + h_bytes > window_bytes))))
         # A record for a descriptor that took no slot.
         now_rec = Signal(64)
         direct_tag, direct_result, direct_qid = Signal(32), Signal(4), Signal(16)
@@ -252,7 +267,7 @@ class NvmeQueueEngine(LiteXModule):
         row = Signal(16)
         self.comb += row.eq((q * io_entries + q_tail) << 1)
         fsm.act("TAKE",  # the slot's generation is the command's now: its fields, the SQE's first half
-            *f_meta.write(slot, Cat(h_tag, q, h_flags[0], h_own, direction, h_bytes[:22])),
+            *f_meta.write(slot, Cat(h_tag, q, h_flags[0], h_own, direction, h_bytes[:22], h_ram, h_word[3:19])),
             *f_submit.write(slot, ts_submit),
             *f_deadline.write(slot, ts_submit + Mux(h_timeout != 0, h_timeout, default_timeout)),
             sq_slot_w.adr.eq(q * io_entries + q_tail), sq_slot_w.dat_w.eq(slot), sq_slot_w.we.eq(1),

@@ -1,12 +1,16 @@
 """The controller's memory writes into the engine's part of the map, taken as they cross its
-port (a beat a cycle, nothing stored) and stamped from the link tap (link_tap.py: the ticks
-the write's first and last beats crossed the link): each CQE, each MSI-X message (its
-vector: the message's data, as the firmware's enumeration writes the table), and each write of a read's data into a slot's buffer (its dwords, and which of the
-two 512-byte blocks it may touch held other than the zeros expected). A controller writes a
-CQE a TLP; a write carrying more keeps its last, the others counted in `cqe_packed` (their
-commands then end by their timeouts). A write anywhere else in the map is counted in `stray`
-and dropped; one the tap has no entry for (or another address) in `tap_mismatch`, and is
-stamped where its last beat reached the port."""
+port (a beat a cycle, nothing stored but a window slot's data) and stamped from the link tap
+(link_tap.py: the ticks the write's first and last beats crossed the link):
+- each CQE: a controller writes a CQE a TLP; a write carrying more keeps its last, the
+  others counted in `cqe_packed` (their commands then end by their timeouts);
+- each MSI-X message: its vector is the message's data (as the firmware's enumeration
+  writes the table);
+- each write of a read's data into a slot's buffer: its dwords, and which of the two
+  512-byte blocks it may touch held other than the zeros expected; for a slot whose data
+  goes to the data window (window.py), the dwords written there as they cross.
+A write anywhere else in the map is counted in `stray` and dropped; one the tap has no
+entry for (or another address) in `tap_mismatch`, and is stamped where its last beat
+reached the port."""
 from migen import Cat, If, Mux, Signal
 
 from litex.gen import LiteXModule
@@ -21,7 +25,7 @@ DATA_LAYOUT = [("slot", 8), ("offset", 21), ("dwords", 10), ("t_first", 64), ("t
 
 
 class HostWrites(LiteXModule):
-    def __init__(self, now, queues: int, slots: int, io_entries: int, depth: int = 16):
+    def __init__(self, now, window, queues: int, slots: int, io_entries: int, depth: int = 16):
         # The port's write beats (the crossbar's request layout: `adr`, `len` on the first,
         # two payload dwords a beat in `dat`).
         self.valid, self.first, self.last = Signal(), Signal(), Signal()
@@ -34,6 +38,10 @@ class HostWrites(LiteXModule):
         self.cqe = stream.Endpoint(CQE_LAYOUT)
         self.msix = stream.Endpoint(MSIX_LAYOUT)
         self.data = stream.Endpoint(DATA_LAYOUT)
+        # What the engine says of the slot a buffer write is for (decoded.slot): its data goes
+        # into the window (slot_ram) from dword slot_dword on.
+        self.slot_ram = Signal()
+        self.slot_dword = Signal(17)
 
         # # #
 
@@ -116,6 +124,14 @@ class HostWrites(LiteXModule):
                                 Cat(lane_bad[0] & ~in_second[0], lane_bad[0] & in_second[0]) |
                                 Cat(lane_bad[1] & ~in_second[1], lane_bad[1] & in_second[1]))
         self.sync += If(b_valid, bad.eq(bad_now))
+        to_window = Signal()
+        self.comb += [
+            to_window.eq(b_valid & dec.data & self.slot_ram),
+            window.w_dword.eq(self.slot_dword + dw_at[0]),
+            window.w_lane0.eq(lane[0]), window.w_lane1.eq(lane[1]),
+            window.w_we0.eq(to_window & lane_ok[0] & (self.slot_dword + dw_at[0] < window.window_bytes // 4)),
+            window.w_we1.eq(to_window & lane_ok[1] & (self.slot_dword + dw_at[1] < window.window_bytes // 4)),
+        ]
         self.comb += [
             data_f.sink.valid.eq(b_valid & b_last & dec.data),
             data_f.sink.slot.eq(dec.slot), data_f.sink.offset.eq(dec.offset),

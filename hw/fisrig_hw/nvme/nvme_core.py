@@ -60,6 +60,9 @@ def write_verilog(path, slots: int = 64, queues: int = 4, io_entries: int = 64):
         # The engine.
         "desc_valid": e.desc.valid, "desc_ready": e.desc.ready, "desc_raw": e.desc.raw,
         "cpl_valid": e.cpl.valid, "cpl_ready": e.cpl.ready, "cpl_data": e.cpl.data, "cpl_last": e.cpl.last,
+        # The data window (its dwords), for the runner's `ram` and `dump`.
+        "win_adr": e.window.cpu_adr, "win_we": e.window.cpu_we, "win_dat_w": e.window.cpu_dat_w,
+        "win_dat_r": e.window.cpu_dat_r,
         "bar0": e.bar0, "controller_ready": e.controller_ready, "up": e.up, "rails_on": e.rails_on,
         "stray_cqes": e.stat_stray_cqes, "stray_msix": e.stat_stray_msix, "timeouts": e.stat_timeouts,
         "stray_writes": e.writes.stray, "tap_mismatch": e.writes.tap_mismatch, "cqe_packed": e.writes.cqe_packed,
