@@ -59,11 +59,11 @@ class Script:
         self.lines = [f"max_cycles {max_cycles}"] + ([f"queues {queues}"] if queues else [])
 
     def nvme(self, qid, opcode, user_tag, data_bytes=0, source=_c.FISRIG_DATA_NONE, check=False, own_prp=False,
-             timeout=0, data_word=0, **sqe):
+             timeout=0, data_word=0, compress_pct=100, **sqe):
         """An NVMe descriptor (three ring entries): its head, and the SQE's fields by name."""
         head = _pack(dict(protocol=_c.FISRIG_PROTO_NVME, qid=qid, data_bytes=data_bytes, data_source=source,
                           flags=_c.FISRIG_DESC_CHECK if check else 0, user_tag=user_tag, timeout_ticks=timeout,
-                          data_word=data_word,
+                          data_word=data_word, compress_pct=compress_pct,
                           nvme_flags=_c.FISRIG_NVME_DESC_OWN_PRP if own_prp else 0), HEAD, 32)
         body = _pack(dict(opcode=opcode, **sqe), SQE, 64)
         for part in (head, body[:32], body[32:]):

@@ -100,7 +100,7 @@ def test_commands_end_with_the_controllers_status_and_every_stamp_where_its_tlp_
         lambda: s.io(4, READ, 22, 1 << 40, 8, data_bytes=4096),                                 # past the namespace
         lambda: s.nvme(1, FLUSH, 23, nsid=1),
         lambda: s.nvme(0, c.FISRIG_NVME_ADMIN_GET_FEATURES, 24, cdw10=c.FISRIG_NVME_FEAT_NUMBER_OF_QUEUES),
-        lambda: s.io(1, WRITE, 25, 0, 8, data_bytes=4096, source=c.FISRIG_DATA_STAMP),  # not yet: refused
+        lambda: s.io(1, WRITE, 25, 0, 8, data_bytes=4096, source=7),                      # no such source
         lambda: s.io(QUEUES + 1, READ, 26, 0, 8, data_bytes=4096),                        # no such queue
     ]
     for step in steps:
@@ -307,3 +307,41 @@ def test_data_in_the_window_identify_a_dataset_management_range_list_and_a_write
     assert by[5]["check_errors"] == 0
     assert by[6]["result"] == R["REFUSED"]
     counters_clean(run)
+
+
+@pytest.mark.parametrize("source, pct", [(c.FISRIG_DATA_STAMP, 100), (c.FISRIG_DATA_STAMP, 40), (c.FISRIG_DATA_LFSR, 100)])
+def test_generated_data_goes_as_pattern_h_has_it_and_reads_back_checked(nvme_exe, source, pct):
+    s = Script(max_cycles=40_000_000).wire()
+    s.io(1, WRITE, 1, 4096, 256, data_bytes=128 << 10, source=source, data_word=77, compress_pct=pct).wait()
+    kw = dict(data_bytes=4096, source=source, compress_pct=pct, check=True)
+    s.io(2, READ, 2, 4096, 256, data_word=77, **{**kw, "data_bytes": 128 << 10}).wait()
+    s.io(2, READ, 3, 4096 + 8, 8, data_word=77, **kw).wait()   # from its LBA on
+    s.io(2, READ, 4, 4096, 8, data_word=78, **kw).wait()       # another write's word
+    run = nvme_sim.run(nvme_exe, s, faults=FAST)
+    assert run.returncode == 0, run.output[-2000:]
+    by = run.commands
+    assert [by[t]["result"] for t in (1, 2, 3)] == [R["OK"]] * 3, [by[t] for t in (1, 2, 3)]
+    assert by[2]["check_errors"] == 0 and by[2]["blocks"] == 256
+    assert by[4]["result"] == R["CHECK_FAILED"] and by[4]["check_errors"] == 8, by[4]
+    counters_clean(run)
+    # The write's data on the wire: the completions for its buffer, in the order they went,
+    # are pattern.h's sectors from LBA 4096 (pattern_dump, as the SATA engine's are held).
+    wire = decoded(run)
+    reads, data = {}, b""
+    buf = mm.buffer_address(by[1]["slot"])
+    for way, tf, tl, t in wire:
+        if way == "up" and t.fmt_type == TlpType.MEM_READ:
+            reads[t.tag] = t.address
+        if way == "down" and t.fmt_type == TlpType.CPL_DATA and buf <= reads.get(t.tag, -1) < buf + mm.SLOT_BYTES \
+                and tl <= by[1]["ts_cqe"]:
+            data += bytes(t.data)
+    assert len(data) == 128 << 10
+    import subprocess, os
+    exe = os.path.join(os.path.dirname(nvme_exe), "pattern_dump")
+    root = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    subprocess.run(["cc", "-std=c99", "-I", os.path.join(root, "firmware/core/include"), "-o", exe,
+                    os.path.join(root, "tests/hw/pattern_dump.c")], check=True)
+    out = subprocess.run([exe, str(source), "4096", "77", str(pct), "256"], check=True, capture_output=True,
+                         text=True).stdout
+    want = b"".join(int(x, 16).to_bytes(4, "little") for x in out.split())
+    assert data == want

@@ -5,7 +5,9 @@ completion's byte count and short lengths wrong), from
 - an SQ: the block RAM the engine writes each command's SQE into;
 - a slot's PRP list: computed, entry i the buffer's page i + 1 (nothing is stored);
 - a slot's data buffer (a write's data): the data window's words (FISRIG_DATA_RAM), or
-  the generated data, computed as it goes (ZEROS);
+  the generated data (pattern.h's STAMP and LFSR: pattern_pair.py, a word a cycle,
+  continued from where the slot's last read left it, or stepped from its sector's start
+  when a read comes out of order; ZEROS), computed as it goes;
 and anything else Unsupported Request, counted in `refused`. A request waiting when the
 drive's rails fall is dropped (its link is down; one under way is finished).
 
@@ -22,6 +24,7 @@ from litepcie.common import phy_layout
 
 from fisrig_hw import contract as _c
 from fisrig_hw.nvme.memory_map import ADMIN_ENTRIES, DATA, PAGE, SLOT_SHIFT, Decoded
+from fisrig_hw.nvme.pattern_pair import STATE, PatternPair, PatternState
 from fisrig_hw.pcie.config_requester import bswap32
 
 READ_LAYOUT = [("adr", 32), ("len", 10), ("tag", 8), ("req_id", 16)]
@@ -40,6 +43,16 @@ class Completer(LiteXModule):
         # its data in the window (slot_ram) from 64-bit word slot_word on.
         self.slot_ram = Signal()
         self.slot_word = Signal(16)
+        # Or its data generated (STAMP, LFSR: slot_pattern) from its SLBA on, and where the
+        # slot's last read left the pattern (saved, when saved_ok); `save` (a cycle, at a
+        # generated read's end) gives where this one leaves it, for the slot's next read.
+        self.pattern = pp = PatternPair()
+        self.slot_pattern = Signal()
+        self.slot_slba = Signal(48)
+        self.saved = PatternState("saved")
+        self.saved_ok = Signal()
+        self.save = Signal()
+        self.save_state = PatternState("save")
         self.refused = Signal(16)
         self.max_read_dwords = 64   # the rig sets the device's MRRS no larger (pcie_enum.h)
         # The SQE stamps: one a cycle, after the completion that carried their last dwords.
@@ -89,7 +102,24 @@ class Completer(LiteXModule):
         ]
         self.comb += window.r_adr.eq(self.slot_word + first_word + w_next)
         rows = Array([sq_port.dat_r[64 * k:64 * (k + 1)] for k in range(4)])
-        self.comb += word.eq(Mux(kind_sq, rows[sel], Mux(kind_list, list_word, Mux(kind_ram, window.r_dat, 0))))
+        kind_gen = Signal()
+        self.sync += kind_gen.eq(dec.data & self.slot_pattern)
+        gen = PatternState("gen")   # the generated word g's state (g: from the request's first word)
+        g = Signal(18)
+        clamp = Signal(18)          # the word holding the dword after the request's last
+        self.comb += [
+            *pp.cur.eq(gen),
+            word.eq(Mux(kind_sq, rows[sel], Mux(kind_list, list_word, Mux(kind_ram, window.r_dat,
+                                                                              Mux(kind_gen, Cat(pp.dw0, pp.dw1), 0))))),
+            clamp.eq((odd + length) >> 1),
+        ]
+        advance = Signal()
+        self.sync += If(advance & (w_next == g + 1) & (g < clamp), *gen.eq(pp.nxt), g.eq(g + 1))
+        target = Signal(20)   # the request's first word's first dword
+        sector_start = PatternState("sector_start")
+        self.comb += [target.eq(dec.offset[3:] << 1), *pp.start(self.slot_slba, target, sector_start)]
+        end_gen = Signal()
+        self.comb += [*self.save_state.eq(gen), self.save.eq(end_gen)]
 
         lo, hi = word[:32], word[32:]
         dw0 = Signal(32)
@@ -123,12 +153,28 @@ class Completer(LiteXModule):
                                              dec.offset[2:] + length > (1 << (SLOT_SHIFT - 2))))))
         fsm.act("DECODE",  # the request's region known: its first word on its way
             w_next.eq(0),
-            NextValue(w, 0), NextValue(status, 0),
+            NextValue(w, 0), NextValue(status, 0), NextValue(g, 0),
             If(~(dec.sq | dec.list | dec.data) | (length > self.max_read_dwords) | (length == 0) | past_end,
                 NextValue(self.refused, self.refused + 1),
                 NextValue(status, _c.FISRIG_PCIE_CPL_UR),
+                NextState("HEADER"),
+            ).Elif(dec.data & self.slot_pattern & self.saved_ok & (self.saved.d == target),
+                *[NextValue(getattr(gen, f), getattr(self.saved, f)) for f, _ in STATE],  # where the last read left it
+                NextState("HEADER"),
+            ).Elif(dec.data & self.slot_pattern,
+                *[NextValue(getattr(gen, f), getattr(sector_start, f)) for f, _ in STATE],
+                NextState("POSITION"),
+            ).Else(
+                NextState("HEADER"),
             ),
-            NextState("HEADER"),
+        )
+        fsm.act("POSITION",  # from the sector's start to the request's first word, a word a cycle
+            w_next.eq(0),
+            If(gen.d == target,
+                NextState("HEADER"),
+            ).Else(
+                *[NextValue(getattr(gen, f), getattr(pp.nxt, f)) for f, _ in STATE],
+            ),
         )
         fsm.act("HEADER",
             w_next.eq(0),
@@ -143,6 +189,7 @@ class Completer(LiteXModule):
             If(tx.ready, NextState("IDLE")),
         )
         fsm.act("FIRST",  # the header's third dword and the payload's first
+            advance.eq(1),
             tx.valid.eq(1), tx.last.eq(left <= 1), tx.be.eq(0xFF),
             tx.dat.eq(Cat(dw2, bswap32(Mux(odd, hi, lo)))),
             w_next.eq(w),
@@ -154,6 +201,7 @@ class Completer(LiteXModule):
             ),
         )
         fsm.act("PAYLOAD",  # two payload dwords a beat: an odd start's are a word's halves
+            advance.eq(1),
             tx.valid.eq(1), tx.last.eq(left <= 2), tx.be.eq(Mux(left >= 2, 0xFF, 0x0F)),
             tx.dat.eq(Mux(odd, Cat(bswap32(lo), bswap32(hi)), Cat(bswap32(prev_hi), bswap32(lo)))),
             w_next.eq(w),
@@ -167,6 +215,7 @@ class Completer(LiteXModule):
         # After the last beat: its stamps.
         fsm.act("END",
             self.data_done.eq(dec.data & (status == 0)),
+            end_gen.eq(dec.data & (status == 0) & kind_gen),
             NextValue(sqe_entry, dec.offset[6:]),
             NextValue(sqe_left, ((dec.offset[2:] + length) >> 4) - (dec.offset[2:] >> 4)),
             If(dec.sq, NextState("SQE_STAMPS")).Else(NextState("IDLE")),

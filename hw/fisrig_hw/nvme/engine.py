@@ -35,6 +35,7 @@ from fisrig_hw.nvme.cut import PowerCut
 from fisrig_hw.nvme.host_writes import HostWrites
 from fisrig_hw.nvme.link_tap import LinkWriteTap
 from fisrig_hw.nvme.memory_map import ADMIN_ENTRIES, DATA, LISTS, PAGE, SLOT_SHIFT, covers
+from fisrig_hw.nvme.pattern_pair import STATE_BITS
 from fisrig_hw.nvme.records import CUT_FIELDS, RecordWriter, place
 from fisrig_hw.nvme.requests import BarWrites
 from fisrig_hw.nvme.slots import CQE_IN, ENDING, FREE, ISSUED, SlotField, SlotTable
@@ -109,9 +110,13 @@ class NvmeQueueEngine(LiteXModule):
         f_submit, f_deadline = SlotField(table, 64), SlotField(table, 64)
         f_doorbell, f_sqe, f_irq, f_cqe = (SlotField(table, 64) for _ in range(4))
         f_status = SlotField(table, 16 + 32)                   # the CQE's status (phase clear), dw0
+        f_pat = SlotField(table, 3 + 32 + 7 + 48)              # its generated data: kind, word, pct, SLBA
+        f_gen_out = SlotField(table, STATE_BITS)               # where its last data read left the pattern
+        f_gen_in = SlotField(table, STATE_BITS)                # where its last data write left the check
         f_out = SlotField(table, 64 + 64 + 20)                 # data the rig sent: first, last, dwords
         f_in = SlotField(table, 64 + 64 + 20 + 16 + 13)        # data it took: first, last, dwords, bad blocks, last bad + 1
-        self.fields = [f_meta, f_submit, f_deadline, f_doorbell, f_sqe, f_irq, f_cqe, f_status, f_out, f_in]
+        self.fields = [f_meta, f_submit, f_deadline, f_doorbell, f_sqe, f_irq, f_cqe, f_status, f_out, f_in, f_pat,
+                       f_gen_out, f_gen_in]
         for k, f in enumerate(self.fields):
             setattr(self, f"field{k}", f)
         sq_slot = Memory(8, n_q * io_entries, name="nvme_sq_slot")  # queue q's entry e: its slot
@@ -124,6 +129,17 @@ class NvmeQueueEngine(LiteXModule):
         self.comb += [cpl_u.slot_ram.eq(m_ok & m[63]), cpl_u.slot_word.eq(m[64:80])]
         m, m_ok = f_meta.read(hw.decoded.slot)
         self.comb += [hw.slot_ram.eq(m_ok & m[63]), hw.slot_dword.eq(m[64:80] << 1)]
+        # Their slots' generated data: its pattern, and where the last TLP left it.
+        for unit, field in ((cpl_u, f_gen_out), (hw, f_gen_in)):
+            pat, pat_ok = f_pat.read(unit.decoded.slot)
+            saved, saved_ok = field.read(unit.decoded.slot)
+            self.comb += [
+                unit.slot_pattern.eq(pat_ok & (pat[:3] >= _c.FISRIG_DATA_ZEROS)),
+                unit.pattern.kind.eq(pat[:3]), unit.pattern.word.eq(pat[3:35]), unit.pattern.pct.eq(pat[35:42]),
+                unit.slot_slba.eq(pat[42:90]),
+                unit.saved_ok.eq(saved_ok), *unit.saved.eq_bits(saved),
+                If(unit.save, *field.write(unit.decoded.slot, unit.save_state.bits())),
+            ]
 
         # Per queue: SQ tail (the engine's) and head (the controller's, from CQEs), the CQ's
         # next head, and the slots whose CQE came and whose MSI-X is awaited, in order.
@@ -194,10 +210,8 @@ class NvmeQueueEngine(LiteXModule):
         h_ram = Signal()
         self.comb += h_ram.eq((h_src == _c.FISRIG_DATA_RAM) & ~h_own & (h_bytes != 0))
         refuse = Signal()
-        self.comb += refuse.eq((h_qid > queues) | (h_bytes > _c.FISRIG_NVME_DATA_MAX) |
-                               ~((h_src == _c.FISRIG_DATA_NONE) | (h_src == _c.FISRIG_DATA_ZEROS) |
-                                 (h_src == _c.FISRIG_DATA_RAM)) |
-                               (h_flags[0] & (h_src != _c.FISRIG_DATA_ZEROS) & (direction == 2)) |
+        self.comb += refuse.eq((h_qid > queues) | (h_bytes > _c.FISRIG_NVME_DATA_MAX) | (h_src > _c.FISRIG_DATA_LFSR) |
+                               (h_flags[0] & (h_src < _c.FISRIG_DATA_ZEROS) & (direction == 2)) |
                                # The window's data: 8-byte aligned, inside it.
                                (h_ram & ((h_word[:3] != 0) | (h_word + h_bytes > window_bytes))))
         # A record for a descriptor that took no slot.
@@ -268,6 +282,8 @@ class NvmeQueueEngine(LiteXModule):
         self.comb += row.eq((q * io_entries + q_tail) << 1)
         fsm.act("TAKE",  # the slot's generation is the command's now: its fields, the SQE's first half
             *f_meta.write(slot, Cat(h_tag, q, h_flags[0], h_own, direction, h_bytes[:22], h_ram, h_word[3:19])),
+            *f_pat.write(slot, Cat(Mux(h_src == _c.FISRIG_DATA_NONE, _c.FISRIG_DATA_ZEROS, h_src)[:3], h_word,
+                                   head_field(head, "compress_pct")[:7], sqe_hi[64:112])),
             *f_submit.write(slot, ts_submit),
             *f_deadline.write(slot, ts_submit + Mux(h_timeout != 0, h_timeout, default_timeout)),
             sq_slot_w.adr.eq(q * io_entries + q_tail), sq_slot_w.dat_w.eq(slot), sq_slot_w.we.eq(1),

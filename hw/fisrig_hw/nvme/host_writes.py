@@ -6,8 +6,9 @@ port (a beat a cycle, nothing stored but a window slot's data) and stamped from 
 - each MSI-X message: its vector is the message's data (as the firmware's enumeration
   writes the table);
 - each write of a read's data into a slot's buffer: its dwords, and which of the two
-  512-byte blocks it may touch held other than the zeros expected; for a slot whose data
-  goes to the data window (window.py), the dwords written there as they cross.
+  512-byte blocks it may touch held other than the pattern expected (pattern_pair.py,
+  continued from the slot's last write: a controller writes a command's data in order);
+  for a slot whose data goes to the data window (window.py), the dwords written there.
 A write anywhere else in the map is counted in `stray` and dropped; one the tap has no
 entry for (or another address) in `tap_mismatch`, and is stamped where its last beat
 reached the port."""
@@ -18,6 +19,7 @@ from litex.soc.interconnect import stream
 
 from fisrig_hw.nvme.link_tap import TAP_LAYOUT
 from fisrig_hw.nvme.memory_map import Decoded
+from fisrig_hw.nvme.pattern_pair import PatternPair, PatternState
 
 CQE_LAYOUT = [("queue", 5), ("index", 8), ("sqhd", 16), ("cid", 16), ("status", 16), ("dw0", 32), ("stamp", 64)]
 MSIX_LAYOUT = [("vector", 11), ("stamp", 64)]
@@ -42,6 +44,18 @@ class HostWrites(LiteXModule):
         # into the window (slot_ram) from dword slot_dword on.
         self.slot_ram = Signal()
         self.slot_dword = Signal(17)
+        # Or its data checked against the pattern (slot_pattern: STAMP, LFSR, ZEROS, with its
+        # kind, word, pct in `pattern`, from slot_slba), continued from where its last write
+        # left it (saved, saved_ok); `save` (at a checked write's end) gives where this one
+        # leaves it. A write the check cannot continue (not where the last left off, nor the
+        # buffer's start) counts its blocks bad.
+        self.pattern = pp = PatternPair()
+        self.slot_pattern = Signal()
+        self.slot_slba = Signal(48)
+        self.saved = PatternState("saved")
+        self.saved_ok = Signal()
+        self.save = Signal()
+        self.save_state = PatternState("save")
 
         # # #
 
@@ -119,7 +133,35 @@ class HostWrites(LiteXModule):
         bad_now = Signal(2)
         in_second = [Signal(), Signal()]
         self.comb += [in_second[i].eq((dw_at[i] >> 7) != (dec.offset[2:] >> 7)) for i in range(2)]
-        lane_bad = [lane_ok[i] & (lane[i] != 0) for i in range(2)]
+        # The expected dwords: the pattern's, from the write's first dword (a state loaded at
+        # its first beat, stepped a beat at a time).
+        chk = PatternState("chk")
+        loaded, begin = PatternState("loaded"), PatternState("begin")
+        lost = Signal()     # this write could not be checked
+        lost_r = Signal()
+        first_dw = Signal(20)
+        self.comb += [
+            first_dw.eq(dec.offset[2:]),
+            *pp.start(self.slot_slba, 0, begin),
+            If(self.saved_ok & (self.saved.d == first_dw),
+                *loaded.eq(self.saved),
+            ).Else(
+                *loaded.eq(begin),
+            ),
+            If(b_first,
+                *pp.cur.eq(loaded),
+                lost.eq(~(self.saved_ok & (self.saved.d == first_dw)) & (first_dw != 0)),
+            ).Else(
+                *pp.cur.eq(chk),
+                lost.eq(lost_r),
+            ),
+        ]
+        checking = Signal()
+        self.comb += checking.eq(b_valid & dec.data & self.slot_pattern)
+        self.sync += If(checking, *chk.eq(pp.nxt), lost_r.eq(lost))
+        self.comb += [self.save.eq(checking & b_last), *self.save_state.eq(pp.nxt)]
+        expect = [pp.dw0, pp.dw1]
+        lane_bad = [lane_ok[i] & ((lane[i] != expect[i]) | lost) for i in range(2)]
         self.comb += bad_now.eq(Mux(b_first, 0, bad) |
                                 Cat(lane_bad[0] & ~in_second[0], lane_bad[0] & in_second[0]) |
                                 Cat(lane_bad[1] & ~in_second[1], lane_bad[1] & in_second[1]))
