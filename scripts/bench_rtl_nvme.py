@@ -66,6 +66,7 @@ def main():
            f"doorbell to last CQE: {100 * mbps / ceiling:.1f}% of the link's ceiling {ceiling:,.0f} MB/s "
            f"(docs/nvme.md's 143,482 bytes a command; goal 98%)")
     power_cut_jitter(exe)
+    model_vs_rtl()
 
 
 def power_cut_jitter(exe):
@@ -91,6 +92,31 @@ def power_cut_jitter(exe):
            f"the spread of (cut - its TLP's end - delay) over {len(offsets)} cuts at the 1st doorbell, SQE, data "
            f"TLP and CQE of a 128 KiB write, delays 40, 97 and 250 ticks, the NVMe core in Verilator (offsets "
            f"{sorted(set(offsets))}: 0 is the tick asked)")
+
+
+def model_vs_rtl():
+    """The built-in plan targets-agree-nvme on both targets, compared as `fisrig compare` does:
+    the worst of the published figures (IOPS, MB/s, latency mean, p50, p99, p99.9, max of
+    each phase) in percent of the rtl run's."""
+    import tempfile
+    from pathlib import Path
+
+    from fisrig import plan
+    from fisrig.report.compare import compare
+    from fisrig.run import run_plan
+    p = plan.load(plan.find("targets-agree-nvme"))
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = {t: run_plan(p, Path(tmp) / t, target=t, quiet=True) for t in ("model", "rtl")}
+        for t, r in runs.items():
+            if r.status != "done":
+                raise SystemExit(f"bench: targets-agree-nvme on {t} ended {r.status}")
+        cmp = compare(runs["model"].run_dir, runs["rtl"].run_dir, in_order=False)
+    w = cmp.worst_published
+    over = len(cmp.published_failing(2.0))
+    figure("nvme_model_vs_rtl.published_err_pct", round(cmp.published_err_pct, 2), "%",
+           f"targets-agree-nvme on the model and the NVMe rig's gateware (fast-1gb-nvme-rig): the worst published "
+           f"figure's difference, {w.phase} {w.what} ({over} of {len(cmp.published)} over 2%; records differing: "
+           f"{cmp.differing_records}; goal 2%)" if w else "targets-agree-nvme: no figure differs")
 
 
 if __name__ == "__main__":

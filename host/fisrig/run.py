@@ -71,10 +71,14 @@ def prepare(plan: plan_mod.Plan, target: str = "model", profile: str | None = No
     for f in faults:
         drive_catalog.check_fault(f, f"--fault {f}")
     tgt = make_target(target, profile, faults, link_gen, url, firmware)
-    if plan.protocol == "nvme":  # the rig's NVMe engine is the model target's until its gateware comes
-        if target != "model":
-            raise InputError(f"--target {target}", "an NVMe plan (protocol = \"nvme\") runs on --target model; "
-                                                   "the rig's NVMe gateware is to come (docs/nvme.md)")
+    if plan.protocol == "nvme":  # the model's NVMe engine, or the rig's in Verilator (rtl)
+        if target not in ("model", "rtl"):
+            raise InputError(f"--target {target}", "an NVMe plan (protocol = \"nvme\") runs on --target model or "
+                                                   "rtl; a board's NVMe rig is to come (docs/nvme-rig.md)")
+        if target == "rtl" and (link_gen is not None or firmware is not None):
+            flag = "--link-gen" if link_gen is not None else "--firmware"
+            raise InputError(flag, f"{flag} is the SATA rig's: the NVMe rig runs PCIe Gen2 x4, its program on "
+                                   "the VM beside the gateware (docs/nvme-rig.md)")
         tgt.protocol = "nvme"
     try:
         words = tgt.identify()

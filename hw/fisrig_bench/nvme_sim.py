@@ -15,35 +15,43 @@ from fisrig_hw import native
 from fisrig_bench.rig_sim import INCLUDES, RigSimError, _number, verilate
 
 RUNNER = os.path.join(ROOT, "sim", "rtl", "nvme_core_runner.cpp")
+RIG_RUNNER = os.path.join(ROOT, "sim", "rtl", "nvme_rig_runner.cpp")
 HEAD = {n: (o, k) for n, (o, k, _) in _c.FIELDS["fisrig_nvme_desc_head"].items()}
 SQE = {n: (o, k) for n, (o, k, _) in _c.FIELDS["fisrig_nvme_sqe"].items()}
 RECORD = {n: (o, k) for n, (o, k, _) in _c.FIELDS["fisrig_nvme_cpl_record"].items()}
 CUT = {n: (o, k) for n, (o, k, _) in _c.FIELDS["fisrig_nvme_cut_record"].items()}
-# The core the tests and benches run: 64 slots (32 in flight on each of two queues, or 16 on
-# each of four), 4 I/O queue pairs of 64 entries.
-SLOTS, QUEUES, IO_ENTRIES = 64, 4, 64
+# The core the tests and benches run: 128 slots (32 in flight on each of four queues), 4 I/O
+# queue pairs of 64 entries.
+SLOTS, QUEUES, IO_ENTRIES = 128, 4, 64
 
 
 class NvmeSimError(RigSimError):
     pass
 
 
-def build(native_build=None, out_dir=None, slots=SLOTS, queues=QUEUES, io_entries=IO_ENTRIES):
-    """Builds the runner once per source change; returns the executable's path."""
+def build(native_build=None, out_dir=None, slots=SLOTS, queues=QUEUES, io_entries=IO_ENTRIES, program=False):
+    """Builds the runner once per source change; returns the executable's path. program:
+    the rtl target's (sim/rtl/nvme_rig_runner.cpp: a compiled program on the VM), else the
+    scripts' (nvme_core_runner.cpp)."""
     native_build = native_build or native.native_build()
-    from fisrig_hw.nvme.nvme_core import write_verilog
-    out_dir = out_dir or os.path.join(native_build, "rtl", f"nvme_core_{slots}_{queues}_{io_entries}")
+    from fisrig_hw.nvme.nvme_core import WINDOW_BYTES, write_verilog
+    name = "nvme_rig" if program else "nvme_core"
+    out_dir = out_dir or os.path.join(native_build, "rtl", f"{name}_{slots}_{queues}_{io_entries}")
     os.makedirs(out_dir, exist_ok=True)
     libs = [os.path.join(native_build, "lib", "libfisrig_nvme_device.so"),
             os.path.join(native_build, "firmware", "core", "libfisrig_pcie_enum.a")]
+    if program:
+        libs.append(os.path.join(native_build, "firmware", "core", "libfisrig_core.a"))
     missing = [p for p in libs if not os.path.exists(p)]
     if missing:
         raise NvmeSimError(f"build the native parts first (make native): {missing}")
-    return verilate(lambda: write_verilog(os.path.join(out_dir, "nvme_core.v"), slots, queues, io_entries),
-                    RUNNER, out_dir, libs, NvmeSimError,
-                    cflags=[f"-DFISRIG_CORE_QUEUES={queues}", f"-DFISRIG_CORE_IO_ENTRIES={io_entries}"],
-                    includes=INCLUDES + ["sim/nvme/include"],
-                    ldflags=["-Wl,-rpath," + os.path.join(native_build, "lib")])
+    verilog = os.path.join(out_dir, "nvme_core.v")   # its top module, whose name Verilator gives the executable
+    return verilate(lambda: write_verilog(verilog, slots, queues, io_entries),
+                    RIG_RUNNER if program else RUNNER, out_dir, libs, NvmeSimError,
+                    cflags=[f"-DFISRIG_CORE_QUEUES={queues}", f"-DFISRIG_CORE_IO_ENTRIES={io_entries}",
+                            f"-DFISRIG_CORE_WINDOW_BYTES={WINDOW_BYTES}", "-DFISRIG_VM_NVME_PATH=1"],
+                    includes=INCLUDES + ["sim/nvme/include", "sim/model", "sim/rtl"],
+                    ldflags=["-Wl,-rpath," + os.path.join(native_build, "lib"), "-lm", "-lpthread"])
 
 
 def _pack(fields: dict, layout: dict, size: int) -> bytes:

@@ -24,7 +24,7 @@ from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, EV_CURRENT, EV_POWER_CU
 
 RUNNER = os.path.join(ROOT, "sim", "rtl", "rig_core_runner.cpp")
 # What the runners include beside them (their builds depend on these too).
-RUNNER_HEADERS = [os.path.join(ROOT, "sim", "rtl", h) for h in ("device_pins.h", "runner_start.h")] + \
+RUNNER_HEADERS = [os.path.join(ROOT, "sim", "rtl", h) for h in ("device_pins.h", "runner_start.h", "nvme_rig.h")] + \
     [os.path.join(ROOT, "sim", "bench", "instruction_count.h")]
 INCLUDES = ["sim/device/include", "sim/sata/include", "sim/ssd/include", "sim/link/include", "firmware/core/include", "sim/bench"]
 

@@ -35,87 +35,12 @@
 #include "engine_model.h"
 #include "nvme_engine.h"
 #include "program_file.h"
-#include "record_writer.h"
+#include "program_run.h"
 
 using namespace fisrig;
+using namespace fisrig::model::program_run;
 
 namespace {
-
-using SimTimeNs = drive::SimTime;
-
-// The records file (RecordWriter: whole 1 MiB writes, on a thread of their own). Whole
-// writes: ext4 zeroed every new page-cache folio before each small write filled it with
-// stdio's 4 KiB default (14% of the main job's model time, perf). A command's record is
-// built in the buffer (the sink's place/placed): stdio's locked fwrite of a record built
-// elsewhere was 10% of the main job's model time (perf: _IO_fwrite 5.5%, its copy 4.8%).
-struct RecordFile {
-  explicit RecordFile(int fd) : writer(fd) {}
-  model::RecordWriter writer;
-  uint64_t written = 0;
-  std::chrono::steady_clock::time_point last_flush = std::chrono::steady_clock::now();
-};
-
-volatile std::sig_atomic_t g_stop = 0;
-void on_signal(int) { g_stop = 1; }
-
-struct Progress {
-  bool quiet = false;
-  double every_s = 2;
-  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), last = start;
-};
-
-struct SinkCtx {
-  RecordFile* out;
-  Progress* progress;
-  std::function<SimTimeNs()> sim_ns;  // the engine's clock
-  fisrig_vm* vm;
-};
-
-int counted(SinkCtx* s) {
-  if (s->out->writer.failed()) return 1;
-  ++s->out->written;
-  if (g_stop) s->vm->stop_requested = 1;
-  if ((s->out->written & 0xFFF) == 0) {
-    auto now = std::chrono::steady_clock::now();
-    // Records go to the writer at least once a second, which writes them at once: a killed
-    // run loses about that much.
-    if (now - s->out->last_flush > std::chrono::seconds(1)) {
-      s->out->writer.hand_off();
-      s->out->last_flush = now;
-    }
-    Progress* p = s->progress;
-    double since = std::chrono::duration<double>(now - p->last).count();
-    if (!p->quiet && since >= p->every_s) {
-      double wall = std::chrono::duration<double>(now - p->start).count();
-      std::fprintf(stderr, "fisrig-model: %llu commands, %.3f s simulated, %.0f commands/s\n",
-                   (unsigned long long)s->out->written, s->sim_ns() / 1e9,
-                   s->out->written / wall);
-      p->last = now;
-    }
-  }
-  return 0;
-}
-
-fisrig_run_record* place(void* ctx) {
-  model::RecordWriter& w = static_cast<SinkCtx*>(ctx)->out->writer;
-  char* p = w.room(sizeof(fisrig_run_record));
-  return w.failed() ? nullptr : reinterpret_cast<fisrig_run_record*>(p);
-}
-
-// A record is in the buffer: count it, flush once a second, say how far the run is.
-int placed(void* ctx) {
-  SinkCtx* s = static_cast<SinkCtx*>(ctx);
-  s->out->writer.commit(sizeof(fisrig_run_record));
-  return counted(s);
-}
-
-// A record built elsewhere (an event's): into the buffer as a command's is built there.
-int emit(void* ctx, const fisrig_run_record* r) {
-  fisrig_run_record* p = place(ctx);
-  if (!p) return 1;
-  *p = *r;
-  return placed(ctx);
-}
 
 int usage() {
   std::fprintf(stderr,
@@ -180,16 +105,10 @@ int main(int argc, char** argv) {
     return 2;
   }
 
-  int records_fd = ::open(records_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (records_fd < 0) {
-    std::fprintf(stderr, "fisrig-model: cannot write %s\n", records_path.c_str());
-    return 2;
-  }
+  int records_fd = open_records("fisrig-model", records_path);
+  if (records_fd < 0) return 2;
   RecordFile out(records_fd);
-  const fisrig_records_file_header header{FISRIG_RECORDS_FILE_MAGIC, FISRIG_RECORDS_FILE_VERSION,
-                                          sizeof(fisrig_run_record), 0};
-  std::memcpy(out.writer.room(sizeof header), &header, sizeof header);
-  out.writer.commit(sizeof header);
+  write_header(out);
 
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
@@ -258,10 +177,6 @@ int main(int argc, char** argv) {
     }
   }
 
-  std::printf("{\"status\": \"%s\", \"records\": %llu, \"commands\": %llu, \"errors\": %llu, "
-              "\"sim_ns\": %llu, \"wall_s\": %.3f, \"error_offset\": %u, \"error\": \"%s\"}\n",
-              fisrig_vm_status_name(st), (unsigned long long)out.written, (unsigned long long)vm.commands,
-              (unsigned long long)vm.errors, (unsigned long long)sim_ns(), wall,
-              vm.error_offset, vm.error_text ? vm.error_text : "");
+  print_outcome(st, out, vm, sim_ns(), wall);
   return st == FISRIG_VM_DONE ? 0 : 3;
 }

@@ -139,13 +139,19 @@ def test_bad_nvme_plans_end_in_one_line(tmp_path, edit, where, says):
     assert not (tmp_path / "run" / "records.parquet").exists()
 
 
-def test_an_nvme_plan_runs_on_the_model_target_only(tmp_path):
+def test_an_nvme_plan_runs_on_the_model_and_rtl_targets_only(tmp_path):
+    """The rtl target runs NVMe plans on the NVMe rig's gateware (tests/rtl/test_nvme_targets_agree.py);
+    a board's NVMe rig is to come, and the SATA rig's flags say they are the SATA rig's."""
     plan = tmp_path / "plan.toml"
     plan.write_text(PLAN)
-    r = fisrig("run", str(plan), "--target", "rtl", "--out", str(tmp_path / "run"), "-q")
+    r = fisrig("run", str(plan), "--target", "board", "--url", "localhost:1234", "--out", str(tmp_path / "run"), "-q")
     assert r.returncode == 2
-    assert r.stderr.strip().endswith("--target rtl: an NVMe plan (protocol = \"nvme\") runs on --target model; "
-                                     "the rig's NVMe gateware is to come (docs/nvme.md)")
+    assert r.stderr.strip().endswith("--target board: an NVMe plan (protocol = \"nvme\") runs on --target model or "
+                                     "rtl; a board's NVMe rig is to come (docs/nvme-rig.md)")
+    for flag in (["--link-gen", "2"], ["--firmware", "baremetal"]):
+        r = fisrig("run", str(plan), "--target", "rtl", *flag, "--out", str(tmp_path / "run"), "-q")
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r.stderr
+        assert f"{flag[0]}: {flag[0]} is the SATA rig's" in r.stderr, r.stderr
     r = fisrig("run", str(plan), "--protocol", "fibre", "--out", str(tmp_path / "run"), "-q")
     assert r.returncode == 2 and "--protocol" in r.stderr
 

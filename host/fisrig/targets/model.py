@@ -48,38 +48,42 @@ class ModelTarget(Target):
                           o["wall_s"], o["error"], o["error_offset"])
 
     def _follow(self, cmd: list[str], records: Path, sinks: RunSinks) -> tuple[str, str, int]:
-        """Runs fisrig-model to its end, feeding the sinks' progress and records the
-        records it writes (the model writes records.bin as it goes); its stdout, stderr and
-        exit code."""
-        from fisrig.progress import RecordsFollower
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        follow = RecordsFollower(records)
-        progress = sinks.progress
-        takers = [t for t in (progress, sinks.records) if t]
+        return follow(cmd, records, sinks, self.POLL_S)
 
-        def feed():
-            raw = follow.new()
-            for t in takers:
-                t.take(raw)
-        try:
-            while True:
-                try:
-                    out, err = proc.communicate(timeout=self.POLL_S if takers else None)
-                    break
-                except subprocess.TimeoutExpired:
-                    feed()
-        except BaseException:
-            if progress:
-                progress.stop()
-            # Ctrl-C reached the model too: it stops at its next record and closes its
-            # file; only one that does not is killed.
+
+def follow(cmd: list[str], records: Path, sinks: RunSinks, poll_s: float = 0.25) -> tuple[str, str, int]:
+    """Runs a native run (fisrig-model, the NVMe rig's Verilator runner) to its end, feeding
+    the sinks' progress and records the records it writes (records.bin, written as it
+    goes); its stdout, stderr and exit code."""
+    from fisrig.progress import RecordsFollower
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    follower = RecordsFollower(records)
+    progress = sinks.progress
+    takers = [t for t in (progress, sinks.records) if t]
+
+    def feed():
+        raw = follower.new()
+        for t in takers:
+            t.take(raw)
+    try:
+        while True:
             try:
-                proc.wait(timeout=5)
+                out, err = proc.communicate(timeout=poll_s if takers else None)
+                break
             except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-            raise
-        feed()
+                feed()
+    except BaseException:
         if progress:
-            progress.finish()
-        return out, err, proc.returncode
+            progress.stop()
+        # Ctrl-C reached the model too: it stops at its next record and closes its
+        # file; only one that does not is killed.
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        raise
+    feed()
+    if progress:
+        progress.finish()
+    return out, err, proc.returncode

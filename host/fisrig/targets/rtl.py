@@ -44,6 +44,8 @@ class RtlTarget(Target):
                 raise TargetUnavailable("--firmware zephyr needs a Zephyr 4.3 tree: set ZEPHYR_BASE (docs/zephyr.md)")
 
     def run(self, program: Path, records: Path, sinks: RunSinks, quiet: bool = False) -> RunOutcome:
+        if self.protocol == "nvme":
+            return self.run_nvme(program, records, sinks)
         import tempfile
         import time
 
@@ -76,6 +78,38 @@ class RtlTarget(Target):
         return RunOutcome(o["status"], o["records"], o["commands"], o["errors"], o["sim_ns"],
                           round(time.monotonic() - t0, 3), o["error"], o["error_offset"],
                           rtl_notes(o))
+
+    def run_nvme(self, program: Path, records: Path, sinks: RunSinks) -> RunOutcome:
+        """An NVMe plan: the NVMe rig core (the root port and the NVMe queue engine's gateware,
+        fisrig_hw/nvme) in Verilator against the simulated controller on a Gen2 x4 link, the
+        firmware core's VM running the program natively beside it (sim/rtl/nvme_rig_runner.cpp:
+        the rig SoC with its CPU is to come, docs/nvme-rig.md)."""
+        import json
+        import time
+
+        from fisrig_bench import nvme_sim
+
+        from fisrig.targets.model import follow
+        from fisrig.targets.native_tools import failed_text
+        if sinks.progress:
+            sinks.progress.note("rtl: building the NVMe rig core (again only if its sources changed)...")
+        try:
+            exe = nvme_sim.build(program=True)
+        except nvme_sim.NvmeSimError as e:
+            raise RuntimeError(f"rtl target: {e}") from None
+        cmd = [exe, "--program", str(program), "--records", str(records), "--profile", self.profile, "--quiet"]
+        for f in self.faults:
+            cmd += ["--fault", f]
+        t0 = time.monotonic()
+        stdout, stderr, code = follow(cmd, records, sinks)
+        lines = [l for l in stdout.splitlines() if l.startswith("{")]
+        if not lines:
+            raise RuntimeError(failed_text("the NVMe rig (rtl)", code, stderr, [records]))
+        o = json.loads(lines[-1])
+        return RunOutcome(o["status"], o["records"], o["commands"], o["errors"], o["sim_ns"],
+                          round(time.monotonic() - t0, 3), o["error"], o["error_offset"],
+                          ["the NVMe rig: the engine's gateware on the link's TLPs, the VM natively beside it "
+                           "(the CPU's own time between descriptors is not simulated); PCIe Gen2 x4"])
 
     def build_firmware(self, soc_dir: Path) -> str:
         """The firmware image for the SoC built in soc_dir (built, or rebuilt if stale)."""

@@ -213,12 +213,18 @@ class Completer(LiteXModule):
             ),
         )
         # After the last beat: its stamps.
+        take_next = Signal()   # the next request latched at once (a data completion's end)
         fsm.act("END",
             self.data_done.eq(dec.data & (status == 0)),
+            If(~dec.sq & r.valid & self.link_up,
+                take_next.eq(1), r.ready.eq(1),
+                NextValue(adr, r.adr), NextValue(length, r.len), NextValue(tag, r.tag), NextValue(req_id, r.req_id),
+                NextValue(left, r.len), NextValue(odd, r.adr[2]),
+            ),
             end_gen.eq(dec.data & (status == 0) & kind_gen),
             NextValue(sqe_entry, dec.offset[6:]),
             NextValue(sqe_left, ((dec.offset[2:] + length) >> 4) - (dec.offset[2:] >> 4)),
-            If(dec.sq, NextState("SQE_STAMPS")).Else(NextState("IDLE")),
+            If(dec.sq, NextState("SQE_STAMPS")).Elif(take_next, NextState("DECODE")).Else(NextState("IDLE")),
         )
         fsm.act("SQE_STAMPS",
             If(sqe_left == 0,

@@ -53,7 +53,7 @@ def head_field(raw, name):
 
 class NvmeQueueEngine(LiteXModule):
     def __init__(self, root_port, now, slots: int = 32, queues: int = 4, io_entries: int = 64,
-                 default_timeout: int = DEFAULT_TIMEOUT_TICKS, window_bytes: int = 16 << 10):
+                 default_timeout: int = DEFAULT_TIMEOUT_TICKS, window_bytes: int = 128 << 10):
         if slots & (slots - 1) or not (2 <= slots <= 256 and 1 <= queues <= _c.FISRIG_NVME_ENGINE_QUEUES):
             raise ValueError(f"{slots} slots, {queues} queues: slots a power of two to 256, "
                              f"queues at most {_c.FISRIG_NVME_ENGINE_QUEUES}")
@@ -277,10 +277,10 @@ class NvmeQueueEngine(LiteXModule):
             ),
         )
         table.move(alloc, table.free_slot, ISSUED)
-        table.bump(alloc, table.free_slot)
+        table.take(alloc, table.free_slot)
         row = Signal(16)
         self.comb += row.eq((q * io_entries + q_tail) << 1)
-        fsm.act("TAKE",  # the slot's generation is the command's now: its fields, the SQE's first half
+        fsm.act("TAKE",  # the slot's fields are the command's now, and the SQE's first half
             *f_meta.write(slot, Cat(h_tag, q, h_flags[0], h_own, direction, h_bytes[:22], h_ram, h_word[3:19])),
             *f_pat.write(slot, Cat(Mux(h_src == _c.FISRIG_DATA_NONE, _c.FISRIG_DATA_ZEROS, h_src)[:3], h_word,
                                    head_field(head, "compress_pct")[:7], sqe_hi[64:112])),

@@ -16,6 +16,9 @@ from fisrig_hw.verilog import write_harness
 
 # A beat time a cycle: Gen2 x4's 64-bit stream runs at 250 MHz, 4 ns; the rig's tick is 150 MHz.
 TICKS_PER_CYCLE = (3, 5)
+# The engine's data window: the VM's NVMe path keeps a DSM range list for each of its 256
+# commands in flight there (fisrig/vm.h, FISRIG_VM_DSM_BYTES each).
+WINDOW_BYTES = 128 << 10
 
 
 class TickCounter(Module):
@@ -37,7 +40,8 @@ class NvmeCore(Module):
         self.submodules.mmio = LitePCIeWishboneSlave(self.rp)
         self.submodules.ticks = TickCounter(*TICKS_PER_CYCLE)
         self.now = self.ticks.now
-        self.submodules.engine = NvmeQueueEngine(self.rp, self.now, slots=slots, queues=queues, io_entries=io_entries)
+        self.submodules.engine = NvmeQueueEngine(self.rp, self.now, slots=slots, queues=queues, io_entries=io_entries,
+                                                 window_bytes=WINDOW_BYTES)
 
 
 def write_verilog(path, slots: int = 64, queues: int = 4, io_entries: int = 64):

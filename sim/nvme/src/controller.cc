@@ -10,11 +10,18 @@ namespace {
 uint32_t field(uint64_t v, uint32_t shift, uint32_t bits) { return uint32_t(v >> shift) & ((1u << bits) - 1); }
 }  // namespace
 
+namespace {
+NvmeConfig resolved(NvmeConfig n, const drive::DriveConfig& profile) {
+  if (n.host_read_ns == NvmeConfig::kProfileHostRead) n.host_read_ns = profile.nvme.host_read_ns;
+  return n;
+}
+}  // namespace
+
 Controller::Controller(drive::DriveConfig config, HostMemory& memory, NvmeConfig nvme)
-    : ssd_(std::move(config)), mem_(memory), nvme_(nvme),
-      link_(nvme.free_link ? PcieConfig{0, 1, pcie_of(ssd_.config().nvme, 0).max_payload,
-                                        pcie_of(ssd_.config().nvme, 0).max_read_request, 0}
-                           : pcie_of(ssd_.config().nvme, nvme.host_read_ns)),
+    : ssd_(std::move(config)), mem_(memory), nvme_(resolved(nvme, ssd_.config())),
+      link_(nvme_.free_link ? PcieConfig{0, 1, pcie_of(ssd_.config().nvme, 0).max_payload,
+                                         pcie_of(ssd_.config().nvme, 0).max_read_request, 0}
+                            : pcie_of(ssd_.config().nvme, nvme_.host_read_ns)),
       rng_(ssd_.config().faults.seed) {
   sqs_.resize(size_t(profile().io_queue_pairs) + 1);
   cqs_.resize(size_t(profile().io_queue_pairs) + 1);

@@ -176,6 +176,7 @@ const std::map<std::string, Setter>& profile_keys() {
       {"interface.max_gen", [](DriveConfig& c, const toml::node& n) { c.interface.max_gen = as_u32(n); }},
       {"nvme.pcie_gen", [](DriveConfig& c, const toml::node& n) { c.nvme.pcie_gen = as_u32(n); }},
       {"nvme.pcie_lanes", [](DriveConfig& c, const toml::node& n) { c.nvme.pcie_lanes = as_u32(n); }},
+      {"nvme.host_read_ns", [](DriveConfig& c, const toml::node& n) { c.nvme.host_read_ns = as_u32(n); }},
       {"nvme.max_payload", [](DriveConfig& c, const toml::node& n) { c.nvme.max_payload = as_u32(n); }},
       {"nvme.max_read_request", [](DriveConfig& c, const toml::node& n) { c.nvme.max_read_request = as_u32(n); }},
       {"nvme.io_queue_pairs", [](DriveConfig& c, const toml::node& n) { c.nvme.io_queue_pairs = as_u32(n); }},

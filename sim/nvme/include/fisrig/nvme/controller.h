@@ -42,7 +42,10 @@ struct NvmeConfig {
   uint32_t dsm_max_ranges = 256;
   SimTime enable_ns = 1000 * drive::kNsPerUs;    // CC.EN to CSTS.RDY
   SimTime shutdown_ns = 5000 * drive::kNsPerUs;  // CC.SHN normal to SHST complete, past the drain
-  SimTime host_read_ns = PcieConfig{}.host_read_ns;  // the rig's memory, behind its root port
+  // The host's memory behind its root port: kProfileHostRead takes the profile's
+  // (nvme.host_read_ns).
+  static constexpr SimTime kProfileHostRead = ~SimTime(0);
+  SimTime host_read_ns = kProfileHostRead;
   // The link is not the controller's to cost: it is the TLP interface's (tlp_device.h), which
   // fetches what a command needs before the controller sees its doorbell and sends what the
   // controller writes no sooner than on_host_write() says. Its own link then costs nothing

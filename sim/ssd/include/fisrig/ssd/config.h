@@ -149,6 +149,10 @@ struct NvmeInterfaceConfig {
   uint32_t pcie_lanes = 4;           // 1, 2, 4, 8 or 16
   uint32_t max_payload = 256;        // MPS, bytes: 128 to 4096, a power of 2
   uint32_t max_read_request = 512;   // MRRS, bytes: 128 to 4096, a power of 2
+  // The host's memory read latency behind its root port (a read request's leaving to its
+  // first completion's coming): a PC's is some hundreds of ns; the rig's own memory behind
+  // its gateware root port answers within a few ticks (docs/nvme-rig.md).
+  SimTime host_read_ns = 600;
   uint32_t io_queue_pairs = 64;      // what Number of Queues grants at most
   uint32_t max_queue_entries = 1024; // CAP.MQES + 1
   uint32_t mdts = 5;                 // largest transfer: 2^mdts pages of 4 KiB (Identify's MDTS)
