@@ -36,7 +36,7 @@ from fisrig_hw.nvme.host_writes import HostWrites
 from fisrig_hw.nvme.link_tap import LinkWriteTap
 from fisrig_hw.nvme.memory_map import ADMIN_ENTRIES, DATA, LISTS, PAGE, SLOT_SHIFT, covers
 from fisrig_hw.nvme.pattern_pair import STATE_BITS
-from fisrig_hw.nvme.records import CUT_FIELDS, RecordWriter, place
+from fisrig_hw.nvme.records import CUT_FIELDS, RecordWriter, place, slot_record
 from fisrig_hw.nvme.requests import BarWrites
 from fisrig_hw.nvme.slots import CQE_IN, ENDING, FREE, ISSUED, SlotField, SlotTable
 from fisrig_hw.nvme.window import DataWindow
@@ -531,38 +531,11 @@ class NvmeQueueEngine(LiteXModule):
         # ---- Records: a slot's, in the order they ended, or a descriptor's that took none.
         self.writer = wr = RecordWriter()
         w_slot, w_forced, w_result, w_when = Signal(8), Signal(), Signal(4), Signal(64)
-        meta, _ = f_meta.read(w_slot)
-        submit, _ = f_submit.read(w_slot)
-        t_db, _ = f_doorbell.read(w_slot)
-        t_sqe, _ = f_sqe.read(w_slot)
-        t_irq, _ = f_irq.read(w_slot)
-        t_cqe, _ = f_cqe.read(w_slot)
-        st, _ = f_status.read(w_slot)
-        o, _ = f_out.read(w_slot)
-        n_in, _ = f_in.read(w_slot)
-        m_bytes, m_dir, m_own, m_check = meta[41:63], meta[39:41], meta[38], meta[37]
-        dwords = Signal(21)
-        status = st[:16]
-        length_wrong, checked = Signal(), Signal()
-        result = Signal(4)
-        self.comb += [
-            dwords.eq(o[128:148] + n_in[128:148]),
-            length_wrong.eq(~m_own & (m_bytes != 0) & (m_dir != 0) & ((dwords << 2) != m_bytes)),
-            checked.eq(m_check & (status == 0) & ~length_wrong),
-            result.eq(Mux(w_forced, w_result,
-                          Mux(status != 0, R["ATA_ERROR"],
-                              Mux(length_wrong, R["LENGTH"],
-                                  Mux(checked & (n_in[148:164] != 0), R["CHECK_FAILED"], R["OK"]))))),
-        ]
-        slot_rec, stmts = place({
-            "user_tag": meta[:32], "slot": w_slot, "result": result, "status": Mux(w_forced, 0, status),
-            "dw0": Mux(w_forced, 0, st[16:48]), "qid": meta[32:37], "check_errors": Mux(checked, n_in[148:164], 0),
-            "blocks": dwords >> 7, "data_dwords": dwords,
-            "ts_submit": submit, "ts_doorbell": t_db, "ts_sqe": t_sqe, "ts_irq": Mux(w_forced, 0, t_irq),
-            "ts_data_first": Mux(o[:64] != 0, o[:64], n_in[:64]),
-            "ts_data_last": Mux(o[64:128] != 0, o[64:128], n_in[64:128]),
-            "ts_cqe": Mux(w_forced, w_when, t_cqe),
-        })
+        slot_rec, stmts = slot_record(
+            {k: f.read(w_slot)[0] for k, f in (("meta", f_meta), ("submit", f_submit), ("doorbell", f_doorbell),
+                                               ("sqe", f_sqe), ("irq", f_irq), ("cqe", f_cqe), ("status", f_status),
+                                               ("out", f_out), ("in", f_in))},
+            w_slot, w_forced, w_result, w_when)
         self.comb += stmts
         direct_rec, stmts = place({
             "user_tag": h_tag, "result": direct_result, "qid": Mux(head_field(head, "protocol") == _c.FISRIG_PROTO_NVME, h_qid, 0),
