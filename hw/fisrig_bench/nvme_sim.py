@@ -5,14 +5,12 @@ both ways with the ticks it crossed the PHY in). Tests and the NVMe rtl benchmar
 from __future__ import annotations
 
 import os
-import subprocess
-import tempfile
 from dataclasses import dataclass, field
 
 from fisrig_hw import ROOT
 from fisrig_hw import contract as _c
 from fisrig_hw import native
-from fisrig_bench.rig_sim import INCLUDES, RigSimError, _number, verilate
+from fisrig_bench.rig_sim import INCLUDES, RigSimError, _number, run_script, verilate
 
 RUNNER = os.path.join(ROOT, "sim", "rtl", "nvme_core_runner.cpp")
 RIG_RUNNER = os.path.join(ROOT, "sim", "rtl", "nvme_rig_runner.cpp")
@@ -150,15 +148,8 @@ class NvmeRun:
 
 
 def run(exe, script, profile="tiny-1gb", faults=None, timeout=900, wrapper=()):
-    with tempfile.NamedTemporaryFile("w", suffix=".nvme", delete=False) as f:
-        f.write(script.text())
-    try:
-        proc = subprocess.run([*wrapper, exe, profile, faults or "-", f.name], capture_output=True, text=True,
-                              timeout=timeout)
-    finally:
-        os.unlink(f.name)
-    if proc.returncode == 2:
-        raise NvmeSimError(proc.stderr.strip())
+    """Runs a script; a stuck engine ends at the script's max_cycles, never hangs."""
+    proc = run_script(exe, script, profile, faults, timeout, wrapper, NvmeSimError)
     records, stats, tlps, up, rails, dumps = [], {}, [], (0, 0), [], {}
     for line in proc.stdout.splitlines():
         words = line.split()

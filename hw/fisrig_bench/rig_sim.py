@@ -291,9 +291,9 @@ class Run:
         return [r for r in self.records if r["user_tag"] == USER_TAG_EVENT]
 
 
-def run(exe, script, profile="tiny-1gb", faults=None, timeout=900, wrapper=()):
-    """Runs a script; a stuck engine ends at the script's max_cycles, never hangs.
-    wrapper: a command the runner runs under (scripts/bench_rtl.py's callgrind)."""
+def run_script(exe, script, profile, faults, timeout, wrapper, error):
+    """A runner on a script (runner_start.h's arguments: PROFILE FAULTS|- SCRIPT); its
+    CompletedProcess, `error` raised with what it said when it refused its arguments (exit 2)."""
     with tempfile.NamedTemporaryFile("w", suffix=".rig", delete=False) as f:
         f.write(script.text())
     try:
@@ -302,7 +302,14 @@ def run(exe, script, profile="tiny-1gb", faults=None, timeout=900, wrapper=()):
     finally:
         os.unlink(f.name)
     if proc.returncode == 2:
-        raise RigSimError(proc.stderr.strip())
+        raise error(proc.stderr.strip())
+    return proc
+
+
+def run(exe, script, profile="tiny-1gb", faults=None, timeout=900, wrapper=()):
+    """Runs a script; a stuck engine ends at the script's max_cycles, never hangs.
+    wrapper: a command the runner runs under (scripts/bench_rtl.py's callgrind)."""
+    proc = run_script(exe, script, profile, faults, timeout, wrapper, RigSimError)
     records, dumps, stats, wire, capture = [], {}, {}, [], []
     for line in proc.stdout.splitlines():
         words = line.split()

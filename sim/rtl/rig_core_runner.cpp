@@ -82,19 +82,8 @@ bool read_script(const char* path, Script& s, std::string& why) {
       s.items.push_back(it);
       return ok;
     }
-    if (word == "ram") {
-      uint32_t at;
-      std::string hex;
-      bool ok = bool(f >> at);
-      while (ok && f >> hex) s.ram.emplace_back(at++, uint32_t(std::stoul(hex, nullptr, 16)));
-      return ok;
-    }
-    if (word == "dump") {
-      uint32_t at, n;
-      bool ok = bool(f >> at >> n);
-      s.dumps.emplace_back(at, n);
-      return ok;
-    }
+    if (word == "ram") return fisrig::rtl::read_ram_item(f, s.ram);
+    if (word == "dump") return fisrig::rtl::read_dump_item(f, s.dumps);
     if (word == "ram_wr_gap") return bool(f >> s.ram_wr_gap);
     return false;
   });

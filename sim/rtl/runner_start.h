@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fisrig/device/device_c.h"
 
@@ -49,6 +51,22 @@ bool read_script_lines(const char* path, std::string& why, ScriptLimits& limits,
     }
   }
   return true;
+}
+
+// The items both runners' scripts take for their RAM: `ram <word> <hex>...` (values from
+// <word> on) and `dump <word> <n>` (n words printed at the end).
+inline bool read_ram_item(std::istringstream& f, std::vector<std::pair<uint32_t, uint32_t>>& ram) {
+  uint32_t at;
+  std::string hex;
+  bool ok = bool(f >> at);
+  while (ok && f >> hex) ram.emplace_back(at++, uint32_t(std::stoul(hex, nullptr, 16)));
+  return ok;
+}
+inline bool read_dump_item(std::istringstream& f, std::vector<std::pair<uint32_t, uint32_t>>& dumps) {
+  uint32_t at, n;
+  bool ok = bool(f >> at >> n);
+  dumps.emplace_back(at, n);
+  return ok;
 }
 
 // The device, or nullptr with the reason on stderr. read_script(path, script, why) -> bool.

@@ -24,7 +24,7 @@ from litepcie.common import phy_layout
 
 from fisrig_hw import contract as _c
 from fisrig_hw.nvme.memory_map import ADMIN_ENTRIES, DATA, PAGE, SLOT_SHIFT, Decoded
-from fisrig_hw.nvme.pattern_pair import STATE, PatternPair, PatternState
+from fisrig_hw.nvme.pattern_pair import STATE, PatternState, SlotPattern
 from fisrig_hw.pcie.config_requester import bswap32
 
 READ_LAYOUT = [("adr", 32), ("len", 10), ("tag", 8), ("req_id", 16)]
@@ -43,16 +43,9 @@ class Completer(LiteXModule):
         # its data in the window (slot_ram) from 64-bit word slot_word on.
         self.slot_ram = Signal()
         self.slot_word = Signal(16)
-        # Or its data generated (STAMP, LFSR: slot_pattern) from its SLBA on, and where the
-        # slot's last read left the pattern (saved, when saved_ok); `save` (a cycle, at a
-        # generated read's end) gives where this one leaves it, for the slot's next read.
-        self.pattern = pp = PatternPair()
-        self.slot_pattern = Signal()
-        self.slot_slba = Signal(48)
-        self.saved = PatternState("saved")
-        self.saved_ok = Signal()
-        self.save = Signal()
-        self.save_state = PatternState("save")
+        # Or its data generated, continued from where its last read left it.
+        self.pattern = sp = SlotPattern()
+        self.submodules.pattern_pair = pp = sp.pair
         self.refused = Signal(16)
         self.max_read_dwords = 64   # the rig sets the device's MRRS no larger (pcie_enum.h)
         # The SQE stamps: one a cycle, after the completion that carried their last dwords.
@@ -103,7 +96,7 @@ class Completer(LiteXModule):
         self.comb += window.r_adr.eq(self.slot_word + first_word + w_next)
         rows = Array([sq_port.dat_r[64 * k:64 * (k + 1)] for k in range(4)])
         kind_gen = Signal()
-        self.sync += kind_gen.eq(dec.data & self.slot_pattern)
+        self.sync += kind_gen.eq(dec.data & sp.on)
         gen = PatternState("gen")   # the generated word g's state (g: from the request's first word)
         g = Signal(18)
         clamp = Signal(18)          # the word holding the dword after the request's last
@@ -117,9 +110,9 @@ class Completer(LiteXModule):
         self.sync += If(advance & (w_next == g + 1) & (g < clamp), *gen.eq(pp.nxt), g.eq(g + 1))
         target = Signal(20)   # the request's first word's first dword
         sector_start = PatternState("sector_start")
-        self.comb += [target.eq(dec.offset[3:] << 1), *pp.start(self.slot_slba, target, sector_start)]
+        self.comb += [target.eq(dec.offset[3:] << 1), *pp.start(sp.slba, target, sector_start)]
         end_gen = Signal()
-        self.comb += [*self.save_state.eq(gen), self.save.eq(end_gen)]
+        self.comb += [*sp.save_state.eq(gen), sp.save.eq(end_gen)]
 
         lo, hi = word[:32], word[32:]
         dw0 = Signal(32)
@@ -158,10 +151,10 @@ class Completer(LiteXModule):
                 NextValue(self.refused, self.refused + 1),
                 NextValue(status, _c.FISRIG_PCIE_CPL_UR),
                 NextState("HEADER"),
-            ).Elif(dec.data & self.slot_pattern & self.saved_ok & (self.saved.d == target),
-                *[NextValue(getattr(gen, f), getattr(self.saved, f)) for f, _ in STATE],  # where the last read left it
+            ).Elif(dec.data & sp.on & sp.saved_ok & (sp.saved.d == target),
+                *[NextValue(getattr(gen, f), getattr(sp.saved, f)) for f, _ in STATE],  # where the last read left it
                 NextState("HEADER"),
-            ).Elif(dec.data & self.slot_pattern,
+            ).Elif(dec.data & sp.on,
                 *[NextValue(getattr(gen, f), getattr(sector_start, f)) for f, _ in STATE],
                 NextState("POSITION"),
             ).Else(

@@ -133,12 +133,13 @@ class NvmeQueueEngine(LiteXModule):
         for unit, field in ((cpl_u, f_gen_out), (hw, f_gen_in)):
             pat, pat_ok = f_pat.read(unit.decoded.slot)
             saved, saved_ok = field.read(unit.decoded.slot)
+            sp = unit.pattern
             self.comb += [
-                unit.slot_pattern.eq(pat_ok & (pat[:3] >= _c.FISRIG_DATA_ZEROS)),
-                unit.pattern.kind.eq(pat[:3]), unit.pattern.word.eq(pat[3:35]), unit.pattern.pct.eq(pat[35:42]),
-                unit.slot_slba.eq(pat[42:90]),
-                unit.saved_ok.eq(saved_ok), *unit.saved.eq_bits(saved),
-                If(unit.save, *field.write(unit.decoded.slot, unit.save_state.bits())),
+                sp.on.eq(pat_ok & (pat[:3] >= _c.FISRIG_DATA_ZEROS)),
+                sp.pair.kind.eq(pat[:3]), sp.pair.word.eq(pat[3:35]), sp.pair.pct.eq(pat[35:42]),
+                sp.slba.eq(pat[42:90]),
+                sp.saved_ok.eq(saved_ok), *sp.saved.eq_bits(saved),
+                If(sp.save, *field.write(unit.decoded.slot, sp.save_state.bits())),
             ]
 
         # Per queue: SQ tail (the engine's) and head (the controller's, from CQEs), the CQ's

@@ -19,7 +19,7 @@ from litex.soc.interconnect import stream
 
 from fisrig_hw.nvme.link_tap import TAP_LAYOUT
 from fisrig_hw.nvme.memory_map import Decoded
-from fisrig_hw.nvme.pattern_pair import PatternPair, PatternState
+from fisrig_hw.nvme.pattern_pair import PatternState, SlotPattern
 
 CQE_LAYOUT = [("queue", 5), ("index", 8), ("sqhd", 16), ("cid", 16), ("status", 16), ("dw0", 32), ("stamp", 64)]
 MSIX_LAYOUT = [("vector", 11), ("stamp", 64)]
@@ -44,18 +44,11 @@ class HostWrites(LiteXModule):
         # into the window (slot_ram) from dword slot_dword on.
         self.slot_ram = Signal()
         self.slot_dword = Signal(17)
-        # Or its data checked against the pattern (slot_pattern: STAMP, LFSR, ZEROS, with its
-        # kind, word, pct in `pattern`, from slot_slba), continued from where its last write
-        # left it (saved, saved_ok); `save` (at a checked write's end) gives where this one
-        # leaves it. A write the check cannot continue (not where the last left off, nor the
+        # Or its data checked against the pattern, continued from where its last write left
+        # it. A write the check cannot continue (not where the last left off, nor the
         # buffer's start) counts its blocks bad.
-        self.pattern = pp = PatternPair()
-        self.slot_pattern = Signal()
-        self.slot_slba = Signal(48)
-        self.saved = PatternState("saved")
-        self.saved_ok = Signal()
-        self.save = Signal()
-        self.save_state = PatternState("save")
+        self.pattern = sp = SlotPattern()
+        self.submodules.pattern_pair = pp = sp.pair
 
         # # #
 
@@ -142,24 +135,24 @@ class HostWrites(LiteXModule):
         first_dw = Signal(20)
         self.comb += [
             first_dw.eq(dec.offset[2:]),
-            *pp.start(self.slot_slba, 0, begin),
-            If(self.saved_ok & (self.saved.d == first_dw),
-                *loaded.eq(self.saved),
+            *pp.start(sp.slba, 0, begin),
+            If(sp.saved_ok & (sp.saved.d == first_dw),
+                *loaded.eq(sp.saved),
             ).Else(
                 *loaded.eq(begin),
             ),
             If(b_first,
                 *pp.cur.eq(loaded),
-                lost.eq(~(self.saved_ok & (self.saved.d == first_dw)) & (first_dw != 0)),
+                lost.eq(~(sp.saved_ok & (sp.saved.d == first_dw)) & (first_dw != 0)),
             ).Else(
                 *pp.cur.eq(chk),
                 lost.eq(lost_r),
             ),
         ]
         checking = Signal()
-        self.comb += checking.eq(b_valid & dec.data & self.slot_pattern)
+        self.comb += checking.eq(b_valid & dec.data & sp.on)
         self.sync += If(checking, *chk.eq(pp.nxt), lost_r.eq(lost))
-        self.comb += [self.save.eq(checking & b_last), *self.save_state.eq(pp.nxt)]
+        self.comb += [sp.save.eq(checking & b_last), *sp.save_state.eq(pp.nxt)]
         expect = [pp.dw0, pp.dw1]
         lane_bad = [lane_ok[i] & ((lane[i] != expect[i]) | lost) for i in range(2)]
         self.comb += bad_now.eq(Mux(b_first, 0, bad) |

@@ -103,3 +103,20 @@ class PatternPair(Module):
             lba.eq(slba + (t >> 7)),
             out.d.eq(t & ~(SECTOR_DWORDS - 1)), out.lba.eq(lba), out.s.eq(seed(lba, self.word)), out.crc.eq(CRC_SEED),
         ]
+
+
+class SlotPattern:
+    """What the engine tells a unit of the slot its TLP is for (its `decoded.slot`) and what
+    the unit tells it back: the slot's data is generated (`on`: ZEROS, STAMP, LFSR, its
+    kind, word and pct in `pair`, from LBA `slba`), the pattern's state where the slot's
+    last TLP left it (`saved`, when `saved_ok`), and, at a TLP's end (`save`), where this
+    one leaves it (`save_state`): the completer and the controller's writes each have one."""
+
+    def __init__(self):
+        self.pair = PatternPair()
+        self.on = Signal()
+        self.slba = Signal(48)
+        self.saved = PatternState("saved")
+        self.saved_ok = Signal()
+        self.save = Signal()
+        self.save_state = PatternState("save")
