@@ -3,26 +3,28 @@ descriptor is three), one struct fisrig_nvme_cpl_record a command out (`cpl`, 20
 the controller driven through the root port (fisrig_hw/pcie) with no CPU in the way.
 
 For each FISRIG_PROTO_NVME descriptor the engine picks a free slot (its command identifier),
-writes the SQE into queue `qid`'s SQ in block RAM (its CID the slot; but for
-FISRIG_NVME_DESC_OWN_PRP its PRPs the slot's buffer: PRP2 the second page or the slot's PRP
-list), and rings the SQ tail doorbell (a write of its own into BAR0). The controller's reads
-of SQEs, PRP lists and a write's data are answered by the completer; its writes (CQEs, MSI-X
-messages, a read's data) are taken as they cross. A command ends when the MSI-X message after
-its CQE comes (the CQ's vector: the engine's queues are made with interrupts on, vector q);
-then the CQ head doorbell goes, and its record, every stamp taken where its TLP crossed the
-link (engine_if.h: ts_doorbell the doorbell's last beat out, ts_sqe the last beat of the
-completion carrying its SQE, ts_data_* a data TLP's first and last beats, ts_cqe the CQE's
-last beat in, ts_irq the MSI-X message's).
+writes the SQE into queue `qid`'s SQ in block RAM (its CID the slot, and, unless
+FISRIG_NVME_DESC_OWN_PRP, its PRPs the slot's buffer: PRP2 the second page or the slot's
+PRP list), and rings the SQ tail doorbell (a write of its own into BAR0). The controller's
+reads of SQEs, PRP lists and a write's data (the data window's, or pattern.h's generated)
+are answered by the completer; its writes (CQEs, MSI-X messages, a read's data, checked or
+kept in the window) are taken as they cross. A command ends when the MSI-X message after its
+CQE comes (the engine's queues are made with interrupts on, vector q); then the CQ head
+doorbell goes, and its record, every stamp taken where its TLP crossed the link (engine_if.h:
+ts_doorbell the doorbell's last beat out, ts_sqe the last beat of the completion carrying
+its SQE, ts_data_* a data TLP's first and last beats, ts_cqe the CQE's last beat in, ts_irq
+the MSI-X message's).
 
 A command with no CQE by its deadline (its timeout_ticks, or the default) ends TIMEOUT; the
 engine then clears CC.EN (a controller reset, as the SATA engine sends a COMRESET), ends
 every other command LINK_LOST with what it had, and takes no command (LINK_LOST at once)
-until `controller_ready` is raised again after the controller is brought up.
+until `controller_ready` rises again after the controller is brought up. POWER OFF, ON and
+OFF_AT_EVENT cut the drive's rails on a tick (cut.py).
 
 What this engine does not do yet (docs/nvme-rig.md): bring the controller up itself (the
-CPU enables it on the engine's admin queues, then raises `controller_ready`, then makes the
-I/O queues with admin descriptors, FISRIG_NVME_DESC_OWN_PRP, at memory_map.py's addresses), generated data other than zeros (STAMP and LFSR, and the RAM window, are
-REFUSED), POWER descriptors and cuts at a TLP (REFUSED), and the current sampler."""
+CPU enables it on the engine's admin queues, raises `controller_ready`, and makes the I/O
+queues with admin descriptors, FISRIG_NVME_DESC_OWN_PRP, at memory_map.py's addresses), the
+current sampler and POWER STAGE (REFUSED), LINK COMRESET (REFUSED), the analyzer's capture."""
 from migen import Array, Cat, FSM, If, Memory, Mux, NextState, NextValue, Signal
 
 from litex.gen import LiteXModule
@@ -63,7 +65,7 @@ class NvmeQueueEngine(LiteXModule):
         self.desc = stream.Endpoint([("raw", DESC_BITS)])
         self.cpl = stream.Endpoint([("data", 32)])
         self.bar0 = Signal(32)                # where the enumeration placed BAR0
-        self.controller_ready = Signal()      # the CPU brought it up and made the I/O queues
+        self.controller_ready = Signal()      # its rise: the CPU enabled the controller on the engine's admin queues
         self.up = Signal()
         self.stat_stray_cqes = Signal(16)     # a CQE for no command of its queue in flight
         self.stat_stray_msix = Signal(16)     # an MSI-X message on a vector no queue has
