@@ -1,7 +1,8 @@
 """The firmware's part, played in a Migen simulation against the simulated controller: config
 requests through the root port's config requester, the controller's registers through the
-CPU's BAR window (LitePCIe's Wishbone slave), and the bring-up both tests of the root port
-against the controller do (tests/hw/test_pcie_nvme_device.py, test_nvme_queue_engine.py)."""
+CPU's BAR window (LitePCIe's Wishbone slave), and the bring-up
+(tests/hw/test_pcie_nvme_device.py; the Verilator runners do the same in C++ with the
+firmware's pcie_enum.c: sim/rtl/nvme_rig.h)."""
 from __future__ import annotations
 
 from fisrig_hw import contract as c
