@@ -113,7 +113,7 @@ def test_the_smoke_plan(smoke_run):
 # whole-drive-fill's run is test_builtin_plans.py's (its drive and cache at 1/32), which holds
 # its order and digest: a minute of wall time once is enough.
 OTHERS = sorted(set(plan_mod.builtin_plans()) - {"smoke-tiny", "whole-drive-fill"})
-AS_THEY_ARE = {"targets-agree", "targets-agree-qd32", "power-loss-sweep"}
+AS_THEY_ARE = {"targets-agree", "targets-agree-qd32", "targets-agree-nvme", "power-loss-sweep"}
 FURTHER = 8
 
 
