@@ -44,16 +44,6 @@ namespace {
 
 using fisrig::rtl::Rig;
 
-bool parse_hex(const std::string& hex, uint8_t* out, size_t n) {
-  if (hex.size() != 2 * n) return false;
-  for (size_t i = 0; i < n; ++i) {
-    unsigned v;
-    if (std::sscanf(hex.c_str() + 2 * i, "%2x", &v) != 1) return false;
-    out[i] = uint8_t(v);
-  }
-  return true;
-}
-
 // The core's build (fisrig_bench.nvme_sim passes its parameters).
 constexpr unsigned kQueues = FISRIG_CORE_QUEUES, kIoEntries = FISRIG_CORE_IO_ENTRIES;
 
@@ -76,7 +66,7 @@ bool read_script(const char* path, Script& s, std::string& why) {
     if (word == "desc") {
       Item it{Item::DESC};
       std::string hex;
-      bool ok = bool(f >> hex) && parse_hex(hex, reinterpret_cast<uint8_t*>(&it.desc), sizeof it.desc);
+      bool ok = bool(f >> hex) && fisrig::rtl::parse_hex_bytes(hex, reinterpret_cast<uint8_t*>(&it.desc), sizeof it.desc);
       s.items.push_back(it);
       return ok;
     }

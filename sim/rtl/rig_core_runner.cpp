@@ -52,23 +52,13 @@ struct Script : fisrig::rtl::ScriptLimits {
   uint32_t ram_wr_gap = 0;  // the host's memory takes a write every (gap + 1) cycles
 };
 
-bool parse_hex_bytes(const std::string& hex, uint8_t* out, size_t n) {
-  if (hex.size() != 2 * n) return false;
-  for (size_t i = 0; i < n; ++i) {
-    unsigned v;
-    if (std::sscanf(hex.c_str() + 2 * i, "%2x", &v) != 1) return false;
-    out[i] = uint8_t(v);
-  }
-  return true;
-}
-
 bool read_script(const char* path, Script& s, std::string& why) {
   return fisrig::rtl::read_script_lines(path, why, s, [&s](const std::string& word, std::istringstream& f,
                                                         std::string&) {
     if (word == "desc") {
       Item it{Item::DESC, {}};
       std::string hex;
-      bool ok = bool(f >> hex) && parse_hex_bytes(hex, reinterpret_cast<uint8_t*>(&it.desc), sizeof it.desc);
+      bool ok = bool(f >> hex) && fisrig::rtl::parse_hex_bytes(hex, reinterpret_cast<uint8_t*>(&it.desc), sizeof it.desc);
       s.items.push_back(it);
       return ok;
     }

@@ -53,6 +53,17 @@ bool read_script_lines(const char* path, std::string& why, ScriptLimits& limits,
   return true;
 }
 
+// n bytes from 2n hex digits (a descriptor's on a `desc` line); false if they are not that.
+inline bool parse_hex_bytes(const std::string& hex, uint8_t* out, size_t n) {
+  if (hex.size() != 2 * n) return false;
+  for (size_t i = 0; i < n; ++i) {
+    unsigned v;
+    if (std::sscanf(hex.c_str() + 2 * i, "%2x", &v) != 1) return false;
+    out[i] = uint8_t(v);
+  }
+  return true;
+}
+
 // The items both runners' scripts take for their RAM: `ram <word> <hex>...` (values from
 // <word> on) and `dump <word> <n>` (n words printed at the end).
 inline bool read_ram_item(std::istringstream& f, std::vector<std::pair<uint32_t, uint32_t>>& ram) {
