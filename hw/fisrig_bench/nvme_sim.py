@@ -10,12 +10,11 @@ from dataclasses import dataclass, field
 from fisrig_hw import ROOT
 from fisrig_hw import contract as _c
 from fisrig_hw import native
+from fisrig_hw.descriptor import pack_desc, pack_struct
 from fisrig_bench.rig_sim import INCLUDES, RigSimError, _number, run_script, verilate
 
 RUNNER = os.path.join(ROOT, "sim", "rtl", "nvme_core_runner.cpp")
 RIG_RUNNER = os.path.join(ROOT, "sim", "rtl", "nvme_rig_runner.cpp")
-HEAD = {n: (o, k) for n, (o, k, _) in _c.FIELDS["fisrig_nvme_desc_head"].items()}
-SQE = {n: (o, k) for n, (o, k, _) in _c.FIELDS["fisrig_nvme_sqe"].items()}
 RECORD = {n: (o, k) for n, (o, k, _) in _c.FIELDS["fisrig_nvme_cpl_record"].items()}
 CUT = {n: (o, k) for n, (o, k, _) in _c.FIELDS["fisrig_nvme_cut_record"].items()}
 # The core the tests and benches run: 128 slots (32 in flight on each of four queues), 4 I/O
@@ -49,15 +48,10 @@ def build(native_build=None, out_dir=None, slots=SLOTS, queues=QUEUES, io_entrie
                     cflags=[f"-DFISRIG_CORE_QUEUES={queues}", f"-DFISRIG_CORE_IO_ENTRIES={io_entries}",
                             f"-DFISRIG_CORE_WINDOW_BYTES={WINDOW_BYTES}", "-DFISRIG_VM_NVME_PATH=1"],
                     includes=INCLUDES + ["sim/nvme/include", "sim/model", "sim/rtl"],
-                    ldflags=["-Wl,-rpath," + os.path.join(native_build, "lib"), "-lm", "-lpthread"])
-
-
-def _pack(fields: dict, layout: dict, size: int) -> bytes:
-    b = bytearray(size)
-    for name, v in fields.items():
-        off, n = layout[name]
-        b[off:off + n] = int(v).to_bytes(n, "little")
-    return bytes(b)
+                    ldflags=["-Wl,-rpath," + os.path.join(native_build, "lib"), "-lm", "-lpthread"],
+                    headers=[os.path.join(ROOT, "sim", "rtl", "nvme_rig.h")] +
+                    ([os.path.join(ROOT, "sim", "model", h) for h in ("program_run.h", "program_file.h", "record_writer.h")]
+                     if program else []))
 
 
 class Script:
@@ -67,11 +61,11 @@ class Script:
     def nvme(self, qid, opcode, user_tag, data_bytes=0, source=_c.FISRIG_DATA_NONE, check=False, own_prp=False,
              timeout=0, data_word=0, compress_pct=100, **sqe):
         """An NVMe descriptor (three ring entries): its head, and the SQE's fields by name."""
-        head = _pack(dict(protocol=_c.FISRIG_PROTO_NVME, qid=qid, data_bytes=data_bytes, data_source=source,
-                          flags=_c.FISRIG_DESC_CHECK if check else 0, user_tag=user_tag, timeout_ticks=timeout,
-                          data_word=data_word, compress_pct=compress_pct,
-                          nvme_flags=_c.FISRIG_NVME_DESC_OWN_PRP if own_prp else 0), HEAD, 32)
-        body = _pack(dict(opcode=opcode, **sqe), SQE, 64)
+        head = pack_struct("fisrig_nvme_desc_head", protocol=_c.FISRIG_PROTO_NVME, qid=qid, data_bytes=data_bytes,
+                           data_source=source, flags=_c.FISRIG_DESC_CHECK if check else 0, user_tag=user_tag,
+                           timeout_ticks=timeout, data_word=data_word, compress_pct=compress_pct,
+                           nvme_flags=_c.FISRIG_NVME_DESC_OWN_PRP if own_prp else 0)
+        body = pack_struct("fisrig_nvme_sqe", opcode=opcode, **sqe)
         for part in (head, body[:32], body[32:]):
             self.lines.append("desc " + part.hex())
         return self
@@ -84,7 +78,6 @@ class Script:
     def power(self, command, user_tag, kind=0, count=0, delay=0):
         """A POWER descriptor: OFF, ON, or OFF_AT_EVENT of `kind` (enum fisrig_tlp_event, or
         FISRIG_EVENT_TIME) at the count-th TLP, `delay` ticks after its end."""
-        from fisrig_hw.descriptor import pack_desc
         return self.desc(pack_desc(protocol=_c.FISRIG_PROTO_POWER, command=command, user_tag=user_tag,
                                    features=kind, count=count, timeout_ticks=delay))
 

@@ -24,7 +24,7 @@ from fisrig_hw.descriptor import (DATA_NONE, DATA_STAMP, EV_CURRENT, EV_POWER_CU
 
 RUNNER = os.path.join(ROOT, "sim", "rtl", "rig_core_runner.cpp")
 # What the runners include beside them (their builds depend on these too).
-RUNNER_HEADERS = [os.path.join(ROOT, "sim", "rtl", h) for h in ("device_pins.h", "runner_start.h", "nvme_rig.h")] + \
+RUNNER_HEADERS = [os.path.join(ROOT, "sim", "rtl", h) for h in ("device_pins.h", "runner_start.h")] + \
     [os.path.join(ROOT, "sim", "bench", "instruction_count.h")]
 INCLUDES = ["sim/device/include", "sim/sata/include", "sim/ssd/include", "sim/link/include", "firmware/core/include", "sim/bench"]
 
@@ -82,7 +82,8 @@ def _train(exe):
         raise RigSimError("the runner's profile training failed:\n" + r.output[-3000:])
 
 
-def verilate(write, runner, out_dir, libs, error=RigSimError, train=None, cflags=(), includes=INCLUDES, ldflags=()):
+def verilate(write, runner, out_dir, libs, error=RigSimError, train=None, cflags=(), includes=INCLUDES, ldflags=(),
+             headers=()):
     """Writes the Verilog (`write()` returns its path; top module V<its stem>) and verilates
     it with the C++ `runner` and the native libraries into out_dir/obj, unless the sources'
     hash is the last build's; returns the executable. Both under out_dir's build_lock, so a
@@ -90,12 +91,14 @@ def verilate(write, runner, out_dir, libs, error=RigSimError, train=None, cflags
     simulated drive (litesata_host_sim too). train(exe): a run of the executable built with
     -fprofile-generate, whose profile then guides the build returned (gcc's PGO). cflags:
     the runner's own (its options); includes: the source tree's include directories it needs;
-    ldflags: the linker's besides the libraries (a shared library's run path)."""
+    ldflags: the linker's besides the libraries (a shared library's run path); headers: the
+    runner's own headers besides RUNNER_HEADERS, whose change rebuilds it too."""
     with build_lock.held(out_dir):
-        return _verilate(write(), runner, out_dir, libs, error, train, cflags, includes, ldflags)
+        return _verilate(write(), runner, out_dir, libs, error, train, cflags, includes, ldflags, headers)
 
 
-def _verilate(verilog, runner, out_dir, libs, error, train=None, cflags=(), includes=INCLUDES, ldflags=()):
+def _verilate(verilog, runner, out_dir, libs, error, train=None, cflags=(), includes=INCLUDES, ldflags=(),
+              headers=()):
     obj = os.path.join(out_dir, "obj")
 
     def command(pgo=""):
@@ -112,7 +115,7 @@ def _verilate(verilog, runner, out_dir, libs, error, train=None, cflags=(), incl
     parts = {"command": " ".join(cmd)}
     if train:  # what it is trained on
         parts["training"] = inspect.getsource(train)
-    for path in [verilog, runner, *RUNNER_HEADERS] + libs:
+    for path in [verilog, runner, *RUNNER_HEADERS, *headers] + libs:
         with open(path, "rb") as f:
             content = f.read()
         if path == verilog:

@@ -58,18 +58,29 @@ EV_POWER_CUT, EV_LINK_DOWN = _c.FISRIG_EVENT_REC_POWER_CUT, _c.FISRIG_EVENT_REC_
 EV_LINK_UP, EV_CURRENT = _c.FISRIG_EVENT_REC_LINK_UP, _c.FISRIG_EVENT_REC_CURRENT
 
 
-def desc_field(raw, name):
-    off, n = DESC_FIELDS[name]
+def struct_field(raw, struct, name):
+    """A field of one of the headers' structs (contract.FIELDS's name) in its bits `raw`."""
+    off, n, _ = _c.FIELDS[struct][name]
     return raw[8 * off:8 * (off + n)]
 
 
-def pack_desc(**kw):
-    """A descriptor as 32 bytes (the benches' helper)."""
-    b = bytearray(DESC_BITS // 8)
+def desc_field(raw, name):
+    return struct_field(raw, "fisrig_cmd_desc", name)
+
+
+def pack_struct(struct, **kw):
+    """One of the headers' structs (contract.FIELDS's name) as its bytes, the fields named set
+    and the rest 0 (the benches' helper)."""
+    b = bytearray(_c.SIZES[struct])
     for name, v in kw.items():
-        off, n = DESC_FIELDS[name]
+        off, n, _ = _c.FIELDS[struct][name]
         b[off:off + n] = int(v).to_bytes(n, "little")
     return bytes(b)
+
+
+def pack_desc(**kw):
+    """A descriptor as 32 bytes."""
+    return pack_struct("fisrig_cmd_desc", **kw)
 
 
 def unpack_cpl(b):

@@ -124,11 +124,7 @@ int main(int argc, char** argv) {
   rig.top.sys_rst = 1;
   rig.run(10);
   rig.top.sys_rst = 0;
-  for (auto [at, v] : script.ram) {  // the window's port, before anything moves
-    rig.top.win_adr = at, rig.top.win_dat_w = v, rig.top.win_we = 1;
-    rig.step();
-  }
-  rig.top.win_we = 0;
+  for (auto [at, v] : script.ram) rig.window_write(at, v);  // before anything moves
   auto wall0 = std::chrono::steady_clock::now();
   fisrig::bench::Region instructions;
   instructions.begin();
@@ -187,16 +183,10 @@ int main(int argc, char** argv) {
       rc = 3;
     }
   }
+  rig.max_cycles = ~0ull;  // the dumps' reads, past a stuck run's limit too
   for (auto [at, n] : script.dumps) {
     std::printf("dump %u", at);
-    for (uint32_t k = 0; k < n; ++k) {
-      rig.top.win_adr = at + k;
-      rig.max_cycles = rig.cycle + 2;
-      rig.step();  // its value a cycle after its address
-      rig.top.sys_clk = 0;
-      rig.top.eval();
-      std::printf(" %08x", rig.top.win_dat_r);
-    }
+    for (uint32_t k = 0; k < n; ++k) std::printf(" %08x", rig.window_read(at + k));
     std::printf("\n");
   }
   long long host_instructions = instructions.cpu_count();

@@ -100,6 +100,21 @@ struct Rig {
     return true;
   }
 
+  // The data window's dword port (the CPU's, between the controller's writes): a dword
+  // written in a cycle, one read a cycle after its address.
+  void window_write(uint32_t dword, uint32_t value) {
+    top.win_adr = dword, top.win_dat_w = value, top.win_we = 1;
+    step();
+    top.win_we = 0;
+  }
+  uint32_t window_read(uint32_t dword) {
+    top.win_adr = dword;
+    step();
+    top.sys_clk = 0;
+    top.eval();
+    return top.win_dat_r;
+  }
+
   // The firmware's side of the config requester and the window.
   unsigned config(bool we, uint8_t bus, uint8_t dev_, uint8_t fn, uint16_t offset, uint32_t wdata, uint32_t* rdata) {
     top.cfg_we = we, top.cfg_bus = bus, top.cfg_device = dev_, top.cfg_function = fn;

@@ -50,18 +50,12 @@ struct Host {
     for (uint32_t k = 0; k < bytes / 4; ++k) {
       uint32_t v;
       std::memcpy(&v, window.data() + word + 4 * k, 4);
-      rig.top.win_adr = (word >> 2) + k, rig.top.win_dat_w = v, rig.top.win_we = 1;
-      rig.step();
+      rig.window_write((word >> 2) + k, v);
     }
-    rig.top.win_we = 0;
   }
   void core_to_window(uint32_t word, uint32_t bytes) {
     for (uint32_t k = 0; k < bytes / 4; ++k) {
-      rig.top.win_adr = (word >> 2) + k;
-      rig.step();  // its value a cycle after its address
-      rig.top.sys_clk = 0;
-      rig.top.eval();
-      uint32_t v = rig.top.win_dat_r;
+      const uint32_t v = rig.window_read((word >> 2) + k);
       std::memcpy(window.data() + word + 4 * k, &v, 4);
     }
   }

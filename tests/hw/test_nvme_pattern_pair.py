@@ -25,38 +25,36 @@ def test_pairs_are_pattern_h_sectors(pattern_reference, kind, lba, word, pct):
     dut = Dut()
     got = {}
 
-    def walk(start, pairs):
-        yield dut.t.eq(start)
-        yield
-        st = {}
-        for f in FIELDS:
-            st[f] = yield getattr(dut.st, f)
+    def pairs(st, n):
+        """n pairs from state st: their dwords, and the state after them."""
         out = []
-        for _ in range(pairs):
+        for _ in range(n):
             for f, v in st.items():
                 yield getattr(dut.pp.cur, f).eq(v)
             yield
             out += [(yield dut.pp.dw0), (yield dut.pp.dw1)]
+            st = {}
             for f in FIELDS:
                 st[f] = yield getattr(dut.pp.nxt, f)
         return out, st
+
+    def start(t):
+        yield dut.t.eq(t)
+        yield
+        st = {}
+        for f in FIELDS:
+            st[f] = yield getattr(dut.st, f)
+        return st
 
     def proc():
         yield dut.pp.kind.eq(kind)
         yield dut.pp.word.eq(word)
         yield dut.pp.pct.eq(pct)
         yield dut.slba.eq(lba)
-        got["whole"], _ = yield from walk(0, 192)
+        got["whole"], _ = yield from pairs((yield from start(0)), 192)
         # Continued: 32 pairs, then on from the state they left (a TLP of 256 bytes, then the next).
-        first, st = yield from walk(128, 32)
-        more = []
-        for _ in range(32):
-            for f, v in st.items():
-                yield getattr(dut.pp.cur, f).eq(v)
-            yield
-            more += [(yield dut.pp.dw0), (yield dut.pp.dw1)]
-            for f in FIELDS:
-                st[f] = yield getattr(dut.pp.nxt, f)
+        first, st = yield from pairs((yield from start(128)), 32)
+        more, _ = yield from pairs(st, 32)
         got["second"] = first + more
 
     run_simulation(dut, proc())

@@ -31,26 +31,23 @@ from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
 
 from fisrig_hw import contract as _c
-from fisrig_hw.descriptor import DEFAULT_TIMEOUT_TICKS, DESC_BITS, desc_field
+from fisrig_hw.descriptor import DEFAULT_TIMEOUT_TICKS, DESC_BITS, desc_field, struct_field
 from fisrig_hw.nvme.completer import Completer
 from fisrig_hw.nvme.cut import PowerCut
 from fisrig_hw.nvme.host_writes import HostWrites
 from fisrig_hw.nvme.link_tap import LinkWriteTap
 from fisrig_hw.nvme.memory_map import ADMIN_ENTRIES, DATA, LISTS, PAGE, SLOT_SHIFT, covers
 from fisrig_hw.nvme.pattern_pair import STATE_BITS
-from fisrig_hw.nvme.records import CUT_FIELDS, RecordWriter, place, slot_record
+from fisrig_hw.nvme.records import CUT_FIELDS, R, RecordWriter, place, slot_record
 from fisrig_hw.nvme.requests import BarWrites
 from fisrig_hw.nvme.slots import CQE_IN, ENDING, FREE, ISSUED, SlotField, SlotTable
 from fisrig_hw.nvme.window import DataWindow
 
-HEAD = {name: (off, n) for name, (off, n, _) in _c.FIELDS["fisrig_nvme_desc_head"].items()}
-R = {k[len("FISRIG_RESULT_"):]: getattr(_c, k) for k in _c.ENUMS["fisrig_result"]}
 DOORBELLS = _c.FISRIG_NVME_REG_DOORBELLS
 
 
 def head_field(raw, name):
-    off, n = HEAD[name]
-    return raw[8 * off:8 * (off + n)]
+    return struct_field(raw, "fisrig_nvme_desc_head", name)
 
 
 class NvmeQueueEngine(LiteXModule):
@@ -117,10 +114,8 @@ class NvmeQueueEngine(LiteXModule):
         f_gen_in = SlotField(table, STATE_BITS)                # where its last data write left the check
         f_out = SlotField(table, 64 + 64 + 20)                 # data the rig sent: first, last, dwords
         f_in = SlotField(table, 64 + 64 + 20 + 16 + 13)        # data it took: first, last, dwords, bad blocks, last bad + 1
-        self.fields = [f_meta, f_submit, f_deadline, f_doorbell, f_sqe, f_irq, f_cqe, f_status, f_out, f_in, f_pat,
-                       f_gen_out, f_gen_in]
-        for k, f in enumerate(self.fields):
-            setattr(self, f"field{k}", f)
+        self.submodules += [f_meta, f_submit, f_deadline, f_doorbell, f_sqe, f_irq, f_cqe, f_status, f_out, f_in,
+                            f_pat, f_gen_out, f_gen_in]
         sq_slot = Memory(8, n_q * io_entries, name="nvme_sq_slot")  # queue q's entry e: its slot
         sq_slot_w = sq_slot.get_port(write_capable=True)
         sq_slot_r = sq_slot.get_port(async_read=True)
